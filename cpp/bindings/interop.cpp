@@ -1,0 +1,166 @@
+// Zero-copy exchange with NumPy (buffer views) and DLPack (PyTorch, NumPy, JAX, ...).
+#include <cstring>
+
+#include "convert.h"
+#include "pcp/core/error.h"
+
+namespace pcp::bindings {
+namespace {
+
+// DLPack ABI (dlpack.h v0.8, unversioned DLManagedTensor, as every consumer accepts).
+struct DLDevice { int32_t device_type; int32_t device_id; };
+struct DLDataType { uint8_t code; uint8_t bits; uint16_t lanes; };
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor* self);
+};
+constexpr int32_t kDLCPU = 1;
+enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+
+DLDataType to_dl(DType dt) {
+  switch (dt) {
+    case DType::Bool: return {kDLBool, 8, 1};
+    case DType::Int32: return {kDLInt, 32, 1};
+    case DType::Int64: return {kDLInt, 64, 1};
+    case DType::Float16: return {kDLFloat, 16, 1};
+    case DType::BFloat16: return {kDLBfloat, 16, 1};
+    case DType::Float32: return {kDLFloat, 32, 1};
+    case DType::Float64: return {kDLFloat, 64, 1};
+  }
+  return {};
+}
+
+DType from_dl(DLDataType t) {
+  if (t.lanes != 1) fail<TypeError>("from_dlpack: vector dtypes (lanes=", t.lanes, ") are not supported");
+  if ((t.code == kDLBool || t.code == kDLUInt) && t.bits == 8 && t.code == kDLBool) return DType::Bool;
+  if (t.code == kDLInt && t.bits == 32) return DType::Int32;
+  if (t.code == kDLInt && t.bits == 64) return DType::Int64;
+  if (t.code == kDLFloat && t.bits == 16) return DType::Float16;
+  if (t.code == kDLBfloat && t.bits == 16) return DType::BFloat16;
+  if (t.code == kDLFloat && t.bits == 32) return DType::Float32;
+  if (t.code == kDLFloat && t.bits == 64) return DType::Float64;
+  fail<TypeError>("from_dlpack: unsupported dtype (code ", int(t.code), ", bits ", int(t.bits), ")");
+}
+
+struct ExportCtx {
+  Tensor tensor;  // keeps the storage alive
+  Shape shape;
+  Strides strides;
+};
+
+py::capsule to_dlpack(const Tensor& t) {
+  auto* ctx = new ExportCtx{t.detach(), t.shape(), t.strides()};
+  auto* m = new DLManagedTensor{};
+  m->dl_tensor.data = t.storage()->data();
+  m->dl_tensor.byte_offset = uint64_t(t.offset()) * t.itemsize();
+  m->dl_tensor.device = {kDLCPU, 0};
+  m->dl_tensor.ndim = t.ndim();
+  m->dl_tensor.dtype = to_dl(t.dtype());
+  m->dl_tensor.shape = ctx->shape.data();
+  m->dl_tensor.strides = ctx->strides.data();
+  m->manager_ctx = ctx;
+  m->deleter = [](DLManagedTensor* self) {
+    delete static_cast<ExportCtx*>(self->manager_ctx);
+    delete self;
+  };
+  // A consumer renames the capsule to "used_dltensor" and calls the deleter itself.
+  return py::capsule(m, "dltensor", [](PyObject* cap) {
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+      auto* mt = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+      if (mt && mt->deleter) mt->deleter(mt);
+    }
+  });
+}
+
+Tensor from_dlpack(py::object obj) {
+  py::object cap_obj = obj;
+  if (py::hasattr(obj, "__dlpack__")) {
+    if (py::hasattr(obj, "__dlpack_device__")) {
+      py::tuple dev = obj.attr("__dlpack_device__")();
+      if (dev[0].cast<int>() != kDLCPU)
+        fail<ValueError>("from_dlpack: only CPU tensors can be imported, got device type ", dev[0].cast<int>());
+    }
+    cap_obj = obj.attr("__dlpack__")();
+  }
+  PyObject* cap = cap_obj.ptr();
+  if (!PyCapsule_IsValid(cap, "dltensor"))
+    fail<TypeError>("from_dlpack: expected an object with __dlpack__ or an unused 'dltensor' capsule");
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+  const DLTensor& dl = m->dl_tensor;
+  if (dl.device.device_type != kDLCPU)
+    fail<ValueError>("from_dlpack: only CPU tensors can be imported, got device type ", dl.device.device_type);
+  DType dt = from_dl(dl.dtype);
+  Shape shape(dl.shape, dl.shape + dl.ndim);
+  Strides strides = dl.strides ? Strides(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
+  const size_t isz = itemsize(dt);
+  if (dl.byte_offset % isz != 0) fail<ValueError>("from_dlpack: byte_offset is not a multiple of the item size");
+  PyCapsule_SetName(cap, "used_dltensor");
+  auto storage = std::make_shared<Storage>(dl.data, 0, cpu_device(), [m] {
+    if (m->deleter) m->deleter(m);
+  });
+  return Tensor::view_of(storage, shape, strides, int64_t(dl.byte_offset / isz), dt);
+}
+
+const char* numpy_name(DType dt) {
+  if (dt == DType::BFloat16)
+    fail<TypeError>("numpy: NumPy has no bfloat16; convert first with .astype(pcp.float32)");
+  return dtype_name(dt);
+}
+
+}  // namespace
+
+// A NumPy array viewing t's memory; the capsule base keeps the storage alive.
+py::array to_numpy(const Tensor& t) {
+  const size_t isz = t.itemsize();
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
+  for (int64_t s : t.strides()) strides.push_back(py::ssize_t(s * int64_t(isz)));
+  auto* keep = new Tensor(t.detach());
+  py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(py::dtype(numpy_name(t.dtype())), shape, strides, t.raw_data(), base);
+}
+
+Tensor from_numpy_shared(py::array arr) {
+  py::dtype dt = arr.dtype();
+  DType d;
+  try {
+    d = to_dtype(dt);
+  } catch (const pcp::Error&) {
+    fail<TypeError>("from_numpy: unsupported dtype '", std::string(py::str(dt)),
+                    "' (expected bool, int32, int64, float16, float32 or float64)");
+  }
+  const size_t isz = itemsize(d);
+  Shape shape(arr.shape(), arr.shape() + arr.ndim());
+  Strides strides;
+  for (int i = 0; i < arr.ndim(); ++i) {
+    if (arr.strides()[i] % py::ssize_t(isz) != 0)
+      fail<ValueError>("from_numpy: strides ", arr.strides()[i], " are not a multiple of the item size ", isz);
+    strides.push_back(arr.strides()[i] / py::ssize_t(isz));
+  }
+  py::object owner = arr;
+  auto storage = std::make_shared<Storage>(const_cast<void*>(arr.data()), 0, cpu_device(), [owner]() mutable {
+    py::gil_scoped_acquire gil;
+    owner = py::object();
+  });
+  return Tensor::view_of(storage, shape, strides, 0, d);
+}
+
+void bind_interop(py::module_& m) {
+  m.def("from_numpy", &from_numpy_shared, py::arg("array"),
+        "A tensor sharing memory with a NumPy array (no copy)");
+  m.def("from_dlpack", &from_dlpack, py::arg("obj"),
+        "A tensor sharing memory with any DLPack producer (PyTorch, NumPy, JAX) on the CPU");
+  m.def("_to_dlpack", &to_dlpack);
+  m.def("_to_numpy", &to_numpy);
+}
+
+}  // namespace pcp::bindings

@@ -1,0 +1,94 @@
+// pcp._core: the pybind11 module. Error translation and module-level utilities.
+#include "convert.h"
+#include "pcp/autograd/engine.h"
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/backend/cpu/kernel_table.h"
+#include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/core/allocator.h"
+#include "pcp/core/error.h"
+#include "pcp/core/random.h"
+
+using namespace pcp;
+using namespace pcp::bindings;
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "PCP native core: tensors, CPU kernels and autodiff";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const pcp::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const pcp::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const pcp::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const pcp::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  py::enum_<DType>(m, "DType", "Element type of a tensor")
+      .value("bool", DType::Bool)
+      .value("int32", DType::Int32)
+      .value("int64", DType::Int64)
+      .value("float16", DType::Float16)
+      .value("bfloat16", DType::BFloat16)
+      .value("float32", DType::Float32)
+      .value("float64", DType::Float64)
+      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); })
+      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); })
+      .def("__repr__", [](DType d) { return std::string("pcp.") + dtype_name(d); })
+      .def("__str__", [](DType d) { return std::string(dtype_name(d)); });
+
+  bind_tensor(m);
+  bind_ops(m);
+  bind_interop(m);
+
+  // Autograd.
+  m.def("is_grad_enabled", &grad_enabled, "Whether operations record the autograd graph");
+  m.def("set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
+  m.def(
+      "autograd_grad",
+      [](const Tensor& root, const std::vector<Tensor>& wrt, py::object grad, bool create_graph) {
+        return pcp::grad(root, wrt, to_tensor_or_none(grad, "grad"), create_graph);
+      },
+      py::arg("output"), py::arg("inputs"), py::arg("grad") = py::none(), py::arg("create_graph") = false,
+      "Gradients of `output` with respect to each of `inputs`, without touching .grad");
+
+  // Memory.
+  m.def("memory_stats", [] {
+    MemoryStats s = CpuAllocator::instance().stats();
+    py::dict d;
+    d["active_bytes"] = s.active_bytes;
+    d["peak_bytes"] = s.peak_bytes;
+    d["cached_bytes"] = s.cached_bytes;
+    d["num_allocs"] = s.num_allocs;
+    d["num_cache_hits"] = s.num_cache_hits;
+    return d;
+  }, "Allocator statistics: active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
+  m.def("reset_peak_memory_stats", [] { CpuAllocator::instance().reset_peak(); });
+  m.def("clear_cache", [] { CpuAllocator::instance().clear_cache(); }, "Return cached blocks to the system");
+
+  // Threads and SIMD.
+  m.def("set_num_threads", &set_num_threads, py::arg("n"), "Threads used by CPU kernels (<= 0: default)");
+  m.def("get_num_threads", &get_num_threads);
+  m.def("cpu_features", [] {
+    py::dict d;
+    d["isa"] = cpu::kernels().isa;
+    d["available"] = std::string(cpu::available_isas());
+    d["threads"] = get_num_threads();
+    return d;
+  }, "The SIMD level the CPU kernels run at, and the levels available");
+  m.def("set_isa", [](const std::string& isa) { cpu::set_isa(isa.c_str()); }, py::arg("isa"),
+        "Force the CPU kernels' instruction set (baseline, avx2, avx512); for tests and benchmarks");
+
+  // Random numbers.
+  m.def("seed", [](uint64_t s) { Generator::global().seed(s); }, py::arg("seed"));
+  m.def("get_rng_state", [] {
+    auto& g = Generator::global();
+    return py::make_tuple(g.initial_seed(), g.offset());
+  });
+  m.def("set_rng_state", [](uint64_t seed, uint64_t offset) { Generator::global().set_state(seed, offset); },
+        py::arg("seed"), py::arg("offset"));
+}

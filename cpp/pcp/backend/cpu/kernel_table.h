@@ -1,0 +1,51 @@
+// The CPU kernels one instruction set provides. backend/cpu/kernels/*.cpp are compiled once
+// per ISA (baseline, AVX2+FMA, AVX-512), each copy in its own namespace, and dispatch.cpp
+// picks the best the machine supports. Kernels are single-threaded inner loops over raw
+// pointers with element strides; the callers in backend/cpu/ split work across threads.
+#pragma once
+#include <cstdint>
+
+#include "pcp/core/dtype.h"
+#include "pcp/ops/ops.h"
+
+namespace pcp::cpu {
+
+enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
+
+struct KernelTable {
+  const char* isa;
+  // out[i*so] = op(a[i*sa]) for i < n, in dtype dt (LogicalNot: bool in, bool out).
+  void (*unary)(UnaryOp op, DType dt, int64_t n, char* out, int64_t so, const char* a, int64_t sa);
+  // out[i*so] = op(a[i*sa], b[i*sb]); comparisons write bool.
+  void (*binary)(BinaryOp op, DType dt, int64_t n, char* out, int64_t so, const char* a, int64_t sa,
+                 const char* b, int64_t sb);
+  void (*where)(DType dt, int64_t n, char* out, int64_t so, const char* cond, int64_t sc, const char* a,
+                int64_t sa, const char* b, int64_t sb);
+  void (*cast)(DType from, DType to, int64_t n, char* out, int64_t so, const char* a, int64_t sa);
+  // Reduces a contiguous (O, R, I) block along R into a contiguous (O, I) output.
+  // Sum writes dtype dt (callers pass int64 for integers), Arg* write int64.
+  void (*reduce)(ReduceOp op, DType dt, const char* x, int64_t O, int64_t R, int64_t I, char* out);
+  // Row-wise kernels over `rows` contiguous rows of length n.
+  void (*softmax_rows)(DType dt, const char* x, char* y, int64_t rows, int64_t n, bool log);
+  void (*layer_norm_rows)(DType dt, const char* x, const char* w, const char* b, char* y, float* mean,
+                          float* rstd, int64_t rows, int64_t n, double eps);
+  // loss[r] = logsumexp(logits[r]) - logits[r, target[r]], 0 where target == ignore_index.
+  void (*cross_entropy_rows)(DType dt, const char* logits, const int64_t* targets, char* loss, int64_t rows,
+                             int64_t classes, int64_t ignore_index);
+  // float32 GEMM pieces: packing into MR-row / NR-column panels and the MR x NR micro-kernel.
+  int gemm_mr, gemm_nr;
+  void (*gemm_pack_a)(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, float* dst);
+  void (*gemm_pack_b)(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, float* dst);
+  // c[0:mr, 0:nr] (+)= a_panel (MR x kc) @ b_panel (kc x NR)
+  void (*gemm_micro)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
+                     bool accumulate);
+};
+
+// The table of the ISA selected at startup (PCP_SIMD=baseline|avx2|avx512 forces one).
+const KernelTable& kernels();
+// Instruction sets compiled into this binary and supported by this CPU, best first.
+const char* available_isas();
+// Switches the active ISA (tests run kernels at every level); throws if unsupported.
+void set_isa(const char* name);
+
+}  // namespace pcp::cpu

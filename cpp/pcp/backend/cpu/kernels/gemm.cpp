@@ -1,0 +1,146 @@
+// float32 GEMM pieces: panel packing and register-tiled micro-kernels.
+// AVX-512: 12 x 32 tile (24 zmm accumulators); AVX2: 6 x 16 (12 ymm); baseline: 4 x 16 in plain C++.
+#include "pcp/backend/cpu/kernels/common.h"
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace pcp::cpu::PCP_ISA {
+
+#if defined(__AVX512F__)
+constexpr int MR = 12, NR = 32;
+#elif defined(__AVX2__)
+constexpr int MR = 6, NR = 16;
+#else
+constexpr int MR = 4, NR = 16;
+#endif
+
+// dst[(p * kc + k) * MR + r] = a[(p*MR + r) * rs + k * cs], zero-padded past mc.
+static void pack_a(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, float* dst) {
+  for (int64_t p0 = 0; p0 < mc; p0 += MR) {
+    int64_t rows = mc - p0 < MR ? mc - p0 : MR;
+    const float* ap = a + p0 * rs;
+    if (rows == MR && cs == 1) {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = ap[r * rs + k];
+    } else {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rows ? ap[r * rs + k * cs] : 0.0f;
+    }
+    dst += kc * MR;
+  }
+}
+
+// dst[(q * kc + k) * NR + c] = b[k * rs + (q*NR + c) * cs], zero-padded past nc.
+static void pack_b(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, float* dst) {
+  for (int64_t q0 = 0; q0 < nc; q0 += NR) {
+    int64_t cols = nc - q0 < NR ? nc - q0 : NR;
+    const float* bp = b + q0 * cs;
+    if (cols == NR && cs == 1) {
+      for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * NR, bp + k * rs, NR * sizeof(float));
+    } else {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cols ? bp[k * rs + c * cs] : 0.0f;
+    }
+    dst += kc * NR;
+  }
+}
+
+static inline void store_tile(const float* tile, float* c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t j = 0; j < nr; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tile[r * NR + j] : tile[r * NR + j];
+}
+
+#if defined(__AVX512F__)
+static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
+                  bool accumulate) {
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 b0 = _mm512_loadu_ps(b + k * NR), b1 = _mm512_loadu_ps(b + k * NR + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      __m512 av = _mm512_set1_ps(a[k * MR + r]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+  if (mr == MR && nr == NR) {
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      float* cr = c + r * ldc;
+      if (accumulate) {
+        acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_loadu_ps(cr));
+        acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_loadu_ps(cr + 16));
+      }
+      _mm512_storeu_ps(cr, acc[r][0]);
+      _mm512_storeu_ps(cr + 16, acc[r][1]);
+    }
+    return;
+  }
+  alignas(64) float tile[MR * NR];
+  for (int r = 0; r < MR; ++r) {
+    _mm512_store_ps(tile + r * NR, acc[r][0]);
+    _mm512_store_ps(tile + r * NR + 16, acc[r][1]);
+  }
+  store_tile(tile, c, ldc, mr, nr, accumulate);
+}
+#elif defined(__AVX2__)
+static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
+                  bool accumulate) {
+  __m256 acc[MR][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    __m256 b0 = _mm256_loadu_ps(b + k * NR), b1 = _mm256_loadu_ps(b + k * NR + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      __m256 av = _mm256_broadcast_ss(a + k * MR + r);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+  if (mr == MR && nr == NR) {
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      float* cr = c + r * ldc;
+      if (accumulate) {
+        acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(cr));
+        acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(cr + 8));
+      }
+      _mm256_storeu_ps(cr, acc[r][0]);
+      _mm256_storeu_ps(cr + 8, acc[r][1]);
+    }
+    return;
+  }
+  alignas(32) float tile[MR * NR];
+  for (int r = 0; r < MR; ++r) {
+    _mm256_store_ps(tile + r * NR, acc[r][0]);
+    _mm256_store_ps(tile + r * NR + 8, acc[r][1]);
+  }
+  store_tile(tile, c, ldc, mr, nr, accumulate);
+}
+#else
+static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
+                  bool accumulate) {
+  float tile[MR * NR] = {};
+  for (int64_t k = 0; k < kc; ++k)
+    for (int r = 0; r < MR; ++r) {
+      float av = a[k * MR + r];
+      for (int j = 0; j < NR; ++j) tile[r * NR + j] += av * b[k * NR + j];
+    }
+  store_tile(tile, c, ldc, mr, nr, accumulate);
+}
+#endif
+
+void register_gemm(KernelTable& t) {
+  t.gemm_mr = MR;
+  t.gemm_nr = NR;
+  t.gemm_pack_a = pack_a;
+  t.gemm_pack_b = pack_b;
+  t.gemm_micro = micro;
+}
+
+}  // namespace pcp::cpu::PCP_ISA

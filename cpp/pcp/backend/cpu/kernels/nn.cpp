@@ -1,0 +1,110 @@
+// Fused row kernels: softmax / log-softmax, layer norm, cross-entropy.
+#include "pcp/backend/cpu/kernels/common.h"
+
+namespace pcp::cpu::PCP_ISA {
+
+template <class T>
+static void softmax_typed(const T* x, T* y, int64_t rows, int64_t n, bool log) {
+  using C = acc_t<T>;
+  C* e = static_cast<C*>(std::malloc(sizeof(C) * size_t(n > 0 ? n : 1)));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    C m = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) m = ld(xr[i]) > m ? ld(xr[i]) : m;
+    if (m == -INFINITY) m = 0;  // an all -inf row: avoid inf - inf
+    C s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      e[i] = k_exp(ld(xr[i]) - m);
+      s += e[i];
+    }
+    if (log) {
+      C ls = m + k_log(s);
+      for (int64_t i = 0; i < n; ++i) yr[i] = st<T>(ld(xr[i]) - ls);
+    } else {
+      C inv = C(1) / s;
+      for (int64_t i = 0; i < n; ++i) yr[i] = st<T>(e[i] * inv);
+    }
+  }
+  std::free(e);
+}
+
+static void softmax_rows(DType dt, const char* x, char* y, int64_t rows, int64_t n, bool log) {
+  switch (dt) {
+    PCP_FLOAT_CASES(T, softmax_typed<T>(reinterpret_cast<const T*>(x), reinterpret_cast<T*>(y), rows, n, log))
+    default: fail<TypeError>("softmax kernel: dtype ", dtype_name(dt), " is not floating");
+  }
+}
+
+template <class T>
+static void layer_norm_typed(const T* x, const T* w, const T* b, T* y, float* mean_out, float* rstd_out,
+                             int64_t rows, int64_t n, double eps) {
+  using C = acc_t<T>;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    C s = 0;
+    for (int64_t i = 0; i < n; ++i) s += ld(xr[i]);
+    C mean = s / C(n);
+    C ss = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      C d = ld(xr[i]) - mean;
+      ss += d * d;
+    }
+    C rstd = C(1) / std::sqrt(ss / C(n) + C(eps));
+    if (mean_out) mean_out[r] = float(mean);
+    if (rstd_out) rstd_out[r] = float(rstd);
+    for (int64_t i = 0; i < n; ++i) {
+      C v = (ld(xr[i]) - mean) * rstd;
+      if (w) v *= ld(w[i]);
+      if (b) v += ld(b[i]);
+      yr[i] = st<T>(v);
+    }
+  }
+}
+
+static void layer_norm_rows(DType dt, const char* x, const char* w, const char* b, char* y, float* mean,
+                            float* rstd, int64_t rows, int64_t n, double eps) {
+  switch (dt) {
+    PCP_FLOAT_CASES(T, layer_norm_typed<T>(reinterpret_cast<const T*>(x), reinterpret_cast<const T*>(w),
+                                           reinterpret_cast<const T*>(b), reinterpret_cast<T*>(y), mean, rstd,
+                                           rows, n, eps))
+    default: fail<TypeError>("layer_norm kernel: dtype ", dtype_name(dt), " is not floating");
+  }
+}
+
+template <class T>
+static void cross_entropy_typed(const T* logits, const int64_t* targets, T* loss, int64_t rows, int64_t classes,
+                                int64_t ignore_index) {
+  using C = acc_t<T>;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = logits + r * classes;
+    if (targets[r] == ignore_index) {
+      loss[r] = st<T>(C(0));
+      continue;
+    }
+    C m = -INFINITY;
+    for (int64_t i = 0; i < classes; ++i) m = ld(xr[i]) > m ? ld(xr[i]) : m;
+    if (m == -INFINITY) m = 0;
+    C s = 0;
+    for (int64_t i = 0; i < classes; ++i) s += k_exp(ld(xr[i]) - m);
+    loss[r] = st<T>(m + k_log(s) - ld(xr[targets[r]]));
+  }
+}
+
+static void cross_entropy_rows(DType dt, const char* logits, const int64_t* targets, char* loss, int64_t rows,
+                               int64_t classes, int64_t ignore_index) {
+  switch (dt) {
+    PCP_FLOAT_CASES(T, cross_entropy_typed<T>(reinterpret_cast<const T*>(logits), targets,
+                                              reinterpret_cast<T*>(loss), rows, classes, ignore_index))
+    default: fail<TypeError>("cross_entropy kernel: dtype ", dtype_name(dt), " is not floating");
+  }
+}
+
+void register_nn(KernelTable& t) {
+  t.softmax_rows = softmax_rows;
+  t.layer_norm_rows = layer_norm_rows;
+  t.cross_entropy_rows = cross_entropy_rows;
+}
+
+}  // namespace pcp::cpu::PCP_ISA

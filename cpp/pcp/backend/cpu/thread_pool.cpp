@@ -1,0 +1,149 @@
+#include "pcp/backend/cpu/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pcp {
+namespace {
+
+thread_local bool t_in_parallel = false;
+
+int default_threads() {
+  if (const char* env = std::getenv("PCP_NUM_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+class ThreadPool {
+ public:
+  static ThreadPool& instance() {
+    static ThreadPool* pool = new ThreadPool(default_threads());  // never destroyed: workers outlive exit
+    return *pool;
+  }
+
+  int size() const { return int(workers_.size()) + 1; }
+
+  void resize(int n) {
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    stop_workers();
+    start_workers(std::max(1, n));
+  }
+
+  void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+    int64_t max_chunks = (n + grain - 1) / std::max<int64_t>(grain, 1);
+    int64_t chunks = std::min<int64_t>(size(), max_chunks);
+    if (chunks <= 1 || t_in_parallel) {
+      fn(0, n);
+      return;
+    }
+    std::lock_guard<std::mutex> run_lock(run_mu_);  // one parallel region at a time
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &fn;
+      job_n_ = n;
+      job_chunks_ = chunks;
+      next_.store(1);
+      pending_ = chunks;
+      ++generation_;
+    }
+    cv_.notify_all();
+    t_in_parallel = true;
+    run_chunk(0);
+    int64_t c, done = 1;
+    while ((c = next_.fetch_add(1)) < job_chunks_) {
+      run_chunk(c);
+      ++done;
+    }
+    t_in_parallel = false;
+    std::unique_lock<std::mutex> lock(mu_);
+    pending_ -= done;
+    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    if (error_) {
+      auto e = error_;
+      error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+
+ private:
+  explicit ThreadPool(int n) { start_workers(n); }
+
+  void run_chunk(int64_t c) {
+    int64_t begin = job_n_ * c / job_chunks_, end = job_n_ * (c + 1) / job_chunks_;
+    try {
+      (*job_)(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+
+  void worker() {
+    t_in_parallel = true;
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      int64_t c;
+      int64_t done = 0;
+      while ((c = next_.fetch_add(1)) < job_chunks_) {
+        run_chunk(c);
+        ++done;
+      }
+      if (done) {
+        std::lock_guard<std::mutex> lock(mu_);
+        pending_ -= done;
+        if (pending_ == 0) done_cv_.notify_one();
+      }
+    }
+  }
+
+  void start_workers(int n) {
+    stop_ = false;
+    for (int i = 0; i < n - 1; ++i) workers_.emplace_back([this] { worker(); });
+  }
+
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex run_mu_, mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+  int64_t job_n_ = 0, job_chunks_ = 0, pending_ = 0;
+  std::atomic<int64_t> next_{0};
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+int get_num_threads() { return ThreadPool::instance().size(); }
+void set_num_threads(int n) { ThreadPool::instance().resize(n > 0 ? n : default_threads()); }
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  ThreadPool::instance().run(n, grain, fn);
+}
+
+}  // namespace pcp

@@ -1,0 +1,34 @@
+// Errors thrown by PCP. The Python bindings map them to ValueError, TypeError,
+// IndexError and NotImplementedError; every message names the op and what it saw.
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace pcp {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct ValueError : Error {
+  using Error::Error;
+};
+struct TypeError : Error {
+  using Error::Error;
+};
+struct IndexError : Error {
+  using Error::Error;
+};
+struct NotImplementedError : Error {
+  using Error::Error;
+};
+
+// fail<TypeError>("add: ", x, " ...") builds the message from streamable parts.
+template <class E = ValueError, class... Args>
+[[noreturn]] void fail(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  throw E(os.str());
+}
+
+}  // namespace pcp

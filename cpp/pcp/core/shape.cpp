@@ -1,0 +1,68 @@
+#include "pcp/core/shape.h"
+
+#include <algorithm>
+
+#include "pcp/core/error.h"
+
+namespace pcp {
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Strides contiguous_strides(const Shape& s) {
+  Strides st(s.size());
+  int64_t acc = 1;
+  for (int i = int(s.size()) - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(s[i], 1);
+  }
+  return st;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  if (s.size() == 1) out += ",";
+  return out + ")";
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail<ValueError>(op, ": shapes ", shape_str(a), " and ", shape_str(b),
+                       " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int normalize_axis(int64_t axis, int64_t ndim, const char* op) {
+  if (axis < -ndim || axis >= std::max<int64_t>(ndim, 0) || (ndim == 0))
+    fail<IndexError>(op, ": axis ", axis, " is out of range for a tensor of ", ndim,
+                     " dimension", ndim == 1 ? "" : "s", " (expected ", -ndim, " <= axis < ", ndim, ")");
+  return int(axis < 0 ? axis + ndim : axis);
+}
+
+std::vector<int> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op) {
+  std::vector<int> out;
+  for (int64_t a : axes) {
+    int n = normalize_axis(a, ndim, op);
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      fail<ValueError>(op, ": axis ", a, " appears more than once in the axes");
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace pcp

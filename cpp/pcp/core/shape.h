@@ -1,0 +1,31 @@
+// Shapes, strides (in elements) and axis handling shared by every op.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace pcp {
+
+using Shape = std::vector<int64_t>;
+using Strides = std::vector<int64_t>;
+
+int64_t numel(const Shape& s);
+Strides contiguous_strides(const Shape& s);
+std::string shape_str(const Shape& s);  // "(2, 3)"
+
+// NumPy broadcasting of two shapes; throws ValueError naming `op` when they do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+// Maps a possibly negative axis into [0, ndim); throws IndexError naming `op`.
+int normalize_axis(int64_t axis, int64_t ndim, const char* op);
+
+// Sorted unique normalized axes; an empty optional-like flag `all` means every axis.
+std::vector<int> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op);
+
+struct ShapePrinter {
+  const Shape& s;
+};
+inline std::ostream& operator<<(std::ostream& os, const ShapePrinter& p) { return os << shape_str(p.s); }
+
+}  // namespace pcp

@@ -1,0 +1,168 @@
+// Tensor creation: constants, ranges and counter-based random draws.
+#include <cmath>
+
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/core/error.h"
+#include "pcp/core/random.h"
+#include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
+
+namespace pcp {
+namespace {
+
+void check_shape(const Shape& shape, const char* op) {
+  for (int64_t d : shape)
+    if (d < 0) fail<ValueError>(op, ": negative dimension in shape ", shape_str(shape));
+}
+
+// Fills a float64 or int64 buffer in parallel, then casts to `dtype`.
+template <class T, class F>
+Tensor generate(const Shape& shape, DType dtype, F f) {
+  DType buf_dt = std::is_same_v<T, double> ? DType::Float64 : DType::Int64;
+  Tensor buf = Tensor::empty(shape, buf_dt);
+  T* p = buf.data<T>();
+  parallel_for(buf.numel(), 16384, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) p[i] = f(i);
+  });
+  return astype(buf, dtype);
+}
+
+class Copy : public Primitive {
+ public:
+  const char* name() const override { return "copy"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype());
+    cpu::cast_copy(in[0], out);
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {g};
+  }
+};
+
+}  // namespace
+
+Tensor full(const Shape& shape, double value, DType dtype) {
+  check_shape(shape, "full");
+  Tensor v = Tensor::empty({}, DType::Float64);
+  *v.data<double>() = value;
+  Tensor out = Tensor::empty(shape, dtype);
+  cpu::cast_copy(v, out);
+  return out;
+}
+
+Tensor full_int(const Shape& shape, int64_t value, DType dtype) {
+  check_shape(shape, "full");
+  Tensor v = Tensor::empty({}, DType::Int64);
+  *v.data<int64_t>() = value;
+  Tensor out = Tensor::empty(shape, dtype);
+  cpu::cast_copy(v, out);
+  return out;
+}
+
+Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype()); }
+Tensor ones_like(const Tensor& x) { return ones(x.shape(), x.dtype()); }
+Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
+
+Tensor weak_scalar(double value) {
+  Tensor t = full({}, value, DType::Float64);
+  t.impl()->weak = true;
+  return t;
+}
+Tensor weak_scalar_int(int64_t value) {
+  Tensor t = full_int({}, value, DType::Int64);
+  t.impl()->weak = true;
+  return t;
+}
+Tensor weak_scalar_bool(bool value) {
+  Tensor t = full({}, value ? 1.0 : 0.0, DType::Bool);
+  t.impl()->weak = true;
+  return t;
+}
+
+Tensor arange(double start, double stop, double step, DType dtype) {
+  if (step == 0) fail<ValueError>("arange: step must be nonzero");
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
+    fail<ValueError>("arange: start, stop and step must be finite, got ", start, ", ", stop, ", ", step);
+  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  if (is_floating(dtype)) return generate<double>({n}, dtype, [&](int64_t i) { return start + double(i) * step; });
+  return generate<int64_t>({n}, dtype, [&](int64_t i) { return int64_t(start) + i * int64_t(step); });
+}
+
+Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype) {
+  if (n < 0 || m < 0) fail<ValueError>("eye: negative size (", n, ", ", m, ")");
+  return generate<double>({n, m}, dtype, [&](int64_t i) { return (i % (m ? m : 1)) - i / (m ? m : 1) == k ? 1.0 : 0.0; });
+}
+
+// Element i of a uniform draw uses Philox counter (start + i / 4), word i % 4.
+Tensor rand(const Shape& shape, DType dtype) {
+  check_shape(shape, "rand");
+  if (!is_floating(dtype)) fail<TypeError>("rand: dtype must be floating, got ", dtype_name(dtype));
+  Generator& g = Generator::global();
+  int64_t n = numel(shape);
+  uint64_t key = g.initial_seed();
+  if (dtype == DType::Float64) {
+    uint64_t start = g.reserve(uint64_t(n + 1) / 2);
+    return generate<double>(shape, dtype, [&](int64_t i) {
+      uint32_t w[4];
+      Philox::generate(key, 0, start + uint64_t(i) / 2, w);
+      int j = int(i % 2) * 2;
+      return uints_to_unit_double(w[j], w[j + 1]);
+    });
+  }
+  uint64_t start = g.reserve(uint64_t(n + 3) / 4);
+  Tensor buf = Tensor::empty(shape, DType::Float32);
+  float* p = buf.data<float>();
+  parallel_for((n + 3) / 4, 4096, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      uint32_t w[4];
+      Philox::generate(key, 0, start + uint64_t(c), w);
+      for (int j = 0; j < 4 && c * 4 + j < n; ++j) p[c * 4 + j] = uint_to_unit_float(w[j]);
+    }
+  });
+  return astype(buf, dtype);
+}
+
+// Box-Muller: counter (start + i / 2) gives the pair of normals for elements 2j, 2j+1.
+Tensor randn(const Shape& shape, DType dtype) {
+  check_shape(shape, "randn");
+  if (!is_floating(dtype)) fail<TypeError>("randn: dtype must be floating, got ", dtype_name(dtype));
+  Generator& g = Generator::global();
+  int64_t n = numel(shape);
+  uint64_t key = g.initial_seed();
+  uint64_t start = g.reserve(uint64_t(n + 1) / 2);
+  return generate<double>(shape, dtype, [&](int64_t i) {
+    uint32_t w[4];
+    Philox::generate(key, 0, start + uint64_t(i) / 2, w);
+    double u1 = uints_to_unit_double(w[0], w[1]), u2 = uints_to_unit_double(w[2], w[3]);
+    double r = std::sqrt(-2.0 * std::log1p(-u1));
+    double theta = 6.283185307179586 * u2;
+    return i % 2 == 0 ? r * std::cos(theta) : r * std::sin(theta);
+  });
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
+  check_shape(shape, "randint");
+  if (high <= low) fail<ValueError>("randint: high (", high, ") must be greater than low (", low, ")");
+  Generator& g = Generator::global();
+  int64_t n = numel(shape);
+  uint64_t key = g.initial_seed();
+  uint64_t start = g.reserve(uint64_t(n + 1) / 2);
+  uint64_t range = uint64_t(high) - uint64_t(low);
+  return generate<int64_t>(shape, dtype, [&](int64_t i) {
+    uint32_t w[4];
+    Philox::generate(key, 0, start + uint64_t(i) / 2, w);
+    int j = int(i % 2) * 2;
+    uint64_t r = (uint64_t(w[j]) << 32) | w[j + 1];
+    return int64_t(uint64_t(low) + r % range);
+  });
+}
+
+Tensor copy(const Tensor& x) { return pcp::apply<Copy>({x}); }
+
+}  // namespace pcp

@@ -1,0 +1,277 @@
+// Elementwise ops: unary math, binary arithmetic and comparisons, where, clip, casts.
+#include <cmath>
+
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/core/error.h"
+#include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
+
+namespace pcp {
+namespace {
+
+Tensor S(double v) { return weak_scalar(v); }
+
+const char* unary_name(UnaryOp op) {
+  static const char* names[] = {"neg",  "abs",     "exp",  "log",       "sqrt", "rsqrt",  "sin",
+                                "cos",  "tanh",    "sigmoid", "relu",   "gelu", "gelu_tanh", "silu",
+                                "square", "sign",  "erf",  "logical_not"};
+  return names[int(op)];
+}
+
+const char* binary_name(BinaryOp op) {
+  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
+                                "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  return names[int(op)];
+}
+
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+void check_defined(const Tensor& t, const char* op) {
+  if (!t.defined()) fail<ValueError>(op, ": got an undefined tensor");
+}
+
+class Unary : public Primitive {
+ public:
+  explicit Unary(UnaryOp op) : op_(op) {}
+  const char* name() const override { return unary_name(op_); }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype());
+    cpu::unary(op_, in[0], out);
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
+                          const std::vector<bool>&) override {
+    const Tensor& x = in[0];
+    switch (op_) {
+      case UnaryOp::Neg: return {neg(g)};
+      case UnaryOp::Abs: return {mul(g, sign(x))};
+      case UnaryOp::Exp: return {mul(g, y)};
+      case UnaryOp::Log: return {div(g, x)};
+      case UnaryOp::Sqrt: return {div(mul(g, S(0.5)), y)};
+      case UnaryOp::Rsqrt: return {mul(mul(g, S(-0.5)), mul(y, square(y)))};
+      case UnaryOp::Sin: return {mul(g, cos(x))};
+      case UnaryOp::Cos: return {neg(mul(g, sin(x)))};
+      case UnaryOp::Tanh: return {mul(g, sub(S(1), square(y)))};
+      case UnaryOp::Sigmoid: return {mul(g, mul(y, sub(S(1), y)))};
+      case UnaryOp::Relu: return {where(gt(x, S(0)), g, S(0))};
+      case UnaryOp::Square: return {mul(g, mul(x, S(2)))};
+      case UnaryOp::Sign: return {zeros_like(x)};
+      case UnaryOp::Erf: return {mul(g, mul(exp(neg(square(x))), S(1.1283791670955126)))};
+      case UnaryOp::Silu: {
+        Tensor s = sigmoid(x);
+        return {mul(g, mul(s, add(S(1), mul(x, sub(S(1), s)))))};
+      }
+      case UnaryOp::Gelu: {
+        Tensor cdf = mul(add(S(1), erf(mul(x, S(0.7071067811865476)))), S(0.5));
+        Tensor pdf = mul(exp(mul(square(x), S(-0.5))), S(0.3989422804014327));
+        return {mul(g, add(cdf, mul(x, pdf)))};
+      }
+      case UnaryOp::GeluTanh: {
+        const double k = 0.7978845608028654, c = 0.044715;
+        Tensor x2 = square(x);
+        Tensor t = tanh(mul(mul(x, add(S(1), mul(x2, S(c)))), S(k)));
+        Tensor dt = mul(sub(S(1), square(t)), mul(add(S(1), mul(x2, S(3 * c))), S(k)));
+        return {mul(g, mul(add(add(S(1), t), mul(x, dt)), S(0.5)))};
+      }
+      case UnaryOp::LogicalNot: break;
+    }
+    return {Tensor()};
+  }
+
+ private:
+  UnaryOp op_;
+};
+
+class Binary : public Primitive {
+ public:
+  Binary(BinaryOp op, Shape shape) : op_(op), shape_(std::move(shape)) {}
+  const char* name() const override { return binary_name(op_); }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor out = Tensor::empty(shape_, is_comparison(op_) ? DType::Bool : in[0].dtype());
+    cpu::binary(op_, in[0], in[1], out);
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
+                          const std::vector<bool>& needs) override {
+    const Tensor &a = in[0], &b = in[1];
+    switch (op_) {
+      case BinaryOp::Add: return {g, g};
+      case BinaryOp::Sub: return {g, needs[1] ? neg(g) : Tensor()};
+      case BinaryOp::Mul: return {needs[0] ? mul(g, b) : Tensor(), needs[1] ? mul(g, a) : Tensor()};
+      case BinaryOp::Div:
+        return {needs[0] ? div(g, b) : Tensor(), needs[1] ? neg(div(mul(g, y), b)) : Tensor()};
+      case BinaryOp::Pow: {
+        Tensor ga, gb;
+        if (needs[0]) ga = mul(g, mul(b, pow(a, sub(b, S(1)))));
+        // d/db a^b = a^b log a; zero where a == 0 and b >= 0 (as PyTorch).
+        if (needs[1]) gb = where(logical_and(eq(a, S(0)), ge(b, S(0))), S(0), mul(g, mul(y, log(a))));
+        return {ga, gb};
+      }
+      case BinaryOp::Maximum:
+      case BinaryOp::Minimum: {
+        // The winner takes the gradient; ties split it evenly (as PyTorch).
+        Tensor wins = op_ == BinaryOp::Maximum ? gt(a, b) : lt(a, b);
+        Tensor share = add(astype(wins, g.dtype()), mul(astype(eq(a, b), g.dtype()), S(0.5)));
+        Tensor ga = mul(g, share);
+        return {ga, needs[1] ? sub(g, ga) : Tensor()};
+      }
+      default: return {Tensor(), Tensor()};
+    }
+  }
+
+ private:
+  BinaryOp op_;
+  Shape shape_;
+};
+
+class Where : public Primitive {
+ public:
+  explicit Where(Shape shape) : shape_(std::move(shape)) {}
+  const char* name() const override { return "where"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor out = Tensor::empty(shape_, in[1].dtype());
+    cpu::where(in[0], in[1], in[2], out);
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>& needs) override {
+    return {Tensor(), needs[1] ? where(in[0], g, S(0)) : Tensor(), needs[2] ? where(in[0], S(0), g) : Tensor()};
+  }
+
+ private:
+  Shape shape_;
+};
+
+class Cast : public Primitive {
+ public:
+  explicit Cast(DType to) : to_(to) {}
+  const char* name() const override { return "astype"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor out = Tensor::empty(in[0].shape(), to_);
+    cpu::cast_copy(in[0], out);
+    out.impl()->weak = in[0].weak();
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {astype(g, in[0].dtype())};
+  }
+
+ private:
+  DType to_;
+};
+
+bool float_only(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Relu:
+    case UnaryOp::LogicalNot:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+Tensor astype(const Tensor& x, DType dtype) {
+  check_defined(x, "astype");
+  if (x.dtype() == dtype) return x;
+  return pcp::apply<Cast>({x}, dtype);
+}
+
+Tensor unary(UnaryOp op, const Tensor& x_in) {
+  check_defined(x_in, unary_name(op));
+  Tensor x = x_in;
+  if (op == UnaryOp::LogicalNot) {
+    x = astype(x, DType::Bool);
+    Tensor out = Tensor::empty(x.shape(), DType::Bool);
+    cpu::unary(op, x, out);
+    return out;
+  }
+  if (float_only(op))
+    x = astype(x, to_floating(x.dtype()));
+  else if (x.dtype() == DType::Bool)
+    fail<TypeError>(unary_name(op), ": not defined for bool tensors; cast with astype first");
+  Tensor out = pcp::apply<Unary>({x}, op);
+  out.impl()->weak = x.weak();
+  return out;
+}
+
+Tensor neg(const Tensor& x) { return unary(UnaryOp::Neg, x); }
+Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x); }
+Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
+Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
+Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x); }
+Tensor rsqrt(const Tensor& x) { return unary(UnaryOp::Rsqrt, x); }
+Tensor sin(const Tensor& x) { return unary(UnaryOp::Sin, x); }
+Tensor cos(const Tensor& x) { return unary(UnaryOp::Cos, x); }
+Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
+Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
+Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
+Tensor gelu(const Tensor& x, bool tanh_approximation) {
+  return unary(tanh_approximation ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
+}
+Tensor silu(const Tensor& x) { return unary(UnaryOp::Silu, x); }
+Tensor square(const Tensor& x) { return unary(UnaryOp::Square, x); }
+Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
+Tensor erf(const Tensor& x) { return unary(UnaryOp::Erf, x); }
+Tensor logical_not(const Tensor& x) { return unary(UnaryOp::LogicalNot, x); }
+
+Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
+  const char* name = binary_name(op);
+  check_defined(a_in, name);
+  check_defined(b_in, name);
+  DType dt = result_type(a_in.dtype(), a_in.weak(), b_in.dtype(), b_in.weak());
+  if (op == BinaryOp::Div) dt = to_floating(dt);  // true division
+  if (dt == DType::Bool && !is_comparison(op) && op != BinaryOp::Maximum && op != BinaryOp::Minimum)
+    dt = DType::Int64;  // bool arithmetic counts in int64
+  Shape shape = broadcast_shapes(a_in.shape(), b_in.shape(), name);
+  // x ** 2 is the common case: square is exact and cheaper than pow.
+  if (op == BinaryOp::Pow && b_in.weak() && b_in.numel() == 1 && b_in.item_double() == 2.0 && a_in.dtype() == dt)
+    return square(a_in);
+  Tensor a = astype(a_in, dt), b = astype(b_in, dt);
+  Tensor out = pcp::apply<Binary>({a, b}, op, shape);
+  out.impl()->weak = a_in.weak() && b_in.weak();
+  return out;
+}
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Pow, a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Minimum, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ge, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return minimum(astype(a, DType::Bool), astype(b, DType::Bool));
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return maximum(astype(a, DType::Bool), astype(b, DType::Bool));
+}
+
+Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
+  check_defined(cond_in, "where");
+  check_defined(a_in, "where");
+  check_defined(b_in, "where");
+  DType dt = result_type(a_in.dtype(), a_in.weak(), b_in.dtype(), b_in.weak());
+  Shape shape = broadcast_shapes(broadcast_shapes(cond_in.shape(), a_in.shape(), "where"), b_in.shape(), "where");
+  Tensor out = pcp::apply<Where>({astype(cond_in, DType::Bool), astype(a_in, dt), astype(b_in, dt)}, shape);
+  out.impl()->weak = a_in.weak() && b_in.weak();
+  return out;
+}
+
+Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  check_defined(x, "clip");
+  Tensor r = x;
+  if (lo.defined()) r = maximum(r, lo);
+  if (hi.defined()) r = minimum(r, hi);
+  return r;
+}
+
+}  // namespace pcp

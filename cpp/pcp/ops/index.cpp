@@ -1,0 +1,309 @@
+// Indexing: NumPy subscripts (ints, slices, None, Ellipsis, integer and boolean tensors),
+// take / embedding (gathers) and scatter_add (their gradient).
+#include <algorithm>
+#include <cstring>
+
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/core/error.h"
+#include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
+
+namespace pcp {
+namespace {
+
+// Indices as contiguous int64 with negatives wrapped; IndexError names `op` when out of range.
+Tensor checked_indices(const Tensor& idx, int64_t size, int axis, const char* op, const char* what = "index") {
+  if (!is_integral(idx.dtype()))
+    fail<TypeError>(op, ": indices must be an integer tensor, got ", dtype_name(idx.dtype()));
+  Tensor out = Tensor::empty(idx.shape(), DType::Int64);
+  cpu::cast_copy(idx, out);
+  int64_t* p = out.data<int64_t>();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    int64_t v = p[i];
+    if (v < -size || v >= size)
+      fail<IndexError>(op, ": ", what, " ", v, " is out of bounds for axis ", axis, " with size ", size);
+    if (v < 0) p[i] = v + size;
+  }
+  return out;
+}
+
+// Views x as (O, N, I) around `axis`.
+void split_dims(const Shape& s, int axis, int64_t& O, int64_t& N, int64_t& I) {
+  O = 1, I = 1;
+  for (int i = 0; i < axis; ++i) O *= s[i];
+  N = s[axis];
+  for (size_t i = axis + 1; i < s.size(); ++i) I *= s[i];
+}
+
+// out (O, P, I)[o, p, i] = x (O, N, I)[o, idx[p], i]. Indices are already checked.
+class Take : public Primitive {
+ public:
+  explicit Take(int axis) : axis_(axis) {}
+  const char* name() const override { return "take"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor x = contiguous(in[0]);
+    const Tensor& idx = in[1];
+    Shape out_shape(x.shape().begin(), x.shape().begin() + axis_);
+    out_shape.insert(out_shape.end(), idx.shape().begin(), idx.shape().end());
+    out_shape.insert(out_shape.end(), x.shape().begin() + axis_ + 1, x.shape().end());
+    Tensor out = Tensor::empty(out_shape, x.dtype());
+    int64_t O, N, I;
+    split_dims(x.shape(), axis_, O, N, I);
+    const int64_t P = idx.numel();
+    const size_t row = size_t(I) * x.itemsize();
+    const char* src = static_cast<const char*>(x.raw_data());
+    char* dst = static_cast<char*>(out.raw_data());
+    const int64_t* ip = idx.data<int64_t>();
+    parallel_for(O * P, std::max<int64_t>(1, 65536 / std::max<int64_t>(I, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        int64_t o = t / P, p = t % P;
+        std::memcpy(dst + size_t(t) * row, src + (size_t(o) * N + size_t(ip[p])) * row, row);
+      }
+    });
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {scatter_add(in[0].shape(), in[1], g, axis_), Tensor()};
+  }
+
+ private:
+  int axis_;
+};
+
+// Zeros of `shape` plus src (O, P, I) added at rows idx along axis.
+class ScatterAdd : public Primitive {
+ public:
+  ScatterAdd(Shape shape, int axis) : shape_(std::move(shape)), axis_(axis) {}
+  const char* name() const override { return "scatter_add"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& idx = in[0];
+    Tensor src = astype(contiguous(in[1]), in[1].dtype() == DType::Float64 ? DType::Float64 : DType::Float32);
+    Tensor out = zeros(shape_, src.dtype());
+    int64_t O, N, I;
+    split_dims(shape_, axis_, O, N, I);
+    const int64_t P = idx.numel();
+    const int64_t* ip = idx.data<int64_t>();
+    auto run = [&](auto* dst, const auto* s) {
+      // Threads own disjoint column ranges of I, so repeated indices never race.
+      parallel_for(I, std::max<int64_t>(16, 65536 / std::max<int64_t>(O * P, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t o = 0; o < O; ++o)
+          for (int64_t p = 0; p < P; ++p) {
+            auto* d = dst + (o * N + ip[p]) * I;
+            const auto* sr = s + (o * P + p) * I;
+            for (int64_t i = b; i < e; ++i) d[i] += sr[i];
+          }
+      });
+    };
+    if (src.dtype() == DType::Float64) run(out.data<double>(), src.data<double>());
+    else run(out.data<float>(), src.data<float>());
+    return astype(out, in[1].dtype());
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {Tensor(), take(g, in[0], axis_)};
+  }
+
+ private:
+  Shape shape_;
+  int axis_;
+};
+
+// Boolean mask over the leading dims of `base_shape[dim:]` -> one int64 index tensor per mask dim.
+std::vector<Tensor> mask_to_indices(const Tensor& mask, const Shape& shape, int dim) {
+  for (int i = 0; i < mask.ndim(); ++i)
+    if (dim + i >= int(shape.size()) || shape[dim + i] != mask.shape()[i])
+      fail<IndexError>("index: boolean index of shape ", shape_str(mask.shape()),
+                       " does not match the indexed dimensions of shape ", shape_str(shape), " at axis ", dim);
+  Tensor m = contiguous(mask);
+  const bool* p = m.data<bool>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < m.numel(); ++i) count += p[i];
+  std::vector<Tensor> out;
+  for (int d = 0; d < mask.ndim(); ++d) out.push_back(Tensor::empty({count}, DType::Int64));
+  Strides st = contiguous_strides(mask.shape());
+  int64_t k = 0;
+  for (int64_t i = 0; i < m.numel(); ++i) {
+    if (!p[i]) continue;
+    for (int d = 0; d < mask.ndim(); ++d) out[d].data<int64_t>()[k] = (i / st[d]) % mask.shape()[d];
+    ++k;
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor take(const Tensor& x, const Tensor& indices, std::optional<int64_t> axis) {
+  if (!x.defined() || !indices.defined()) fail<ValueError>("take: got an undefined tensor");
+  if (!axis) return take(reshape(x, {-1}), indices, 0);
+  int a = normalize_axis(*axis, x.ndim(), "take");
+  Tensor idx = checked_indices(indices, x.shape()[a], a, "take");
+  return pcp::apply<Take>({x, idx}, a);
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  if (!weight.defined() || !indices.defined()) fail<ValueError>("embedding: got an undefined tensor");
+  if (weight.ndim() != 2)
+    fail<ValueError>("embedding: weight must be 2-D (num_embeddings, dim), got shape ", shape_str(weight.shape()));
+  if (!is_integral(indices.dtype()))
+    fail<TypeError>("embedding: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
+  Tensor idx = checked_indices(indices, weight.shape()[0], 0, "embedding", "index");
+  return pcp::apply<Take>({weight, idx}, 0);
+}
+
+Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src, int64_t axis) {
+  int a = normalize_axis(axis, int64_t(shape.size()), "scatter_add");
+  Tensor idx = checked_indices(indices, shape[a], a, "scatter_add");
+  Shape expect(shape.begin(), shape.begin() + a);
+  expect.insert(expect.end(), idx.shape().begin(), idx.shape().end());
+  expect.insert(expect.end(), shape.begin() + a + 1, shape.end());
+  if (src.shape() != expect)
+    fail<ValueError>("scatter_add: src has shape ", shape_str(src.shape()), ", expected ", shape_str(expect));
+  if (!is_floating(src.dtype())) fail<TypeError>("scatter_add: src must be floating, got ", dtype_name(src.dtype()));
+  return pcp::apply<ScatterAdd>({idx, src}, shape, a);
+}
+
+Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
+  if (!is_integral(indices.dtype()))
+    fail<TypeError>("one_hot: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
+  Tensor classes = arange(0, double(num_classes), 1, DType::Int64);
+  return astype(eq(unsqueeze(indices, -1), classes), dtype);
+}
+
+Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
+  if (!x.defined()) fail<ValueError>("index: got an undefined tensor");
+  // Expand boolean masks into integer tensors, and find the Ellipsis.
+  std::vector<IndexItem> items;
+  bool any_array = false;
+  int ellipsis = -1, consumed = 0;
+  for (const IndexItem& it : items_in) {
+    if (it.kind == IndexItem::Ellipsis) {
+      if (ellipsis >= 0) fail<IndexError>("index: an index can only have a single ellipsis ('...')");
+      ellipsis = int(items.size());
+    }
+    if (it.kind == IndexItem::Array && it.array.dtype() == DType::Bool) {
+      for (Tensor& t : mask_to_indices(it.array, x.shape(), consumed)) {
+        items.push_back(IndexItem{IndexItem::Array, 0, {}, t});
+        consumed++;
+      }
+      any_array = true;
+      continue;
+    }
+    if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice || it.kind == IndexItem::Array) consumed++;
+    if (it.kind == IndexItem::Array) {
+      if (!is_integral(it.array.dtype()))
+        fail<IndexError>("index: tensors used as indices must be integer or boolean, got ", dtype_name(it.array.dtype()));
+      any_array = true;
+    }
+    items.push_back(it);
+  }
+  if (consumed > x.ndim())
+    fail<IndexError>("index: too many indices for tensor of dimension ", x.ndim(), " (shape ",
+                     shape_str(x.shape()), ")");
+  if (ellipsis >= 0) {
+    std::vector<IndexItem> full_items(items.begin(), items.begin() + ellipsis);
+    for (int i = 0; i < x.ndim() - consumed; ++i) full_items.push_back(IndexItem{IndexItem::Slice, 0, {}, {}});
+    full_items.insert(full_items.end(), items.begin() + ellipsis + 1, items.end());
+    items = full_items;
+  }
+  // With integer tensors present, NumPy treats plain ints as advanced indices too.
+  if (any_array)
+    for (IndexItem& it : items)
+      if (it.kind == IndexItem::Int) {
+        it.array = full_int({}, it.index, DType::Int64);
+        it.kind = IndexItem::Array;
+      }
+  // Basic indexing as views; remember where the advanced indices sit in the result.
+  Tensor y = x;
+  int dim = 0;
+  std::vector<int64_t> squeeze_axes;
+  std::vector<std::pair<int, Tensor>> arrays;  // (dim in y, indices)
+  for (const IndexItem& it : items) {
+    switch (it.kind) {
+      case IndexItem::NewAxis: y = unsqueeze(y, dim); dim++; break;
+      case IndexItem::Ellipsis: break;
+      case IndexItem::Slice: {
+        int64_t step = it.slice.step;
+        if (step == 0) fail<ValueError>("index: slice step cannot be zero");
+        int64_t n = y.shape()[dim];
+        int64_t start = it.slice.start ? *it.slice.start : (step > 0 ? 0 : n - 1);
+        int64_t stop = it.slice.stop ? *it.slice.stop : (step > 0 ? n : -n - 1);
+        y = slice(y, dim, start, stop, step);
+        dim++;
+        break;
+      }
+      case IndexItem::Int: {
+        int64_t n = y.shape()[dim];
+        if (it.index < -n || it.index >= n)
+          fail<IndexError>("index: index ", it.index, " is out of bounds for axis ", dim, " with size ", n);
+        int64_t i = it.index < 0 ? it.index + n : it.index;
+        y = slice(y, dim, i, i + 1, 1);
+        squeeze_axes.push_back(dim);
+        dim++;
+        break;
+      }
+      case IndexItem::Array: arrays.push_back({dim, it.array}); dim++; break;
+    }
+  }
+  if (!squeeze_axes.empty()) y = squeeze(y, squeeze_axes);
+  if (arrays.empty()) return y;
+  if (arrays.size() == 1) return take(y, arrays[0].second, arrays[0].first);
+  // Several index tensors: broadcast them, move their dims to the front, flatten those dims
+  // into one and take from it with the combined linear index.
+  Shape bshape;
+  for (auto& [d, t] : arrays) bshape = broadcast_shapes(bshape, t.shape(), "index");
+  std::vector<int64_t> perm;
+  for (auto& [d, t] : arrays) perm.push_back(d);
+  for (int i = 0; i < y.ndim(); ++i)
+    if (std::find(perm.begin(), perm.end(), i) == perm.end()) perm.push_back(i);
+  Tensor moved = permute(y, perm);
+  Tensor linear = zeros(bshape, DType::Int64);
+  int64_t stride = 1;
+  for (int k = int(arrays.size()) - 1; k >= 0; --k) {
+    int64_t n = y.shape()[arrays[k].first];
+    Tensor idx = checked_indices(arrays[k].second, n, arrays[k].first, "index");
+    linear = add(linear, mul(idx, weak_scalar_int(stride)));
+    stride *= n;
+  }
+  Tensor flat = flatten(moved, 0, int64_t(arrays.size()) - 1);
+  Tensor r = take(flat, linear, 0);
+  // Adjacent index tensors keep their place (NumPy rule); otherwise the result dims lead.
+  bool adjacent = true;
+  for (size_t k = 1; k < arrays.size(); ++k) adjacent = adjacent && arrays[k].first == arrays[k - 1].first + 1;
+  int first = arrays[0].first;
+  if (!adjacent || first == 0) return r;
+  int nb = int(bshape.size());
+  std::vector<int64_t> back;
+  for (int i = 0; i < first; ++i) back.push_back(nb + i);
+  for (int i = 0; i < nb; ++i) back.push_back(i);
+  for (int i = nb + first; i < r.ndim(); ++i) back.push_back(i);
+  return permute(r, back);
+}
+
+void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Tensor& value) {
+  if (!x.defined() || !value.defined()) fail<ValueError>("index_assign: got an undefined tensor");
+  if (x.requires_grad() && grad_enabled())
+    fail<ValueError>("index_assign: in-place assignment to a tensor that requires grad; use it under no_grad()");
+  for (const IndexItem& it : items)
+    if (it.kind == IndexItem::Array)
+      fail<IndexError>("index_assign: assignment through integer or boolean tensor indices is not supported");
+  Tensor view;
+  {
+    NoGradGuard ng;
+    view = index(x, items);
+  }
+  Shape vs = view.shape();
+  bool ok = value.ndim() <= view.ndim();
+  for (int i = 0; ok && i < value.ndim(); ++i) {
+    int64_t d = value.shape()[i], t = vs[vs.size() - value.ndim() + i];
+    ok = d == t || d == 1;
+  }
+  if (!ok)
+    fail<ValueError>("index_assign: cannot assign a value of shape ", shape_str(value.shape()), " to a selection of shape ",
+                     shape_str(vs));
+  cpu::cast_copy(value, view);
+}
+
+}  // namespace pcp

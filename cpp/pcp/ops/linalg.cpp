@@ -1,0 +1,107 @@
+// matmul: 1-D, 2-D and batched with broadcast batch dimensions, on the packed GEMM.
+#include <algorithm>
+
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/core/error.h"
+#include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
+
+namespace pcp {
+namespace {
+
+// Inputs are at least 2-D with matching inner dims; batch dims broadcast.
+class Matmul : public Primitive {
+ public:
+  explicit Matmul(Shape batch) : batch_(std::move(batch)) {}
+  const char* name() const override { return "matmul"; }
+
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor a = in[0], b = in[1];
+    DType dt = a.dtype();
+    if (dt == DType::Float16 || dt == DType::BFloat16) {  // computed in float32
+      NoGradGuard ng;
+      Tensor r = forward({astype(a, DType::Float32), astype(b, DType::Float32)});
+      return astype(r, dt);
+    }
+    const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1], N = b.shape()[b.ndim() - 1];
+    Shape out_shape = batch_;
+    out_shape.push_back(M);
+    out_shape.push_back(N);
+    Tensor out = Tensor::empty(out_shape, dt);
+    const int64_t nb = numel(batch_);
+    if (out.numel() == 0) return out;
+    // Batch strides of a and b broadcast to batch_.
+    auto batch_strides = [&](const Tensor& t) {
+      Shape bs(t.shape().begin(), t.shape().end() - 2);
+      Strides st(batch_.size(), 0);
+      size_t off = batch_.size() - bs.size();
+      for (size_t i = 0; i < bs.size(); ++i) st[off + i] = bs[i] == 1 ? 0 : t.strides()[i];
+      return st;
+    };
+    Strides sa = batch_strides(a), sb = batch_strides(b);
+    auto offset_of = [&](int64_t idx, const Strides& st) {
+      int64_t off = 0;
+      for (int d = int(batch_.size()) - 1; d >= 0; --d) {
+        off += (idx % batch_[d]) * st[d];
+        idx /= batch_[d];
+      }
+      return off;
+    };
+    const int64_t rsa = a.strides()[a.ndim() - 2], csa = a.strides()[a.ndim() - 1];
+    const int64_t rsb = b.strides()[b.ndim() - 2], csb = b.strides()[b.ndim() - 1];
+    auto run = [&](int64_t i) {
+      if (dt == DType::Float32)
+        cpu::gemm_f32(M, N, K, a.data<float>() + offset_of(i, sa), rsa, csa, b.data<float>() + offset_of(i, sb), rsb,
+                      csb, out.data<float>() + i * M * N, N);
+      else
+        cpu::gemm_f64(M, N, K, a.data<double>() + offset_of(i, sa), rsa, csa, b.data<double>() + offset_of(i, sb),
+                      rsb, csb, out.data<double>() + i * M * N, N);
+    };
+    // Small matrices: one per thread; large ones: each GEMM uses every thread.
+    if (nb > 1 && M * N * K < (int64_t(1) << 21))
+      parallel_for(nb, 1, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i) run(i);
+      });
+    else
+      for (int64_t i = 0; i < nb; ++i) run(i);
+    return out;
+  }
+
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>& needs) override {
+    return {needs[0] ? matmul(g, swapaxes(in[1], -1, -2)) : Tensor(),
+            needs[1] ? matmul(swapaxes(in[0], -1, -2), g) : Tensor()};
+  }
+
+ private:
+  Shape batch_;
+};
+
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  if (!a_in.defined() || !b_in.defined()) fail<ValueError>("matmul: got an undefined tensor");
+  if (a_in.ndim() == 0 || b_in.ndim() == 0)
+    fail<ValueError>("matmul: inputs must have at least one dimension, got shapes ", shape_str(a_in.shape()),
+                     " and ", shape_str(b_in.shape()));
+  DType dt = result_type(a_in.dtype(), false, b_in.dtype(), false);
+  if (!is_floating(dt))
+    fail<TypeError>("matmul: expected floating-point tensors, got ", dtype_name(a_in.dtype()), " and ",
+                    dtype_name(b_in.dtype()));
+  Tensor a = a_in.ndim() == 1 ? unsqueeze(a_in, 0) : a_in;
+  Tensor b = b_in.ndim() == 1 ? unsqueeze(b_in, 1) : b_in;
+  int64_t ka = a.shape()[a.ndim() - 1], kb = b.shape()[b.ndim() - 2];
+  if (ka != kb)
+    fail<ValueError>("matmul: shapes ", shape_str(a_in.shape()), " and ", shape_str(b_in.shape()),
+                     " do not align: ", ka, " != ", kb);
+  Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb, "matmul");
+  Tensor out = pcp::apply<Matmul>({astype(a, dt), astype(b, dt)}, batch);
+  if (a_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-2});
+  if (b_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-1});
+  return out;
+}
+
+}  // namespace pcp

@@ -1,0 +1,247 @@
+// Neural-network ops: fused softmax / log-softmax, layer norm and cross-entropy kernels with
+// VJPs written in ops; dropout and attention composed from ops.
+#include <cmath>
+
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/core/error.h"
+#include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
+
+namespace pcp {
+namespace {
+
+Tensor S(double v) { return weak_scalar(v); }
+
+int64_t rows_of(const Tensor& x) { return x.ndim() == 0 ? 1 : x.numel() / x.shape().back(); }
+int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
+
+// Softmax over the last axis of a contiguous tensor.
+class Softmax : public Primitive {
+ public:
+  explicit Softmax(bool log) : log_(log) {}
+  const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& x = in[0];
+    Tensor y = Tensor::empty(x.shape(), x.dtype());
+    const int64_t n = x.shape().back(), rows = rows_of(x);
+    const auto& k = cpu::kernels();
+    const char* px = static_cast<const char*>(x.raw_data());
+    char* py = static_cast<char*>(y.raw_data());
+    const size_t row = size_t(n) * x.itemsize();
+    parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
+      k.softmax_rows(x.dtype(), px + b * row, py + b * row, e - b, n, log_);
+    });
+    return y;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor& y, const Tensor& g,
+                          const std::vector<bool>&) override {
+    std::vector<int64_t> last{-1};
+    if (log_) return {sub(g, mul(exp(y), sum(g, last, true)))};
+    return {mul(y, sub(g, sum(mul(g, y), last, true)))};
+  }
+
+ private:
+  bool log_;
+};
+
+Tensor softmax_impl(const Tensor& x_in, int64_t axis, bool log) {
+  const char* name = log ? "log_softmax" : "softmax";
+  if (!x_in.defined()) fail<ValueError>(name, ": got an undefined tensor");
+  Tensor x = astype(x_in, to_floating(x_in.dtype()));
+  if (x.ndim() == 0) x = reshape(x, {1});
+  int a = normalize_axis(axis, x.ndim(), name);
+  int last = x.ndim() - 1;
+  Tensor moved = a == last ? x : swapaxes(x, a, last);
+  Tensor y = pcp::apply<Softmax>({contiguous(moved)}, log);
+  if (a != last) y = swapaxes(y, a, last);
+  return x_in.ndim() == 0 ? reshape(y, {}) : y;
+}
+
+class LayerNorm : public Primitive {
+ public:
+  explicit LayerNorm(double eps) : eps_(eps) {}
+  const char* name() const override { return "layer_norm"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& x = in[0];
+    Tensor w = in[1].defined() ? contiguous(in[1]) : Tensor();
+    Tensor b = in[2].defined() ? contiguous(in[2]) : Tensor();
+    const int64_t n = x.shape().back(), rows = rows_of(x);
+    Tensor y = Tensor::empty(x.shape(), x.dtype());
+    Shape stat_shape(x.shape().begin(), x.shape().end() - 1);
+    stat_shape.push_back(1);
+    mean_ = Tensor::empty(stat_shape, DType::Float32);
+    rstd_ = Tensor::empty(stat_shape, DType::Float32);
+    const auto& k = cpu::kernels();
+    const size_t row = size_t(n) * x.itemsize();
+    const char* px = static_cast<const char*>(x.raw_data());
+    char* py = static_cast<char*>(y.raw_data());
+    const char* pw = w.defined() ? static_cast<const char*>(w.raw_data()) : nullptr;
+    const char* pb = b.defined() ? static_cast<const char*>(b.raw_data()) : nullptr;
+    float *pm = mean_.data<float>(), *pr = rstd_.data<float>();
+    parallel_for(rows, row_grain(n), [&](int64_t s, int64_t e) {
+      k.layer_norm_rows(x.dtype(), px + s * row, pw, pb, py + s * row, pm + s, pr + s, e - s, n, eps_);
+    });
+    return y;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>& needs) override {
+    const Tensor &x = in[0], &w = in[1];
+    std::vector<int64_t> last{-1};
+    Tensor mu, rstd;
+    if (grad_enabled() || x.dtype() == DType::Float64) {
+      // Recompute the statistics with ops: exact for float64 and differentiable for higher order.
+      mu = mean(x, last, true);
+      rstd = rsqrt(add(var(x, last, 0, true), S(eps_)));
+    } else {
+      mu = astype(mean_, x.dtype());
+      rstd = astype(rstd_, x.dtype());
+    }
+    Tensor xhat = mul(sub(x, mu), rstd);
+    std::vector<int64_t> lead;
+    for (int i = 0; i + 1 < x.ndim(); ++i) lead.push_back(i);
+    Tensor gx, gw, gb;
+    if (needs[1]) gw = sum(mul(g, xhat), lead);
+    if (needs[2]) gb = sum(g, lead);
+    if (needs[0]) {
+      Tensor gxhat = w.defined() ? mul(g, w) : g;
+      gx = mul(rstd, sub(sub(gxhat, mean(gxhat, last, true)), mul(xhat, mean(mul(gxhat, xhat), last, true))));
+    }
+    return {gx, gw, gb};
+  }
+
+ private:
+  double eps_;
+  Tensor mean_, rstd_;  // per-row statistics from the forward pass (float32)
+};
+
+// Per-row loss over the last axis of contiguous logits; targets are checked int64.
+class CrossEntropy : public Primitive {
+ public:
+  explicit CrossEntropy(int64_t ignore_index) : ignore_(ignore_index) {}
+  const char* name() const override { return "cross_entropy"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor &logits = in[0], &targets = in[1];
+    const int64_t C = logits.shape().back(), rows = rows_of(logits);
+    Tensor loss = Tensor::empty(targets.shape(), logits.dtype());
+    const auto& k = cpu::kernels();
+    const size_t row = size_t(C) * logits.itemsize();
+    const char* pl = static_cast<const char*>(logits.raw_data());
+    const int64_t* pt = targets.data<int64_t>();
+    char* po = static_cast<char*>(loss.raw_data());
+    const size_t isz = loss.itemsize();
+    parallel_for(rows, row_grain(C), [&](int64_t s, int64_t e) {
+      k.cross_entropy_rows(logits.dtype(), pl + s * row, pt + s, po + s * isz, e - s, C, ignore_);
+    });
+    return loss;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    const Tensor &logits = in[0], &targets = in[1];
+    Tensor valid = astype(ne(targets, weak_scalar_int(ignore_)), g.dtype());
+    Tensor scale = unsqueeze(mul(g, valid), -1);
+    Tensor target_hot = one_hot(targets, logits.shape().back(), logits.dtype());
+    return {mul(sub(softmax(logits, -1), target_hot), scale), Tensor()};
+  }
+
+ private:
+  int64_t ignore_;
+};
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t axis) { return softmax_impl(x, axis, false); }
+Tensor log_softmax(const Tensor& x, int64_t axis) { return softmax_impl(x, axis, true); }
+
+Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, double eps) {
+  if (!x_in.defined()) fail<ValueError>("layer_norm: got an undefined tensor");
+  if (x_in.ndim() == 0) fail<ValueError>("layer_norm: input must have at least one dimension");
+  if (eps < 0) fail<ValueError>("layer_norm: eps must be non-negative, got ", eps);
+  const int64_t n = x_in.shape().back();
+  DType dt = to_floating(x_in.dtype());
+  for (const Tensor* p : {&weight, &bias}) {
+    if (!p->defined()) continue;
+    if (p->shape() != Shape{n})
+      fail<ValueError>("layer_norm: ", p == &weight ? "weight" : "bias", " has shape ", shape_str(p->shape()),
+                       " but the input's last dimension is ", n, " (input shape ", shape_str(x_in.shape()),
+                       "); expected (", n, ",)");
+    dt = promote_types(dt, to_floating(p->dtype()));
+  }
+  Tensor w = weight.defined() ? astype(weight, dt) : Tensor();
+  Tensor b = bias.defined() ? astype(bias, dt) : Tensor();
+  return pcp::apply<LayerNorm>({contiguous(astype(x_in, dt)), w, b}, eps);
+}
+
+Reduction reduction_from_name(const std::string& name) {
+  if (name == "mean") return Reduction::Mean;
+  if (name == "sum") return Reduction::Sum;
+  if (name == "none") return Reduction::None;
+  fail<ValueError>("cross_entropy: reduction must be 'mean', 'sum' or 'none', got '", name, "'");
+}
+
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ignore_index, Reduction reduction) {
+  if (!logits_in.defined() || !targets.defined()) fail<ValueError>("cross_entropy: got an undefined tensor");
+  if (logits_in.ndim() < 1)
+    fail<ValueError>("cross_entropy: logits must have a class axis (last), got shape ", shape_str(logits_in.shape()));
+  if (!is_integral(targets.dtype()))
+    fail<TypeError>("cross_entropy: targets must be an integer tensor of class indices, got ",
+                    dtype_name(targets.dtype()));
+  Shape expect(logits_in.shape().begin(), logits_in.shape().end() - 1);
+  if (targets.shape() != expect)
+    fail<ValueError>("cross_entropy: targets have shape ", shape_str(targets.shape()), " but logits have shape ",
+                     shape_str(logits_in.shape()), "; expected targets of shape ", shape_str(expect),
+                     " (classes on the last axis)");
+  const int64_t C = logits_in.shape().back();
+  Tensor t = contiguous(astype(targets, DType::Int64));
+  int64_t valid = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t v = t.data<int64_t>()[i];
+    if (v == ignore_index) continue;
+    if (v < 0 || v >= C)
+      fail<IndexError>("cross_entropy: target ", v, " is out of range for ", C, " classes (expected 0 <= target < ",
+                       C, ", or ignore_index ", ignore_index, ")");
+    ++valid;
+  }
+  Tensor logits = contiguous(astype(logits_in, to_floating(logits_in.dtype())));
+  Tensor loss = pcp::apply<CrossEntropy>({logits, t}, ignore_index);
+  if (reduction == Reduction::None) return loss;
+  Tensor total = sum(loss);
+  if (reduction == Reduction::Sum) return total;
+  return div(total, S(double(valid)));  // mean over non-ignored targets (nan when there are none)
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  if (!x.defined()) fail<ValueError>("dropout: got an undefined tensor");
+  if (!(p >= 0.0 && p <= 1.0)) fail<ValueError>("dropout: probability must be in [0, 1], got ", p);
+  if (!training || p == 0.0) return x;
+  if (p == 1.0) return mul(x, S(0.0));
+  Tensor keep = ge(rand(x.shape(), DType::Float32), S(p));
+  return where(keep, mul(x, S(1.0 / (1.0 - p))), S(0.0));
+}
+
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                                    std::optional<double> scale) {
+  const char* op = "scaled_dot_product_attention";
+  if (!q.defined() || !k.defined() || !v.defined()) fail<ValueError>(op, ": got an undefined tensor");
+  if (q.ndim() < 2 || k.ndim() < 2 || v.ndim() < 2)
+    fail<ValueError>(op, ": q, k, v must be (..., T, D), got shapes ", shape_str(q.shape()), ", ",
+                     shape_str(k.shape()), ", ", shape_str(v.shape()));
+  const int64_t D = q.shape().back(), T = q.shape()[q.ndim() - 2], Sk = k.shape()[k.ndim() - 2];
+  if (k.shape().back() != D)
+    fail<ValueError>(op, ": q and k must share the last dimension, got shapes ", shape_str(q.shape()), " and ",
+                     shape_str(k.shape()));
+  if (v.shape()[v.ndim() - 2] != Sk)
+    fail<ValueError>(op, ": k and v must have the same sequence length, got shapes ", shape_str(k.shape()), " and ",
+                     shape_str(v.shape()));
+  double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
+  Tensor scores = mul(matmul(q, swapaxes(k, -1, -2)), S(sc));
+  if (causal) {
+    Tensor rows = reshape(arange(0, double(T), 1, DType::Int64), {T, 1});
+    Tensor cols = reshape(arange(0, double(Sk), 1, DType::Int64), {1, Sk});
+    scores = where(le(cols, rows), scores, S(-INFINITY));
+  }
+  return matmul(softmax(scores, -1), v);
+}
+
+}  // namespace pcp

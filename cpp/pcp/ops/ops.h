@@ -1,0 +1,144 @@
+// The user-visible operations. Each validates its inputs, infers the output's shape and
+// dtype, and reaches the backend through a primitive (see primitive.h).
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "pcp/core/tensor.h"
+
+namespace pcp {
+
+using Axes = std::optional<std::vector<int64_t>>;  // nullopt: every axis
+
+// ---- creation (creation.cpp)
+Tensor zeros(const Shape& shape, DType dtype = kDefaultFloat);
+Tensor ones(const Shape& shape, DType dtype = kDefaultFloat);
+Tensor full(const Shape& shape, double value, DType dtype = kDefaultFloat);
+Tensor full_int(const Shape& shape, int64_t value, DType dtype = kDefaultInt);
+Tensor zeros_like(const Tensor& x);
+Tensor ones_like(const Tensor& x);
+Tensor scalar(double value, DType dtype = kDefaultFloat);
+Tensor weak_scalar(double value);        // a Python float: float64 storage, weak type
+Tensor weak_scalar_int(int64_t value);   // a Python int
+Tensor weak_scalar_bool(bool value);     // a Python bool
+Tensor arange(double start, double stop, double step, DType dtype);
+Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype = kDefaultFloat);
+Tensor rand(const Shape& shape, DType dtype = kDefaultFloat);     // uniform [0, 1)
+Tensor randn(const Shape& shape, DType dtype = kDefaultFloat);    // standard normal
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = kDefaultInt);
+Tensor copy(const Tensor& x);  // a new contiguous tensor with x's values (differentiable)
+
+// ---- elementwise (elementwise.cpp)
+enum class UnaryOp {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Square, Sign, Erf,
+  LogicalNot
+};
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+
+Tensor unary(UnaryOp op, const Tensor& x);
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, bool tanh_approximation = false);
+Tensor silu(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor logical_not(const Tensor& x);
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);  // lo or hi may be undefined
+Tensor astype(const Tensor& x, DType dtype);                       // no-op handle when equal
+
+// ---- reductions (reduce.cpp)
+Tensor sum(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+Tensor mean(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+Tensor max(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+Tensor min(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+Tensor argmax(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Tensor var(const Tensor& x, const Axes& axes = std::nullopt, int64_t ddof = 0, bool keepdims = false);
+Tensor logsumexp(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+// Sums a broadcast gradient back down to `shape` (the inverse of broadcast_to).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+
+// ---- linear algebra (linalg.cpp)
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- shape and views (shape_ops.cpp)
+Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; a view when strides allow
+Tensor flatten(const Tensor& x, int64_t start_axis = 0, int64_t end_axis = -1);
+Tensor transpose(const Tensor& x, std::optional<std::vector<int64_t>> axes = std::nullopt);
+Tensor permute(const Tensor& x, const std::vector<int64_t>& axes);
+Tensor swapaxes(const Tensor& x, int64_t a, int64_t b);
+Tensor squeeze(const Tensor& x, const Axes& axes = std::nullopt);
+Tensor unsqueeze(const Tensor& x, int64_t axis);
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+Tensor contiguous(const Tensor& x);  // x itself when already contiguous
+Tensor concatenate(const std::vector<Tensor>& xs, int64_t axis = 0);
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
+std::vector<Tensor> split(const Tensor& x, int64_t sections, int64_t axis = 0);
+std::vector<Tensor> split_at(const Tensor& x, const std::vector<int64_t>& indices, int64_t axis = 0);
+Tensor tril(const Tensor& x, int64_t k = 0);
+Tensor triu(const Tensor& x, int64_t k = 0);
+
+// ---- indexing (index.cpp)
+struct SliceSpec {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+};
+// One item of a subscript: an integer, a slice, None (new axis), Ellipsis, or an integer tensor.
+struct IndexItem {
+  enum Kind { Int, Slice, NewAxis, Ellipsis, Array } kind;
+  int64_t index = 0;
+  SliceSpec slice;
+  Tensor array;
+};
+Tensor index(const Tensor& x, const std::vector<IndexItem>& items);
+// x[items] = value, in place (no autograd through x).
+void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Tensor& value);
+// Strided view x[start:stop:step] along one axis.
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t step = 1);
+Tensor take(const Tensor& x, const Tensor& indices, std::optional<int64_t> axis = std::nullopt);
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+// Zeros of `shape` with `src` added at `indices` along `axis` (the gradient of take).
+Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src, int64_t axis);
+Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = kDefaultFloat);
+
+// ---- neural network (nn.cpp)
+Tensor softmax(const Tensor& x, int64_t axis = -1);
+Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+enum class Reduction { None, Mean, Sum };
+Reduction reduction_from_name(const std::string& name);
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
+                     Reduction reduction = Reduction::Mean);
+Tensor dropout(const Tensor& x, double p, bool training = true);
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
+                                    std::optional<double> scale = std::nullopt);
+
+}  // namespace pcp

@@ -1,0 +1,41 @@
+#include "pcp/ops/primitive.h"
+
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/autograd/node.h"
+#include "pcp/core/error.h"
+
+namespace pcp {
+
+std::vector<Tensor> Primitive::vjp(const std::vector<Tensor>&, const Tensor&, const Tensor&,
+                                   const std::vector<bool>&) {
+  fail<NotImplementedError>(name(), ": gradient is not defined for this op");
+}
+
+Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (inputs[i].defined() && inputs[0].defined() && inputs[i].device() != inputs[0].device())
+      fail<ValueError>(prim->name(), ": inputs are on different devices (", inputs[0].device().str(),
+                       " and ", inputs[i].device().str(), ")");
+  Tensor out = prim->forward(inputs);
+  for (const Tensor& in : inputs)  // the output must be a fresh handle, never an input's
+    if (out.is_same(in)) out = out.detach();
+  if (!grad_enabled() || !is_floating(out.dtype())) return out;
+  std::vector<bool> needs(inputs.size());
+  bool any = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    needs[i] = inputs[i].defined() && inputs[i].requires_grad();
+    any = any || needs[i];
+  }
+  if (!any) return out;
+  auto node = std::make_shared<Node>();
+  node->prim = std::move(prim);
+  node->inputs = std::move(inputs);
+  node->output = out.detach();
+  node->needs = std::move(needs);
+  node->owner = out.impl_ptr();
+  out.impl()->grad_fn = std::move(node);
+  out.impl()->requires_grad = true;
+  return out;
+}
+
+}  // namespace pcp

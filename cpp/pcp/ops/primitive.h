@@ -1,0 +1,34 @@
+// A primitive is one differentiable computation: it knows its name, how to compute its
+// output on the inputs' device, and its VJP rule written with other ops (so gradients are
+// themselves differentiable and run on any device). Every op reaches a backend through
+// `apply`, the single dispatch path where autodiff recording (and later tracing) hooks in.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "pcp/core/tensor.h"
+
+namespace pcp {
+
+class Primitive {
+ public:
+  virtual ~Primitive() = default;
+  virtual const char* name() const = 0;
+  // Computes the output (allocating it, or viewing an input) from validated inputs.
+  virtual Tensor forward(const std::vector<Tensor>& inputs) = 0;
+  // Cotangents of the inputs given the output's cotangent `g`. Returns one entry per input;
+  // entries with needs[i] == false may be left undefined. The engine reduces broadcast
+  // gradients to each input's shape and casts them to its dtype.
+  virtual std::vector<Tensor> vjp(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& g,
+                                  const std::vector<bool>& needs);
+};
+
+// Runs `prim` on `inputs`, recording a graph node when grad mode is on and an input requires grad.
+Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs);
+
+template <class P, class... Args>
+Tensor apply(std::vector<Tensor> inputs, Args&&... args) {
+  return pcp::apply(std::shared_ptr<Primitive>(std::make_shared<P>(std::forward<Args>(args)...)), std::move(inputs));
+}
+
+}  // namespace pcp

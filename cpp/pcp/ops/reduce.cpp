@@ -1,0 +1,181 @@
+// Reductions: sum, max, min, argmax, argmin as primitives; mean, var, logsumexp composed.
+#include <algorithm>
+#include <cmath>
+
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/core/error.h"
+#include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
+
+namespace pcp {
+namespace {
+
+using cpu::ReduceOp;
+
+const char* reduce_name(ReduceOp op) {
+  static const char* names[] = {"sum", "max", "min", "argmax", "argmin"};
+  return names[int(op)];
+}
+
+std::vector<int> resolve_axes(const Tensor& x, const Axes& axes, const char* op) {
+  std::vector<int> out;
+  if (!axes) {
+    for (int i = 0; i < x.ndim(); ++i) out.push_back(i);
+    return out;
+  }
+  return normalize_axes(*axes, x.ndim(), op);
+}
+
+Shape reduced_shape(const Shape& s, const std::vector<int>& axes, bool keepdims) {
+  Shape out;
+  for (int i = 0; i < int(s.size()); ++i) {
+    bool r = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (!r) out.push_back(s[i]);
+    else if (keepdims) out.push_back(1);
+  }
+  return out;
+}
+
+// g reshaped to keepdims form and broadcast back to the input's shape.
+Tensor expand_back(const Tensor& g, const Shape& in_shape, const std::vector<int>& axes) {
+  return broadcast_to(reshape(g, reduced_shape(in_shape, axes, true)), in_shape);
+}
+
+class Reduce : public Primitive {
+ public:
+  Reduce(ReduceOp op, std::vector<int> axes, bool keepdims) : op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
+  const char* name() const override { return reduce_name(op_); }
+
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& x = in[0];
+    Shape out_shape = reduced_shape(x.shape(), axes_, keepdims_);
+    DType out_dt = (op_ == ReduceOp::ArgMax || op_ == ReduceOp::ArgMin) ? DType::Int64 : x.dtype();
+    Tensor out = Tensor::empty(out_shape, out_dt);
+    int64_t R = 1;
+    for (int a : axes_) R *= x.shape()[a];
+    if (R == 0) {
+      if (op_ != ReduceOp::Sum)
+        fail<ValueError>(name(), ": zero-size reduction over axes of shape ", shape_str(x.shape()),
+                         " has no identity");
+      cpu::cast_copy(zeros({}, out_dt), out);
+      return out;
+    }
+    // View x as (O, R, I): directly when the reduced axes are adjacent and x is contiguous,
+    // else by moving the reduced axes last and copying.
+    bool adjacent = axes_.empty() || axes_.back() - axes_.front() + 1 == int(axes_.size());
+    Tensor src = x;
+    int64_t O = 1, I = 1;
+    if (adjacent && x.is_contiguous()) {
+      for (int i = 0; i < (axes_.empty() ? x.ndim() : axes_.front()); ++i) O *= x.shape()[i];
+      for (int i = axes_.empty() ? x.ndim() : axes_.back() + 1; i < x.ndim(); ++i) I *= x.shape()[i];
+    } else {
+      std::vector<int64_t> perm;
+      for (int i = 0; i < x.ndim(); ++i)
+        if (std::find(axes_.begin(), axes_.end(), i) == axes_.end()) perm.push_back(i);
+      for (int a : axes_) perm.push_back(a);
+      NoGradGuard no_grad;
+      src = copy(permute(x, perm));
+      O = x.numel() / R;
+    }
+    cpu::reduce(op_, src, O, R, I, out);
+    return out;
+  }
+
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
+                          const std::vector<bool>&) override {
+    const Tensor& x = in[0];
+    if (op_ == ReduceOp::Sum) return {expand_back(g, x.shape(), axes_)};
+    // max/min: the gradient goes to the extreme elements, split evenly between ties.
+    Tensor mask = astype(eq(x, expand_back(y, x.shape(), axes_)), g.dtype());
+    std::vector<int64_t> ax(axes_.begin(), axes_.end());
+    Tensor count = sum(mask, ax, true);
+    return {mul(div(mask, count), expand_back(g, x.shape(), axes_))};
+  }
+
+ private:
+  ReduceOp op_;
+  std::vector<int> axes_;
+  bool keepdims_;
+};
+
+Tensor reduce(ReduceOp op, const Tensor& x, const Axes& axes, bool keepdims) {
+  const char* name = reduce_name(op);
+  if (!x.defined()) fail<ValueError>(name, ": got an undefined tensor");
+  std::vector<int> ax = resolve_axes(x, axes, name);
+  Tensor src = x;
+  if (op == ReduceOp::Sum && !is_floating(x.dtype())) src = astype(x, DType::Int64);
+  return pcp::apply<Reduce>({src}, op, ax, keepdims);
+}
+
+int64_t count_of(const Tensor& x, const std::vector<int>& axes) {
+  int64_t n = 1;
+  for (int a : axes) n *= x.shape()[a];
+  return n;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Sum, x, axes, keepdims); }
+Tensor max(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Max, x, axes, keepdims); }
+Tensor min(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Min, x, axes, keepdims); }
+
+Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
+  if (!x.defined()) fail<ValueError>("mean: got an undefined tensor");
+  Tensor xf = astype(x, to_floating(x.dtype()));
+  int64_t n = count_of(xf, resolve_axes(xf, axes, "mean"));
+  return div(sum(xf, axes, keepdims), weak_scalar(double(n)));
+}
+
+Tensor var(const Tensor& x, const Axes& axes, int64_t ddof, bool keepdims) {
+  if (!x.defined()) fail<ValueError>("var: got an undefined tensor");
+  Tensor xf = astype(x, to_floating(x.dtype()));
+  int64_t n = count_of(xf, resolve_axes(xf, axes, "var"));
+  Tensor d = sub(xf, mean(xf, axes, true));
+  return div(sum(square(d), axes, keepdims), weak_scalar(double(std::max<int64_t>(n - ddof, 0))));
+}
+
+Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
+  if (!x.defined()) fail<ValueError>("logsumexp: got an undefined tensor");
+  Tensor xf = astype(x, to_floating(x.dtype()));
+  // Shift by the (constant) max for stability; rows that are all -inf shift by 0.
+  Tensor m = max(xf, axes, true).detach();
+  m = where(eq(m, weak_scalar(-INFINITY)), weak_scalar(0.0), m);
+  Tensor r = add(log(sum(exp(sub(xf, m)), axes, true)), m);
+  if (keepdims) return r;
+  return reshape(r, reduced_shape(xf.shape(), resolve_axes(xf, axes, "logsumexp"), false));
+}
+
+Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  if (!x.defined()) fail<ValueError>("argmax: got an undefined tensor");
+  if (!axis) {
+    Tensor r = reduce(ReduceOp::ArgMax, reshape(x, {-1}), std::vector<int64_t>{0}, false);
+    return keepdims ? reshape(r, Shape(x.ndim(), 1)) : r;
+  }
+  return reduce(ReduceOp::ArgMax, x, std::vector<int64_t>{*axis}, keepdims);
+}
+
+Tensor argmin(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  if (!x.defined()) fail<ValueError>("argmin: got an undefined tensor");
+  if (!axis) {
+    Tensor r = reduce(ReduceOp::ArgMin, reshape(x, {-1}), std::vector<int64_t>{0}, false);
+    return keepdims ? reshape(r, Shape(x.ndim(), 1)) : r;
+  }
+  return reduce(ReduceOp::ArgMin, x, std::vector<int64_t>{*axis}, keepdims);
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  int lead = x.ndim() - int(shape.size());
+  if (lead < 0) fail<ValueError>("sum_to: cannot reduce shape ", shape_str(x.shape()), " to ", shape_str(shape));
+  std::vector<int64_t> axes;
+  for (int i = 0; i < x.ndim(); ++i) {
+    if (i < lead) axes.push_back(i);
+    else if (shape[i - lead] == 1 && x.shape()[i] != 1) axes.push_back(i);
+    else if (shape[i - lead] != x.shape()[i])
+      fail<ValueError>("sum_to: cannot reduce shape ", shape_str(x.shape()), " to ", shape_str(shape));
+  }
+  return reshape(sum(x, axes, true), shape);
+}
+
+}  // namespace pcp

@@ -1,0 +1,409 @@
+// Shape ops. reshape, permute, broadcast_to and slice are views (shared storage);
+// concatenate copies. squeeze, unsqueeze, transpose, stack, split, tril, triu compose them.
+#include <algorithm>
+
+#include "pcp/autograd/grad_mode.h"
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/core/error.h"
+#include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
+
+namespace pcp {
+namespace {
+
+// Strides for viewing (shape, strides) as new_shape without copying, if possible (NumPy's rule).
+std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, const Shape& new_shape) {
+  if (numel(new_shape) == 0) return contiguous_strides(new_shape);
+  Shape os;
+  Strides ost;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1) { os.push_back(shape[i]); ost.push_back(strides[i]); }
+  Strides out(new_shape.size(), 0);
+  size_t oi = 0, ni = 0;
+  const size_t on = os.size(), nn = new_shape.size();
+  while (ni < nn && oi < on) {
+    if (new_shape[ni] == 1) { out[ni] = 1; ++ni; continue; }
+    size_t oj = oi + 1, nj = ni + 1;
+    int64_t op = os[oi], np = new_shape[ni];
+    while (op != np) {
+      if (np < op) { np *= new_shape[nj++]; }
+      else { op *= os[oj++]; }
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (ost[k] != ost[k + 1] * os[k + 1]) return std::nullopt;
+    out[nj - 1] = ost[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k) out[k - 1] = out[k] * new_shape[k];
+    oi = oj;
+    ni = nj;
+  }
+  for (; ni < nn; ++ni) out[ni] = 1;  // trailing ones
+  return out;
+}
+
+class Reshape : public Primitive {
+ public:
+  explicit Reshape(Shape shape) : shape_(std::move(shape)) {}
+  const char* name() const override { return "reshape"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& x = in[0];
+    if (auto st = view_strides(x.shape(), x.strides(), shape_)) return x.alias(shape_, *st, x.offset());
+    Tensor c = Tensor::empty(x.shape(), x.dtype());
+    cpu::cast_copy(x, c);
+    return c.alias(shape_, contiguous_strides(shape_), 0);
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {reshape(g, in[0].shape())};
+  }
+
+ private:
+  Shape shape_;
+};
+
+class Permute : public Primitive {
+ public:
+  explicit Permute(std::vector<int> perm) : perm_(std::move(perm)) {}
+  const char* name() const override { return "permute"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& x = in[0];
+    Shape s(perm_.size());
+    Strides st(perm_.size());
+    for (size_t i = 0; i < perm_.size(); ++i) {
+      s[i] = x.shape()[perm_[i]];
+      st[i] = x.strides()[perm_[i]];
+    }
+    return x.alias(s, st, x.offset());
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    std::vector<int64_t> inv(perm_.size());
+    for (size_t i = 0; i < perm_.size(); ++i) inv[perm_[i]] = int64_t(i);
+    return {permute(g, inv)};
+  }
+
+ private:
+  std::vector<int> perm_;
+};
+
+class BroadcastTo : public Primitive {
+ public:
+  explicit BroadcastTo(Shape shape) : shape_(std::move(shape)) {}
+  const char* name() const override { return "broadcast_to"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    return in[0].alias(shape_, cpu::broadcast_strides(in[0], shape_), in[0].offset());
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {sum_to(g, in[0].shape())};
+  }
+
+ private:
+  Shape shape_;
+};
+
+// Zeros of `shape` with `g` written into the slice [start : start+len*step : step] of `axis`.
+class SliceScatter : public Primitive {
+ public:
+  SliceScatter(Shape shape, int axis, int64_t start, int64_t step)
+      : shape_(std::move(shape)), axis_(axis), start_(start), step_(step) {}
+  const char* name() const override { return "slice_scatter"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor out = zeros(shape_, in[0].dtype());
+    Strides st = out.strides();
+    int64_t off = start_ * st[axis_];
+    st[axis_] *= step_;
+    cpu::cast_copy(in[0], out.alias(in[0].shape(), st, off));
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    int64_t len = in[0].shape()[axis_];
+    return {slice(g, axis_, start_, start_ + len * step_, step_)};
+  }
+
+ private:
+  Shape shape_;
+  int axis_;
+  int64_t start_, step_;
+};
+
+class Slice : public Primitive {
+ public:
+  Slice(int axis, int64_t start, int64_t len, int64_t step) : axis_(axis), start_(start), len_(len), step_(step) {}
+  const char* name() const override { return "slice"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& x = in[0];
+    Shape s = x.shape();
+    Strides st = x.strides();
+    int64_t off = x.offset() + (len_ > 0 ? start_ * st[axis_] : 0);
+    s[axis_] = len_;
+    st[axis_] *= step_;
+    return x.alias(s, st, off);
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {pcp::apply<SliceScatter>({g}, in[0].shape(), axis_, start_, step_)};
+  }
+
+ private:
+  int axis_;
+  int64_t start_, len_, step_;
+};
+
+class Concat : public Primitive {
+ public:
+  explicit Concat(int axis) : axis_(axis) {}
+  const char* name() const override { return "concatenate"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Shape s = in[0].shape();
+    s[axis_] = 0;
+    for (const Tensor& t : in) s[axis_] += t.shape()[axis_];
+    Tensor out = Tensor::empty(s, in[0].dtype());
+    int64_t pos = 0;
+    for (const Tensor& t : in) {
+      cpu::cast_copy(t, out.alias(t.shape(), out.strides(), pos * out.strides()[axis_]));
+      pos += t.shape()[axis_];
+    }
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>& needs) override {
+    std::vector<Tensor> out;
+    int64_t pos = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      int64_t n = in[i].shape()[axis_];
+      out.push_back(needs[i] ? slice(g, axis_, pos, pos + n, 1) : Tensor());
+      pos += n;
+    }
+    return out;
+  }
+
+ private:
+  int axis_;
+};
+
+void check_defined(const Tensor& t, const char* op) {
+  if (!t.defined()) fail<ValueError>(op, ": got an undefined tensor");
+}
+
+}  // namespace
+
+Tensor reshape(const Tensor& x, const Shape& shape_in) {
+  check_defined(x, "reshape");
+  Shape shape = shape_in;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer >= 0) fail<ValueError>("reshape: only one dimension can be -1, got ", shape_str(shape_in));
+      infer = int(i);
+    } else if (shape[i] < 0) {
+      fail<ValueError>("reshape: invalid dimension ", shape[i], " in ", shape_str(shape_in));
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.numel() % known != 0)
+      fail<ValueError>("reshape: cannot reshape tensor of shape ", shape_str(x.shape()), " (", x.numel(),
+                       " elements) into ", shape_str(shape_in));
+    shape[infer] = x.numel() / known;
+  }
+  if (numel(shape) != x.numel())
+    fail<ValueError>("reshape: cannot reshape tensor of shape ", shape_str(x.shape()), " (", x.numel(),
+                     " elements) into shape ", shape_str(shape_in), " (", numel(shape), " elements)");
+  if (shape == x.shape()) return x;
+  return pcp::apply<Reshape>({x}, shape);
+}
+
+Tensor flatten(const Tensor& x, int64_t start_axis, int64_t end_axis) {
+  check_defined(x, "flatten");
+  if (x.ndim() == 0) return reshape(x, {1});
+  int s = normalize_axis(start_axis, x.ndim(), "flatten"), e = normalize_axis(end_axis, x.ndim(), "flatten");
+  if (s > e) fail<ValueError>("flatten: start_axis ", start_axis, " comes after end_axis ", end_axis);
+  Shape shape(x.shape().begin(), x.shape().begin() + s);
+  int64_t n = 1;
+  for (int i = s; i <= e; ++i) n *= x.shape()[i];
+  shape.push_back(n);
+  shape.insert(shape.end(), x.shape().begin() + e + 1, x.shape().end());
+  return reshape(x, shape);
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& axes) {
+  check_defined(x, "permute");
+  if (int(axes.size()) != x.ndim())
+    fail<ValueError>("permute: axes of length ", axes.size(), " do not match a tensor of ", x.ndim(),
+                     " dimensions (shape ", shape_str(x.shape()), ")");
+  std::vector<int> perm;
+  std::vector<bool> seen(x.ndim(), false);
+  for (int64_t a : axes) {
+    int n = normalize_axis(a, x.ndim(), "permute");
+    if (seen[n]) fail<ValueError>("permute: axis ", a, " repeated in the permutation");
+    seen[n] = true;
+    perm.push_back(n);
+  }
+  bool identity = true;
+  for (int i = 0; i < int(perm.size()); ++i) identity = identity && perm[i] == i;
+  if (identity) return x;
+  return pcp::apply<Permute>({x}, perm);
+}
+
+Tensor transpose(const Tensor& x, std::optional<std::vector<int64_t>> axes) {
+  check_defined(x, "transpose");
+  if (axes) return permute(x, *axes);
+  std::vector<int64_t> rev;
+  for (int i = x.ndim() - 1; i >= 0; --i) rev.push_back(i);
+  return permute(x, rev);
+}
+
+Tensor swapaxes(const Tensor& x, int64_t a, int64_t b) {
+  check_defined(x, "swapaxes");
+  int ia = normalize_axis(a, x.ndim(), "swapaxes"), ib = normalize_axis(b, x.ndim(), "swapaxes");
+  std::vector<int64_t> perm;
+  for (int i = 0; i < x.ndim(); ++i) perm.push_back(i);
+  std::swap(perm[ia], perm[ib]);
+  return permute(x, perm);
+}
+
+Tensor squeeze(const Tensor& x, const Axes& axes) {
+  check_defined(x, "squeeze");
+  Shape shape;
+  if (!axes) {
+    for (int64_t d : x.shape())
+      if (d != 1) shape.push_back(d);
+  } else {
+    std::vector<int> ax = normalize_axes(*axes, x.ndim(), "squeeze");
+    for (int a : ax)
+      if (x.shape()[a] != 1)
+        fail<ValueError>("squeeze: cannot squeeze axis ", a, " of size ", x.shape()[a], " in shape ",
+                         shape_str(x.shape()), " (only size-1 axes can be squeezed)");
+    for (int i = 0; i < x.ndim(); ++i)
+      if (std::find(ax.begin(), ax.end(), i) == ax.end()) shape.push_back(x.shape()[i]);
+  }
+  return reshape(x, shape);
+}
+
+Tensor unsqueeze(const Tensor& x, int64_t axis) {
+  check_defined(x, "unsqueeze");
+  int a = normalize_axis(axis, x.ndim() + 1, "unsqueeze");
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + a, 1);
+  return reshape(x, shape);
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  check_defined(x, "broadcast_to");
+  if (x.shape() == shape) return x;
+  bool ok = shape.size() >= size_t(x.ndim());
+  for (int i = 0; ok && i < x.ndim(); ++i) {
+    int64_t d = x.shape()[i], t = shape[shape.size() - x.ndim() + i];
+    ok = d == t || d == 1;
+  }
+  for (int64_t d : shape) ok = ok && d >= 0;
+  if (!ok)
+    fail<ValueError>("broadcast_to: cannot broadcast shape ", shape_str(x.shape()), " to ", shape_str(shape));
+  return pcp::apply<BroadcastTo>({x}, shape);
+}
+
+Tensor contiguous(const Tensor& x) {
+  check_defined(x, "contiguous");
+  return x.is_contiguous() ? x : copy(x);
+}
+
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t step) {
+  check_defined(x, "slice");
+  int a = normalize_axis(axis, x.ndim(), "slice");
+  if (step == 0) fail<ValueError>("slice: step cannot be zero");
+  int64_t n = x.shape()[a];
+  // Python slice semantics: clamp, then count.
+  auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+  if (step > 0) {
+    start = clampi(start < 0 ? start + n : start, 0, n);
+    stop = clampi(stop < 0 ? stop + n : stop, 0, n);
+  } else {
+    start = clampi(start < 0 ? start + n : start, -1, n - 1);
+    stop = clampi(stop < 0 ? stop + n : stop, -1, n - 1);
+  }
+  int64_t len = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
+                         : std::max<int64_t>(0, (start - stop - step - 1) / (-step));
+  if (len == n && step == 1) return x;
+  return pcp::apply<Slice>({x}, a, start, len, step);
+}
+
+Tensor concatenate(const std::vector<Tensor>& xs, int64_t axis) {
+  if (xs.empty()) fail<ValueError>("concatenate: need at least one tensor");
+  for (const Tensor& t : xs) check_defined(t, "concatenate");
+  const Tensor& first = xs[0];
+  if (first.ndim() == 0) fail<ValueError>("concatenate: zero-dimensional tensors cannot be concatenated");
+  int a = normalize_axis(axis, first.ndim(), "concatenate");
+  DType dt = first.dtype();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& t = xs[i];
+    bool ok = t.ndim() == first.ndim();
+    for (int d = 0; ok && d < t.ndim(); ++d) ok = d == a || t.shape()[d] == first.shape()[d];
+    if (!ok)
+      fail<ValueError>("concatenate: tensor ", i, " has shape ", shape_str(t.shape()), " but tensor 0 has shape ",
+                       shape_str(first.shape()), "; all dimensions except axis ", a, " must match");
+    dt = promote_types(dt, t.dtype());
+  }
+  if (xs.size() == 1) return xs[0];
+  std::vector<Tensor> ins;
+  for (const Tensor& t : xs) ins.push_back(astype(t, dt));
+  return pcp::apply<Concat>(ins, a);
+}
+
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
+  if (xs.empty()) fail<ValueError>("stack: need at least one tensor");
+  for (const Tensor& t : xs) check_defined(t, "stack");
+  for (size_t i = 1; i < xs.size(); ++i)
+    if (xs[i].shape() != xs[0].shape())
+      fail<ValueError>("stack: all tensors must have the same shape, got ", shape_str(xs[0].shape()), " and ",
+                       shape_str(xs[i].shape()), " (tensor ", i, ")");
+  int a = normalize_axis(axis, xs[0].ndim() + 1, "stack");
+  std::vector<Tensor> ex;
+  for (const Tensor& t : xs) ex.push_back(unsqueeze(t, a));
+  if (ex.size() == 1) return ex[0];
+  return concatenate(ex, a);
+}
+
+std::vector<Tensor> split_at(const Tensor& x, const std::vector<int64_t>& indices, int64_t axis) {
+  check_defined(x, "split");
+  int a = normalize_axis(axis, x.ndim(), "split");
+  std::vector<Tensor> out;
+  int64_t prev = 0, n = x.shape()[a];
+  for (int64_t idx : indices) {
+    int64_t i = std::min(std::max<int64_t>(idx < 0 ? idx + n : idx, 0), n);
+    out.push_back(slice(x, a, prev, std::max(i, prev), 1));
+    prev = std::max(i, prev);
+  }
+  out.push_back(slice(x, a, prev, n, 1));
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t sections, int64_t axis) {
+  check_defined(x, "split");
+  int a = normalize_axis(axis, x.ndim(), "split");
+  if (sections <= 0) fail<ValueError>("split: number of sections must be positive, got ", sections);
+  int64_t n = x.shape()[a];
+  if (n % sections != 0)
+    fail<ValueError>("split: axis ", a, " of size ", n, " does not divide into ", sections, " equal sections");
+  std::vector<int64_t> idx;
+  for (int64_t i = 1; i < sections; ++i) idx.push_back(i * (n / sections));
+  return split_at(x, idx, a);
+}
+
+static Tensor triangle(const Tensor& x, int64_t k, bool lower, const char* op) {
+  check_defined(x, op);
+  if (x.ndim() < 2) fail<ValueError>(op, ": expected a tensor of at least 2 dimensions, got shape ", shape_str(x.shape()));
+  int64_t n = x.shape()[x.ndim() - 2], m = x.shape()[x.ndim() - 1];
+  Tensor rows = reshape(arange(0, double(n), 1, DType::Int64), {n, 1});
+  Tensor cols = reshape(arange(0, double(m), 1, DType::Int64), {1, m});
+  Tensor diff = sub(cols, rows);  // j - i
+  Tensor mask = lower ? le(diff, weak_scalar_int(k)) : ge(diff, weak_scalar_int(k));
+  return where(mask, x, zeros({}, x.dtype()));
+}
+
+Tensor tril(const Tensor& x, int64_t k) { return triangle(x, k, true, "tril"); }
+Tensor triu(const Tensor& x, int64_t k) { return triangle(x, k, false, "triu"); }
+
+}  // namespace pcp

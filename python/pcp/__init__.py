@@ -1,0 +1,41 @@
+"""PCP: a tensor framework with automatic differentiation.
+
+The native core (``pcp._core``) holds tensors, kernels and autodiff; this package re-exports it
+and adds the Python conveniences: ``tensor``, ``no_grad``, ``grad`` and ``value_and_grad``.
+"""
+from . import _core
+from ._core import (  # noqa: F401
+    DType, Tensor,
+    # creation
+    zeros, ones, full, zeros_like, ones_like, arange, eye, rand, randn, randint, asarray, copy,
+    from_numpy, from_dlpack,
+    # elementwise
+    neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, gelu, silu, square, sign, erf,
+    add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge,
+    logical_and, logical_or, logical_not, where, clip, astype,
+    # reductions
+    sum, mean, max, min, argmax, argmin, var, logsumexp, sum_to,
+    # linear algebra and shapes
+    matmul, reshape, flatten, transpose, permute, swapaxes, squeeze, unsqueeze, expand_dims,
+    broadcast_to, contiguous, concatenate, stack, split, tril, triu,
+    # indexing
+    take, embedding, one_hot,
+    # neural network
+    softmax, log_softmax, layer_norm, cross_entropy, dropout, scaled_dot_product_attention,
+    # runtime
+    memory_stats, reset_peak_memory_stats, clear_cache, set_num_threads, get_num_threads, cpu_features,
+    is_grad_enabled, set_grad_enabled,
+)
+from . import random  # noqa: F401
+from ._autograd import no_grad, enable_grad, grad, value_and_grad  # noqa: F401
+from ._tensor import tensor, devices, device  # noqa: F401
+
+bool_ = DType.bool
+int32 = DType.int32
+int64 = DType.int64
+float16 = DType.float16
+bfloat16 = DType.bfloat16
+float32 = DType.float32
+float64 = DType.float64
+
+__version__ = "0.1.0"

@@ -1,0 +1,115 @@
+"""Grad-mode context managers and the function transforms grad / value_and_grad."""
+import functools
+
+from . import _core
+from ._core import Tensor
+
+
+class no_grad:
+    """Context manager and decorator: operations inside record no graph."""
+
+    _enabled = False
+
+    def __enter__(self):
+        self._prev = _core.is_grad_enabled()
+        _core.set_grad_enabled(self._enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _core.set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class enable_grad(no_grad):
+    """Context manager and decorator: turns graph recording back on."""
+
+    _enabled = True
+
+
+def _flatten(tree):
+    """Tensors of a pytree (tensor, or tuple/list/dict nesting of them) and a rebuild function."""
+    if isinstance(tree, Tensor):
+        return [tree], lambda leaves: leaves[0]
+    if isinstance(tree, (tuple, list)):
+        parts = [_flatten(t) for t in tree]
+        sizes = [len(p[0]) for p in parts]
+
+        def rebuild(leaves):
+            out, i = [], 0
+            for (_, rb), n in zip(parts, sizes):
+                out.append(rb(leaves[i:i + n]))
+                i += n
+            return type(tree)(out)
+        return [l for p in parts for l in p[0]], rebuild
+    if isinstance(tree, dict):
+        keys = list(tree.keys())
+        leaves, rebuild_vals = _flatten([tree[k] for k in keys])
+        return leaves, lambda ls: dict(zip(keys, rebuild_vals(ls)))
+    raise TypeError(f"grad: arguments must be Tensors or tuples/lists/dicts of Tensors, got {type(tree).__name__}")
+
+
+def value_and_grad(fn, argnums=0):
+    """Returns a function computing (fn(*args), d fn / d args[argnums]).
+
+    fn must return a one-element Tensor. argnums is an int or a tuple of ints; each selected
+    argument may be a Tensor or a tuple/list/dict of Tensors, and its gradient has the same structure.
+    """
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for n in nums:
+            if not -len(args) <= n < len(args):
+                raise ValueError(f"grad: argnums {n} is out of range for {len(args)} positional arguments")
+        args = list(args)
+        structures = []
+        wrt = []
+        for n in nums:
+            leaves, rebuild = _flatten(args[n])
+            fresh = []
+            for leaf in leaves:
+                if not leaf.dtype.is_floating_point:
+                    raise TypeError(f"grad: can only differentiate with respect to floating-point tensors, got {leaf.dtype}")
+                t = leaf.detach()
+                t.requires_grad = True
+                fresh.append(t)
+            args[n] = rebuild(fresh)
+            structures.append((rebuild, len(fresh)))
+            wrt.extend(fresh)
+        with enable_grad():
+            out = fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"grad: the function must return a Tensor, got {type(out).__name__}")
+        if out.size != 1:
+            raise ValueError(f"grad: the function must return a one-element tensor (a scalar loss), got shape {out.shape}")
+        if out.requires_grad:
+            grads = _core.autograd_grad(out, wrt)
+        else:
+            grads = [_core.zeros_like(w) for w in wrt]
+        result, i = [], 0
+        for rebuild, n in structures:
+            result.append(rebuild(grads[i:i + n]))
+            i += n
+        g = result[0] if single else tuple(result)
+        return out.detach(), g
+
+    return wrapper
+
+
+def grad(fn, argnums=0):
+    """Returns a function computing the gradient of fn with respect to args[argnums] (see value_and_grad)."""
+    vg = value_and_grad(fn, argnums)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return vg(*args, **kwargs)[1]
+
+    return wrapper
