@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every PCP test on a fresh Debian machine: installs what the tests need, installs PCP
+# with `pip install .`, runs the GoogleTest suite under AddressSanitizer + LeakSanitizer,
+# then the pytest suite against the installed package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+if [ ! -f /usr/include/gtest/gtest.h ]; then
+  echo "== installing GoogleTest (libgtest-dev)"
+  SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libgtest-dev >/dev/null
+fi
+
+echo "== installing Python test dependencies"
+$PY -m pip install -q --disable-pip-version-check numpy pytest hypothesis cmake ninja
+# PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
+$PY -m pip install -q --disable-pip-version-check torch==2.13.0 2>/dev/null \
+  || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"
+
+echo "== pip install ."
+$PY -m pip install -q --disable-pip-version-check .
+
+echo "== C++ tests (GoogleTest, AddressSanitizer + LeakSanitizer)"
+cmake -S . -B build/asan -G Ninja -DPCP_BUILD_PYTHON=OFF -DPCP_BUILD_TESTS=ON -DPCP_SANITIZE=ON \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+cmake --build build/asan -j "$(nproc)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./build/asan/pcp_tests --gtest_brief=1
+
+echo "== Python tests"
+$PY -m pytest -q -p no:cacheprovider tests "$@"
