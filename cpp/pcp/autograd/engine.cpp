@@ -85,7 +85,14 @@ std::unordered_map<const void*, Tensor> run_backward(const Tensor& root, const T
       Tensor gd = g.detach();
       owner->grad = owner->grad ? add(Tensor(owner->grad), gd).impl_ptr() : gd.impl_ptr();
     }
-    std::vector<Tensor> in_grads = node->prim->vjp(node->inputs, node->output, g, node->needs);
+    // With create_graph, VJPs that reuse the output must see it connected to the graph:
+    // the live output tensor if it still exists, else the op applied again.
+    Tensor output = node->output;
+    if (create_graph) {
+      if (auto owner = node->owner.lock()) output = Tensor(owner);
+      else output = apply(node->prim, node->inputs);
+    }
+    std::vector<Tensor> in_grads = node->prim->vjp(node->inputs, output, g, node->needs);
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       if (!node->needs[i] || i >= in_grads.size() || !in_grads[i].defined()) continue;
       const Tensor& in = node->inputs[i];

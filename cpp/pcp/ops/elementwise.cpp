@@ -102,7 +102,8 @@ class Binary : public Primitive {
         return {needs[0] ? div(g, b) : Tensor(), needs[1] ? neg(div(mul(g, y), b)) : Tensor()};
       case BinaryOp::Pow: {
         Tensor ga, gb;
-        if (needs[0]) ga = mul(g, mul(b, pow(a, sub(b, S(1)))));
+        // d/da a^b = b a^(b-1); zero where b == 0 (a^0 is constant, even at a == 0).
+        if (needs[0]) ga = where(eq(b, S(0)), S(0), mul(g, mul(b, pow(a, sub(b, S(1))))));
         // d/db a^b = a^b log a; zero where a == 0 and b >= 0 (as PyTorch).
         if (needs[1]) gb = where(logical_and(eq(a, S(0)), ge(b, S(0))), S(0), mul(g, mul(y, log(a))));
         return {ga, gb};

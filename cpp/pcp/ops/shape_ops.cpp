@@ -101,31 +101,8 @@ class BroadcastTo : public Primitive {
   Shape shape_;
 };
 
-// Zeros of `shape` with `g` written into the slice [start : start+len*step : step] of `axis`.
-class SliceScatter : public Primitive {
- public:
-  SliceScatter(Shape shape, int axis, int64_t start, int64_t step)
-      : shape_(std::move(shape)), axis_(axis), start_(start), step_(step) {}
-  const char* name() const override { return "slice_scatter"; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = zeros(shape_, in[0].dtype());
-    Strides st = out.strides();
-    int64_t off = start_ * st[axis_];
-    st[axis_] *= step_;
-    cpu::cast_copy(in[0], out.alias(in[0].shape(), st, off));
-    return out;
-  }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
-                          const std::vector<bool>&) override {
-    int64_t len = in[0].shape()[axis_];
-    return {slice(g, axis_, start_, start_ + len * step_, step_)};
-  }
-
- private:
-  Shape shape_;
-  int axis_;
-  int64_t start_, step_;
-};
+class SliceScatter;
+Tensor slice_scatter(const Tensor& g, const Shape& shape, int axis, int64_t start, int64_t step);
 
 class Slice : public Primitive {
  public:
@@ -142,13 +119,44 @@ class Slice : public Primitive {
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
                           const std::vector<bool>&) override {
-    return {pcp::apply<SliceScatter>({g}, in[0].shape(), axis_, start_, step_)};
+    return {slice_scatter(g, in[0].shape(), axis_, start_, step_)};
   }
 
  private:
   int axis_;
   int64_t start_, len_, step_;
 };
+
+// Zeros of `shape` with `g` written into the slice [start : start+len*step : step] of `axis`.
+class SliceScatter : public Primitive {
+ public:
+  SliceScatter(Shape shape, int axis, int64_t start, int64_t step)
+      : shape_(std::move(shape)), axis_(axis), start_(start), step_(step) {}
+  const char* name() const override { return "slice_scatter"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    Tensor out = zeros(shape_, in[0].dtype());
+    Strides st = out.strides();
+    int64_t off = start_ * st[axis_];
+    st[axis_] *= step_;
+    cpu::cast_copy(in[0], out.alias(in[0].shape(), st, off));
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    // The Slice primitive directly: start + len*step may be -1 for negative steps,
+    // which slice() would read as "the last element".
+    return {pcp::apply<Slice>({g}, axis_, start_, in[0].shape()[axis_], step_)};
+  }
+
+ private:
+  Shape shape_;
+  int axis_;
+  int64_t start_, step_;
+};
+
+Tensor slice_scatter(const Tensor& g, const Shape& shape, int axis, int64_t start, int64_t step) {
+  return pcp::apply<SliceScatter>({g}, shape, axis, start, step);
+}
 
 class Concat : public Primitive {
  public:
