@@ -118,11 +118,14 @@ Tensor rand(const Shape& shape, DType dtype) {
   uint64_t start = g.reserve(uint64_t(n + 3) / 4);
   Tensor buf = Tensor::empty(shape, DType::Float32);
   float* p = buf.data<float>();
+  // As many random bits as the target's mantissa holds, so the cast cannot round up to 1.0.
+  const int bits = dtype == DType::Float16 ? 11 : dtype == DType::BFloat16 ? 8 : 24;
+  const float scale = std::ldexp(1.0f, -bits);
   parallel_for((n + 3) / 4, 4096, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       uint32_t w[4];
       Philox::generate(key, 0, start + uint64_t(c), w);
-      for (int j = 0; j < 4 && c * 4 + j < n; ++j) p[c * 4 + j] = uint_to_unit_float(w[j]);
+      for (int j = 0; j < 4 && c * 4 + j < n; ++j) p[c * 4 + j] = float(w[j] >> (32 - bits)) * scale;
     }
   });
   return astype(buf, dtype);

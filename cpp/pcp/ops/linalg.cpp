@@ -97,7 +97,14 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     fail<ValueError>("matmul: shapes ", shape_str(a_in.shape()), " and ", shape_str(b_in.shape()),
                      " do not align: ", ka, " != ", kb);
   Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(ba, bb, "matmul");
+  Shape batch;
+  try {
+    batch = broadcast_shapes(ba, bb, "matmul");
+  } catch (const ValueError&) {
+    fail<ValueError>("matmul: batch dimensions of shapes ", shape_str(a_in.shape()), " and ",
+                     shape_str(b_in.shape()), " cannot be broadcast together (", shape_str(ba), " vs ",
+                     shape_str(bb), ")");
+  }
   Tensor out = pcp::apply<Matmul>({astype(a, dt), astype(b, dt)}, batch);
   if (a_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-2});
   if (b_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-1});

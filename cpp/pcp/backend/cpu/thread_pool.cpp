@@ -37,7 +37,7 @@ class ThreadPool {
   }
 
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-    int64_t max_chunks = (n + grain - 1) / std::max<int64_t>(grain, 1);
+    int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));  // each chunk >= grain
     int64_t chunks = std::min<int64_t>(size(), max_chunks);
     if (chunks <= 1 || t_in_parallel) {
       fn(0, n);
