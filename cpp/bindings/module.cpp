@@ -28,7 +28,8 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
-  py::enum_<DType>(m, "DType", "Element type of a tensor")
+  py::enum_<DType> dtype_cls(m, "DType", "Element type of a tensor");
+  dtype_cls
       .value("bool", DType::Bool)
       .value("int32", DType::Int32)
       .value("int64", DType::Int64)
@@ -37,9 +38,12 @@ PYBIND11_MODULE(_core, m) {
       .value("float32", DType::Float32)
       .value("float64", DType::Float64)
       .def_property_readonly("itemsize", [](DType d) { return itemsize(d); })
-      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); })
-      .def("__repr__", [](DType d) { return std::string("pcp.") + dtype_name(d); })
-      .def("__str__", [](DType d) { return std::string(dtype_name(d)); });
+      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); });
+  // Replace (not overload) pybind11's enum repr/str: pcp.float32 prints as pcp.float32.
+  py::setattr(dtype_cls, "__repr__", py::cpp_function([](DType d) { return std::string("pcp.") + dtype_name(d); },
+                                                      py::is_method(dtype_cls)));
+  py::setattr(dtype_cls, "__str__", py::cpp_function([](DType d) { return std::string(dtype_name(d)); },
+                                                     py::is_method(dtype_cls)));
 
   bind_tensor(m);
   bind_ops(m);

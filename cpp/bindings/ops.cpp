@@ -17,7 +17,7 @@ void bind_ops(py::module_& m) {
   m.def("full", [=](py::object shape, py::object value, py::object dtype) {
     Tensor v = to_tensor(value, "full");
     DType d = dtype.is_none() ? (v.weak() ? (is_floating(v.dtype()) ? kDefaultFloat : v.dtype()) : v.dtype()) : to_dtype(dtype);
-    Tensor out = zeros(to_shape(shape), d);
+    Tensor out = full(to_shape(shape), 0.0, d);
     index_assign(out, {}, v);
     return out;
   }, arg("shape"), arg("fill_value"), arg("dtype") = py::none());

@@ -63,8 +63,14 @@ Tensor full_int(const Shape& shape, int64_t value, DType dtype) {
   return out;
 }
 
-Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor zeros(const Shape& shape, DType dtype) {
+  check_shape(shape, "zeros");
+  return full(shape, 0.0, dtype);
+}
+Tensor ones(const Shape& shape, DType dtype) {
+  check_shape(shape, "ones");
+  return full(shape, 1.0, dtype);
+}
 Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype()); }
 Tensor ones_like(const Tensor& x) { return ones(x.shape(), x.dtype()); }
 Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }

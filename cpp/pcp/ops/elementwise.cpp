@@ -269,6 +269,8 @@ Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
 
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   check_defined(x, "clip");
+  if (lo.defined()) broadcast_shapes(x.shape(), lo.shape(), "clip");
+  if (hi.defined()) broadcast_shapes(x.shape(), hi.shape(), "clip");
   Tensor r = x;
   if (lo.defined()) r = maximum(r, lo);
   if (hi.defined()) r = minimum(r, hi);

@@ -174,39 +174,63 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
 
 Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
   if (!x.defined()) fail<ValueError>("index: got an undefined tensor");
-  // Expand boolean masks into integer tensors, and find the Ellipsis.
-  std::vector<IndexItem> items;
-  bool any_array = false;
+  // Dimensions each item consumes: a boolean mask one per mask axis (a 0-d mask none).
+  auto consumes = [](const IndexItem& it) -> int {
+    if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice) return 1;
+    if (it.kind == IndexItem::Array) return it.array.dtype() == DType::Bool ? it.array.ndim() : 1;
+    return 0;
+  };
   int ellipsis = -1, consumed = 0;
-  for (const IndexItem& it : items_in) {
-    if (it.kind == IndexItem::Ellipsis) {
+  for (size_t i = 0; i < items_in.size(); ++i) {
+    if (items_in[i].kind == IndexItem::Ellipsis) {
       if (ellipsis >= 0) fail<IndexError>("index: an index can only have a single ellipsis ('...')");
-      ellipsis = int(items.size());
+      ellipsis = int(i);
     }
-    if (it.kind == IndexItem::Array && it.array.dtype() == DType::Bool) {
-      for (Tensor& t : mask_to_indices(it.array, x.shape(), consumed)) {
-        items.push_back(IndexItem{IndexItem::Array, 0, {}, t});
-        consumed++;
-      }
-      any_array = true;
-      continue;
-    }
-    if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice || it.kind == IndexItem::Array) consumed++;
-    if (it.kind == IndexItem::Array) {
-      if (!is_integral(it.array.dtype()))
-        fail<IndexError>("index: tensors used as indices must be integer or boolean, got ", dtype_name(it.array.dtype()));
-      any_array = true;
-    }
-    items.push_back(it);
+    consumed += consumes(items_in[i]);
   }
   if (consumed > x.ndim())
     fail<IndexError>("index: too many indices for tensor of dimension ", x.ndim(), " (shape ",
                      shape_str(x.shape()), ")");
-  if (ellipsis >= 0) {
-    std::vector<IndexItem> full_items(items.begin(), items.begin() + ellipsis);
-    for (int i = 0; i < x.ndim() - consumed; ++i) full_items.push_back(IndexItem{IndexItem::Slice, 0, {}, {}});
-    full_items.insert(full_items.end(), items.begin() + ellipsis + 1, items.end());
-    items = full_items;
+  // Expand the Ellipsis into full slices, then boolean masks into integer index tensors.
+  std::vector<IndexItem> expanded;
+  for (size_t i = 0; i < items_in.size(); ++i) {
+    if (int(i) == ellipsis) {
+      for (int k = 0; k < x.ndim() - consumed; ++k) expanded.push_back(IndexItem{IndexItem::Slice, 0, {}, {}});
+    } else {
+      expanded.push_back(items_in[i]);
+    }
+  }
+  std::vector<IndexItem> items;
+  bool any_array = false;
+  int dim = 0;
+  for (const IndexItem& it : expanded) {
+    if (it.kind == IndexItem::Array && it.array.dtype() == DType::Bool && it.array.ndim() == 0) {
+      // NumPy: a 0-d mask adds an axis of length 1 (True) or 0 (False).
+      items.push_back(IndexItem{IndexItem::NewAxis, 0, {}, {}});
+      items.back().index = it.array.item_int() ? 1 : 0;
+      items.back().array = full_int({}, 0, DType::Bool);  // marks "masked new axis"
+      continue;
+    }
+    if (it.kind == IndexItem::Array && it.array.dtype() == DType::Bool) {
+      for (Tensor& t : mask_to_indices(it.array, x.shape(), dim)) items.push_back(IndexItem{IndexItem::Array, 0, {}, t});
+      dim += it.array.ndim();
+      any_array = true;
+      continue;
+    }
+    if (it.kind == IndexItem::Array) {
+      if (!is_integral(it.array.dtype())) {
+        if (it.array.numel() != 0)
+          fail<IndexError>("index: tensors used as indices must be integer or boolean, got ",
+                           dtype_name(it.array.dtype()));
+        items.push_back(IndexItem{IndexItem::Array, 0, {}, astype(it.array, DType::Int64)});  // [] indexes nothing
+      } else {
+        items.push_back(it);
+      }
+      any_array = true;
+    } else {
+      items.push_back(it);
+    }
+    dim += consumes(it);
   }
   // With integer tensors present, NumPy treats plain ints as advanced indices too.
   if (any_array)
@@ -217,12 +241,16 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
       }
   // Basic indexing as views; remember where the advanced indices sit in the result.
   Tensor y = x;
-  int dim = 0;
+  dim = 0;
   std::vector<int64_t> squeeze_axes;
   std::vector<std::pair<int, Tensor>> arrays;  // (dim in y, indices)
   for (const IndexItem& it : items) {
     switch (it.kind) {
-      case IndexItem::NewAxis: y = unsqueeze(y, dim); dim++; break;
+      case IndexItem::NewAxis:
+        y = unsqueeze(y, dim);
+        if (it.array.defined()) y = slice(y, dim, 0, it.index, 1);  // 0-d mask: keep 1 or 0
+        dim++;
+        break;
       case IndexItem::Ellipsis: break;
       case IndexItem::Slice: {
         int64_t step = it.slice.step;
@@ -249,7 +277,10 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
   }
   if (!squeeze_axes.empty()) y = squeeze(y, squeeze_axes);
   if (arrays.empty()) return y;
-  if (arrays.size() == 1) return take(y, arrays[0].second, arrays[0].first);
+  if (arrays.size() == 1) {
+    auto& [d, t] = arrays[0];
+    return pcp::apply<Take>({y, checked_indices(t, y.shape()[d], d, "index")}, d);
+  }
   // Several index tensors: broadcast them, move their dims to the front, flatten those dims
   // into one and take from it with the combined linear index.
   Shape bshape;

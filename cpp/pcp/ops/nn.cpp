@@ -234,6 +234,14 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   if (v.shape()[v.ndim() - 2] != Sk)
     fail<ValueError>(op, ": k and v must have the same sequence length, got shapes ", shape_str(k.shape()), " and ",
                      shape_str(v.shape()));
+  Shape bq(q.shape().begin(), q.shape().end() - 2), bk(k.shape().begin(), k.shape().end() - 2),
+      bv(v.shape().begin(), v.shape().end() - 2);
+  try {
+    broadcast_shapes(broadcast_shapes(bq, bk, op), bv, op);
+  } catch (const ValueError&) {
+    fail<ValueError>(op, ": batch dimensions of q ", shape_str(q.shape()), ", k ", shape_str(k.shape()), " and v ",
+                     shape_str(v.shape()), " cannot be broadcast together");
+  }
   double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
   Tensor scores = mul(matmul(q, swapaxes(k, -1, -2)), S(sc));
   if (causal) {

@@ -138,6 +138,8 @@ Tensor var(const Tensor& x, const Axes& axes, int64_t ddof, bool keepdims) {
 Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
   if (!x.defined()) fail<ValueError>("logsumexp: got an undefined tensor");
   Tensor xf = astype(x, to_floating(x.dtype()));
+  std::vector<int> ax = resolve_axes(xf, axes, "logsumexp");
+  if (count_of(xf, ax) == 0) return full(reduced_shape(xf.shape(), ax, keepdims), -INFINITY, xf.dtype());
   // Shift by the (constant) max for stability; rows that are all -inf shift by 0.
   Tensor m = max(xf, axes, true).detach();
   m = where(eq(m, weak_scalar(-INFINITY)), weak_scalar(0.0), m);

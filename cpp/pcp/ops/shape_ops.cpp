@@ -381,8 +381,8 @@ std::vector<Tensor> split_at(const Tensor& x, const std::vector<int64_t>& indice
   int64_t prev = 0, n = x.shape()[a];
   for (int64_t idx : indices) {
     int64_t i = std::min(std::max<int64_t>(idx < 0 ? idx + n : idx, 0), n);
-    out.push_back(slice(x, a, prev, std::max(i, prev), 1));
-    prev = std::max(i, prev);
+    out.push_back(slice(x, a, prev, i, 1));  // empty when i <= prev, as in NumPy
+    prev = i;
   }
   out.push_back(slice(x, a, prev, n, 1));
   return out;

@@ -27,7 +27,7 @@ static void unary_typed(UnaryOp op, int64_t n, char* out, int64_t so, const char
     case UnaryOp::Neg: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(-v); });
     case UnaryOp::Abs: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < 0 ? C(-v) : v; });
     case UnaryOp::Square: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(v * v); });
-    case UnaryOp::Sign: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C((v > 0) - (v < 0)); });
+    case UnaryOp::Sign: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v > C(0) ? C(1) : (v < C(0) ? C(-1) : v); });  // NaN and 0 pass through
     case UnaryOp::Relu: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < C(0) ? C(0) : v; });  // NaN stays NaN, as in PyTorch
     default: break;
   }

@@ -43,15 +43,17 @@ static void layer_norm_typed(const T* x, const T* w, const T* b, T* y, float* me
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
-    C s = 0;
-    for (int64_t i = 0; i < n; ++i) s += ld(xr[i]);
-    C mean = s / C(n);
-    C ss = 0;
+    // Statistics in double: inputs with a large mean and small spread stay accurate.
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += double(ld(xr[i]));
+    const double mean_d = s / double(n);
+    double ss = 0;
     for (int64_t i = 0; i < n; ++i) {
-      C d = ld(xr[i]) - mean;
+      double d = double(ld(xr[i])) - mean_d;
       ss += d * d;
     }
-    C rstd = C(1) / std::sqrt(ss / C(n) + C(eps));
+    const C mean = C(mean_d);
+    const C rstd = C(1.0 / std::sqrt(ss / double(n) + eps));
     if (mean_out) mean_out[r] = float(mean);
     if (rstd_out) rstd_out[r] = float(rstd);
     for (int64_t i = 0; i < n; ++i) {
