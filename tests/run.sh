@@ -13,13 +13,13 @@ if [ ! -f /usr/include/gtest/gtest.h ]; then
 fi
 
 echo "== installing Python test dependencies"
-$PY -m pip install -q --disable-pip-version-check numpy pytest hypothesis cmake ninja
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja
 # PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
-$PY -m pip install -q --disable-pip-version-check torch==2.13.0 2>/dev/null \
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
   || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"
 
 echo "== pip install ."
-$PY -m pip install -q --disable-pip-version-check .
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore .
 
 echo "== C++ tests (GoogleTest, AddressSanitizer + LeakSanitizer)"
 cmake -S . -B build/asan -G Ninja -DPCP_BUILD_PYTHON=OFF -DPCP_BUILD_TESTS=ON -DPCP_SANITIZE=ON \

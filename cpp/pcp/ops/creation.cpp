@@ -45,23 +45,19 @@ class Copy : public Primitive {
 
 }  // namespace
 
-Tensor full(const Shape& shape, double value, DType dtype) {
+// A tensor of `shape` filled with one value of type T (double or int64, so ints stay exact).
+template <class T>
+Tensor fill(const Shape& shape, T value, DType dtype) {
   check_shape(shape, "full");
-  Tensor v = Tensor::empty({}, DType::Float64);
-  *v.data<double>() = value;
+  Tensor v = Tensor::empty({}, std::is_same_v<T, double> ? DType::Float64 : DType::Int64);
+  *v.data<T>() = value;
   Tensor out = Tensor::empty(shape, dtype);
   cpu::cast_copy(v, out);
   return out;
 }
 
-Tensor full_int(const Shape& shape, int64_t value, DType dtype) {
-  check_shape(shape, "full");
-  Tensor v = Tensor::empty({}, DType::Int64);
-  *v.data<int64_t>() = value;
-  Tensor out = Tensor::empty(shape, dtype);
-  cpu::cast_copy(v, out);
-  return out;
-}
+Tensor full(const Shape& shape, double value, DType dtype) { return fill<double>(shape, value, dtype); }
+Tensor full_int(const Shape& shape, int64_t value, DType dtype) { return fill<int64_t>(shape, value, dtype); }
 
 Tensor zeros(const Shape& shape, DType dtype) {
   check_shape(shape, "zeros");

@@ -148,22 +148,19 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
   return reshape(r, reduced_shape(xf.shape(), resolve_axes(xf, axes, "logsumexp"), false));
 }
 
-Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
-  if (!x.defined()) fail<ValueError>("argmax: got an undefined tensor");
-  if (!axis) {
-    Tensor r = reduce(ReduceOp::ArgMax, reshape(x, {-1}), std::vector<int64_t>{0}, false);
-    return keepdims ? reshape(r, Shape(x.ndim(), 1)) : r;
-  }
-  return reduce(ReduceOp::ArgMax, x, std::vector<int64_t>{*axis}, keepdims);
+// Index of the extreme value along `axis`, or in the flattened tensor when axis is None.
+static Tensor arg_reduce(ReduceOp op, const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  if (!x.defined()) fail<ValueError>(reduce_name(op), ": got an undefined tensor");
+  if (axis) return reduce(op, x, std::vector<int64_t>{*axis}, keepdims);
+  Tensor r = reduce(op, reshape(x, {-1}), std::vector<int64_t>{0}, false);
+  return keepdims ? reshape(r, Shape(x.ndim(), 1)) : r;
 }
 
+Tensor argmax(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
+  return arg_reduce(ReduceOp::ArgMax, x, axis, keepdims);
+}
 Tensor argmin(const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
-  if (!x.defined()) fail<ValueError>("argmin: got an undefined tensor");
-  if (!axis) {
-    Tensor r = reduce(ReduceOp::ArgMin, reshape(x, {-1}), std::vector<int64_t>{0}, false);
-    return keepdims ? reshape(r, Shape(x.ndim(), 1)) : r;
-  }
-  return reduce(ReduceOp::ArgMin, x, std::vector<int64_t>{*axis}, keepdims);
+  return arg_reduce(ReduceOp::ArgMin, x, axis, keepdims);
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
