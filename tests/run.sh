@@ -17,6 +17,9 @@ $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore nump
 # PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
   || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"
+# Hugging Face transformers: reference GPT-2 for tests/test_gpt2.py (skipped when missing).
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore transformers 2>/dev/null \
+  || echo "   (transformers unavailable: the Hugging Face GPT-2 comparison will be skipped)"
 
 echo "== pip install ."
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore .

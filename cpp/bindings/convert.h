@@ -31,5 +31,6 @@ std::vector<IndexItem> to_index(py::handle key);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_interop(py::module_& m);
+void bind_optim(py::module_& m);
 
 }  // namespace pcp::bindings

@@ -48,6 +48,7 @@ PYBIND11_MODULE(_core, m) {
   bind_tensor(m);
   bind_ops(m);
   bind_interop(m);
+  bind_optim(m);
 
   // Autograd.
   m.def("is_grad_enabled", &grad_enabled, "Whether operations record the autograd graph");

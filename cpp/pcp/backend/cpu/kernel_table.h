@@ -32,6 +32,14 @@ struct KernelTable {
   // loss[r] = logsumexp(logits[r]) - logits[r, target[r]], 0 where target == ignore_index.
   void (*cross_entropy_rows)(DType dt, const char* logits, const int64_t* targets, char* loss, int64_t rows,
                              int64_t classes, int64_t ignore_index);
+  // Fused optimizer updates over n contiguous float32 values, in place.
+  // AdamW: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/bc1 / (sqrt(v/bc2) + eps) + wd p).
+  // Adam folds weight decay into the gradient instead (g += wd p), as torch.optim.Adam.
+  void (*adam_update)(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
+                      float eps, float wd, float bc1, float bc2, bool decoupled);
+  // SGD: g += wd p; buf = mu buf + (1 - dampening) g (g on the first step); p -= lr (nesterov ? g + mu buf : buf).
+  void (*sgd_update)(float* p, const float* g, float* buf, int64_t n, float lr, float momentum, float dampening,
+                     float wd, bool nesterov, bool first_step);
   // float32 GEMM pieces: packing into MR-row / NR-column panels and the MR x NR micro-kernel.
   int gemm_mr, gemm_nr;
   void (*gemm_pack_a)(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, float* dst);

@@ -10,6 +10,7 @@ void register_elementwise(KernelTable& t);
 void register_reduce(KernelTable& t);
 void register_nn(KernelTable& t);
 void register_gemm(KernelTable& t);
+void register_optim(KernelTable& t);
 
 const KernelTable& kernel_table() {
   static const KernelTable table = [] {
@@ -19,6 +20,7 @@ const KernelTable& kernel_table() {
     register_reduce(t);
     register_nn(t);
     register_gemm(t);
+    register_optim(t);
     return t;
   }();
   return table;

@@ -1,0 +1,47 @@
+// Fused optimizer updates: one pass over parameter, gradient and state (vectorizes).
+#include "pcp/backend/cpu/kernels/common.h"
+
+namespace pcp::cpu::PCP_ISA {
+
+static void adam_update(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
+                        float eps, float wd, float bc1, float bc2, bool decoupled) {
+  const float inv_bc1 = 1.0f / bc1, inv_sqrt_bc2 = 1.0f / std::sqrt(bc2);
+  if (decoupled) {
+    for (int64_t i = 0; i < n; ++i) {
+      float gi = g[i];
+      m[i] = b1 * m[i] + (1.0f - b1) * gi;
+      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+      float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
+      p[i] = p[i] * (1.0f - lr * wd) - lr * (m[i] * inv_bc1) / denom;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      float gi = g[i] + wd * p[i];
+      m[i] = b1 * m[i] + (1.0f - b1) * gi;
+      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+      float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
+      p[i] -= lr * (m[i] * inv_bc1) / denom;
+    }
+  }
+}
+
+static void sgd_update(float* p, const float* g, float* buf, int64_t n, float lr, float momentum, float dampening,
+                       float wd, bool nesterov, bool first_step) {
+  if (momentum == 0.0f) {
+    for (int64_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + wd * p[i]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    float gi = g[i] + wd * p[i];
+    float b = first_step ? gi : momentum * buf[i] + (1.0f - dampening) * gi;
+    buf[i] = b;
+    p[i] -= lr * (nesterov ? gi + momentum * b : b);
+  }
+}
+
+void register_optim(KernelTable& t) {
+  t.adam_update = adam_update;
+  t.sgd_update = sgd_update;
+}
+
+}  // namespace pcp::cpu::PCP_ISA

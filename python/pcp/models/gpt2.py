@@ -1,0 +1,176 @@
+"""GPT-2 (Radford et al., 2019) in PCP: pre-LayerNorm blocks, fused causal attention, a GELU(tanh)
+MLP and an LM head tied to the token embedding. Loads Hugging Face weights from safetensors."""
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+import pcp
+from pcp import nn
+from pcp.serialization import load_safetensors
+
+
+@dataclass
+class GPT2Config:
+    vocab_size: int = 50257
+    n_positions: int = 1024
+    n_embd: int = 768
+    n_layer: int = 12
+    n_head: int = 12
+    layer_norm_epsilon: float = 1e-5
+    initializer_range: float = 0.02
+    dropout: float = 0.0
+    bias: bool = True
+
+    def __post_init__(self):
+        if self.n_embd % self.n_head:
+            raise ValueError(f"GPT2Config: n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
+        for name in ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"GPT2Config: {name} must be positive, got {getattr(self, name)}")
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
+        self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.resid_dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = pcp.split(self.c_attn(x), 3, axis=2)
+        heads = lambda t: t.reshape(B, T, self.n_head, C // self.n_head).transpose(0, 2, 1, 3)  # noqa: E731
+        y = pcp.scaled_dot_product_attention(heads(q), heads(k), heads(v), causal=True)
+        y = y.transpose(0, 2, 1, 3).reshape(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.c_fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
+        self.c_proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(pcp.gelu(self.c_fc(x), approximate="tanh")))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(cfg.n_embd, eps=cfg.layer_norm_epsilon, bias=cfg.bias)
+        self.attn = CausalSelfAttention(cfg)
+        self.ln_2 = nn.LayerNorm(cfg.n_embd, eps=cfg.layer_norm_epsilon, bias=cfg.bias)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2(nn.Module):
+    def __init__(self, cfg=None):
+        super().__init__()
+        cfg = cfg or GPT2Config()
+        self.config = cfg
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        self.wpe = nn.Embedding(cfg.n_positions, cfg.n_embd)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.h = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)])
+        self.ln_f = nn.LayerNorm(cfg.n_embd, eps=cfg.layer_norm_epsilon, bias=cfg.bias)
+        self._init_weights()
+
+    def _init_weights(self):
+        """GPT-2 init: N(0, 0.02) weights, zero biases, residual projections scaled by 1/sqrt(2 n_layer)."""
+        std = self.config.initializer_range
+        for name, m in self.named_modules():
+            if isinstance(m, nn.Linear):
+                s = std / math.sqrt(2 * self.config.n_layer) if name.endswith("c_proj") else std
+                m.weight = pcp.randn(m.weight.shape) * s
+                if m.bias is not None:
+                    m.bias = pcp.zeros(m.bias.shape)
+            elif isinstance(m, nn.Embedding):
+                m.weight = pcp.randn(m.weight.shape) * std
+
+    def forward(self, idx, targets=None):
+        """Logits (B, T, vocab) for token ids idx (B, T); with targets, also the mean cross-entropy."""
+        if idx.ndim != 2:
+            raise ValueError(f"GPT2: idx must be (batch, time), got shape {tuple(idx.shape)}")
+        B, T = idx.shape
+        if T > self.config.n_positions:
+            raise ValueError(f"GPT2: sequence length {T} exceeds n_positions {self.config.n_positions}")
+        pos = pcp.arange(T)
+        x = self.drop(self.wte(idx) + self.wpe(pos))
+        for block in self.h:
+            x = block(x)
+        x = self.ln_f(x)
+        logits = x @ self.wte.weight.T  # LM head tied to the token embedding
+        loss = None
+        if targets is not None:
+            loss = pcp.cross_entropy(logits, targets)
+        return logits, loss
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
+        """Samples max_new_tokens tokens after idx (B, T) from the seeded generator."""
+        if temperature <= 0:
+            raise ValueError(f"generate: temperature must be positive, got {temperature}")
+        was_training = self.training
+        self.eval()
+        out = np.array(idx.numpy(), dtype=np.int64)
+        with pcp.no_grad():
+            for _ in range(max_new_tokens):
+                ctx = pcp.tensor(out[:, -self.config.n_positions:])
+                logits, _ = self(ctx)
+                last = (logits[:, -1, :] / temperature).astype(pcp.float64).numpy()
+                if top_k is not None:
+                    k = min(top_k, last.shape[-1])
+                    kth = np.sort(last, axis=-1)[:, -k][:, None]
+                    last = np.where(last < kth, -np.inf, last)
+                probs = np.exp(last - last.max(-1, keepdims=True))
+                probs /= probs.sum(-1, keepdims=True)
+                u = pcp.rand((out.shape[0],), pcp.float64).numpy()
+                nxt = np.array([min(np.searchsorted(np.cumsum(p), ui, side="right"), p.size - 1)
+                                for p, ui in zip(probs, u)])
+                out = np.concatenate([out, nxt[:, None]], axis=1)
+        self.train(was_training)
+        return pcp.tensor(out)
+
+    @classmethod
+    def from_pretrained(cls, path, config=None):
+        """Loads Hugging Face GPT-2 weights from a model.safetensors file (or a directory holding it
+        and config.json). HF stores attention/MLP weights in Conv1D layout (in, out): transposed here."""
+        if os.path.isdir(path):
+            cfg_path = os.path.join(path, "config.json")
+            if config is None and os.path.exists(cfg_path):
+                with open(cfg_path) as f:
+                    config = GPT2Config.from_dict(json.load(f))
+            path = os.path.join(path, "model.safetensors")
+        tensors, _ = load_safetensors(path)
+        tensors = {k[len("transformer."):] if k.startswith("transformer.") else k: v for k, v in tensors.items()}
+        if config is None:
+            n_layer = 1 + max(int(k.split(".")[1]) for k in tensors if k.startswith("h."))
+            vocab, n_embd = tensors["wte.weight"].shape
+            config = GPT2Config(vocab_size=vocab, n_positions=tensors["wpe.weight"].shape[0], n_embd=n_embd,
+                                n_layer=n_layer, n_head=max(1, n_embd // 64))
+        model = cls(config)
+        conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+        state = {}
+        for k, v in tensors.items():
+            if k.endswith((".attn.bias", ".attn.masked_bias")) or k == "lm_head.weight":
+                continue  # causal-mask buffers, and the head tied to wte
+            state[k] = v.T if k.endswith(conv1d) else v
+        model.load_state_dict(state, strict=True)
+        return model

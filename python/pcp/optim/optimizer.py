@@ -1,0 +1,82 @@
+"""Optimizer base: parameter groups, zero_grad and state dicts."""
+import pcp
+
+
+class Optimizer:
+    """Holds parameter groups (dicts with 'params' and per-group hyperparameters) and state.
+
+    `params` is an iterable of tensors or of dicts {'params': [...], **overrides}, as in PyTorch,
+    so biases and norms can go in a group with weight_decay=0 (as nanoGPT does).
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        params = list(params)
+        if not params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.param_groups = []
+        seen = set()
+        for g in groups:
+            group = {**self.defaults, **g, "params": list(g["params"])}
+            for p in group["params"]:
+                if not isinstance(p, pcp.Tensor):
+                    raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got {type(p).__name__}")
+                if p.dtype != pcp.float32:
+                    raise TypeError(f"{type(self).__name__}: parameters must be float32 (fused kernels), got {p.dtype}")
+                if id(p) in seen:
+                    raise ValueError(f"{type(self).__name__}: a parameter appears in more than one group")
+                seen.add(id(p))
+            self.param_groups.append(group)
+        self.state = {}  # id(param) -> dict of state tensors
+        self.step_count = 0
+
+    def zero_grad(self, set_to_none=True):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad = pcp.zeros_like(p)
+
+    def _params_with_grad(self, group):
+        """(params, contiguous float32 grads) of the group's parameters that have a gradient."""
+        ps, gs = [], []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            ps.append(p)
+            gs.append(p.grad.astype(pcp.float32).contiguous())
+        return ps, gs
+
+    def state_dict(self):
+        """Step count, hyperparameters and state, with parameters referred to by position."""
+        index = {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
+        return {
+            "step": self.step_count,
+            "param_groups": [{k: v for k, v in g.items() if k != "params"} | {"params": [index[id(p)] for p in g["params"]]}
+                             for g in self.param_groups],
+            "state": {index[k_id]: {k: t.detach() for k, t in s.items()}
+                      for k_id, s in self.state.items()},
+        }
+
+    def load_state_dict(self, sd):
+        params = [p for g in self.param_groups for p in g["params"]]
+        if len(sd["param_groups"]) != len(self.param_groups):
+            raise ValueError("load_state_dict: the number of parameter groups differs")
+        for g, saved in zip(self.param_groups, sd["param_groups"]):
+            if len(saved["params"]) != len(g["params"]):
+                raise ValueError("load_state_dict: a parameter group has a different number of parameters")
+            g.update({k: v for k, v in saved.items() if k != "params"})
+        self.step_count = int(sd["step"])
+        self.state = {}
+        for i, s in sd["state"].items():
+            p = params[int(i)]
+            self.state[id(p)] = {k: pcp.tensor(v) for k, v in s.items()}
+            for k, t in self.state[id(p)].items():
+                if k != "step" and tuple(t.shape) != tuple(p.shape):
+                    raise ValueError(f"load_state_dict: state '{k}' of parameter {i} has shape {tuple(t.shape)}, "
+                                     f"expected {tuple(p.shape)}")
+
+    def step(self):
+        raise NotImplementedError
