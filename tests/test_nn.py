@@ -231,6 +231,12 @@ def test_dropout_identity_in_eval_and_scaled_in_train():
     np.testing.assert_array_equal(to_np(model(x)), x_np)
 
 
+def test_dropout_extreme_p_in_train():
+    x_np = rng(21).standard_normal((4, 5)).astype(np.float32)
+    np.testing.assert_array_equal(to_np(nn.Dropout(1.0)(t32(x_np))), np.zeros((4, 5)))  # torch: all zeros
+    np.testing.assert_array_equal(to_np(nn.Dropout(0.0)(t32(x_np))), x_np)
+
+
 def test_dropout_bad_p():
     with pytest.raises(ValueError, match="p must be"):
         nn.Dropout(1.5)
@@ -292,6 +298,11 @@ def test_load_state_dict_accepts_numpy_arrays():
     np.testing.assert_array_equal(to_np(dst.weight), to_np(src.weight))
     np.testing.assert_array_equal(to_np(dst.bias), to_np(src.bias))
     assert dst.weight.dtype == F32
+    # float64 arrays are cast into the float32 parameters, as torch's copy_ does
+    w64 = np.arange(6, dtype=np.float64).reshape(2, 3) / 7
+    dst.load_state_dict({"weight": w64, "bias": np.zeros(2)})
+    assert dst.weight.dtype == F32
+    np.testing.assert_allclose(to_np(dst.weight), w64, rtol=1e-7)
 
 
 def test_load_state_dict_shape_mismatch_names_key():

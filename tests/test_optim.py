@@ -12,10 +12,14 @@ from conftest import requires_torch, to_np, torch
 
 F32 = pcp.float32
 STEPS = 10
-# float32 parameters of size O(1): one rounding of p - lr*u is ~6e-8 relative; torch and the fused
-# kernels order a few float32 operations differently (lerp vs b1*m + (1-b1)*g, lr/bc1 folded
-# differently), so each step may differ by an ulp or two. 1e-6 relative covers 10 steps.
-TRAJ_TOL = dict(rtol=1e-6, atol=1e-7)
+# float32 parameters of size O(1) (up to ~3): torch and the fused kernels order a few float32
+# operations differently (lerp vs b1*m + (1-b1)*g, lr/bc1 folded differently, FMA contraction), so
+# each step may differ by an ulp or two, and torch's own float32 trajectories deviate from an exact
+# float64 evaluation of the same update rule by up to ~4e-7 absolute here. Hence atol = 5e-7 (about
+# 4 ulp at 1.0; it matters only where a parameter passes near zero) on top of rtol = 1e-6. The
+# learning rates are large enough (Adam: 0.05-0.1) that a systematic 1e-5 relative error in the
+# updates (~5e-6 absolute over 10 steps) is still well outside this tolerance.
+TRAJ_TOL = dict(rtol=1e-6, atol=5e-7)
 
 SHAPES = [(3, 4), (5,), (2, 2, 3)]
 
@@ -106,12 +110,12 @@ SGD_CASES = {
 }
 
 ADAM_CASES = {
-    "Adam": (optim.Adam, "Adam", dict(lr=0.01)),
-    "Adam_wd": (optim.Adam, "Adam", dict(lr=0.01, weight_decay=0.1)),
-    "Adam_betas": (optim.Adam, "Adam", dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.01)),
-    "AdamW_default_wd": (optim.AdamW, "AdamW", dict(lr=0.01)),
-    "AdamW_wd": (optim.AdamW, "AdamW", dict(lr=0.01, weight_decay=0.1)),
-    "AdamW_betas_eps": (optim.AdamW, "AdamW", dict(lr=0.02, betas=(0.85, 0.95), eps=1e-5, weight_decay=0.2)),
+    "Adam": (optim.Adam, "Adam", dict(lr=0.1)),
+    "Adam_wd": (optim.Adam, "Adam", dict(lr=0.05, weight_decay=0.1)),
+    "Adam_betas": (optim.Adam, "Adam", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.01)),
+    "AdamW_default_wd": (optim.AdamW, "AdamW", dict(lr=0.1)),
+    "AdamW_wd": (optim.AdamW, "AdamW", dict(lr=0.05, weight_decay=0.1)),
+    "AdamW_betas_eps": (optim.AdamW, "AdamW", dict(lr=0.05, betas=(0.85, 0.95), eps=1e-5, weight_decay=0.2)),
 }
 
 
@@ -154,10 +158,11 @@ def test_adam_trajectory_vs_torch(case, grad_mode):
 
 
 def test_adam_first_step_vs_numpy_float64():
-    # an independent reference for one step: m = (1-b1) g, v = (1-b2) g^2, p -= lr * m_hat / (sqrt(v_hat) + eps)
+    # an independent reference for one step: m = (1-b1) g, v = (1-b2) g^2, p -= lr * m_hat / (sqrt(v_hat) + eps);
+    # with |g| >> eps the first update is lr * sign(g) (+ decay), exact up to a few float32 roundings
     init = init_params()
     g = fixed_grads(steps=1)
-    lr, b1, b2, eps, wd = 0.01, 0.9, 0.999, 1e-8, 0.1
+    lr, b1, b2, eps, wd = 0.5, 0.9, 0.999, 1e-8, 0.1
     for cls, decoupled in ((optim.Adam, False), (optim.AdamW, True)):
         ours = run_pcp(lambda ps: cls(ps, lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd), init, g, steps=1)
         for p0, gi, o in zip(init, g[0], ours):
@@ -222,9 +227,10 @@ def test_lr_schedule_via_param_groups_vs_torch():
     init = init_params()
     grads = fixed_grads()
     sched = optim.warmup_cosine(0.05, 0.005, warmup_iters=3, decay_iters=8)
-    ours = run_pcp(lambda ps: optim.AdamW(ps, lr=1.0, weight_decay=0.1), init, grads, lr_at=sched)
-    ref = run_torch(lambda ps: torch.optim.AdamW(ps, lr=1.0, weight_decay=0.1, foreach=False), init, grads,
-                    lr_at=sched)
+    # nanoGPT's optimizer settings: betas (0.9, 0.95), weight_decay 0.1, lr set on every group each step
+    ours = run_pcp(lambda ps: optim.AdamW(ps, lr=1.0, betas=(0.9, 0.95), weight_decay=0.1), init, grads, lr_at=sched)
+    ref = run_torch(lambda ps: torch.optim.AdamW(ps, lr=1.0, betas=(0.9, 0.95), weight_decay=0.1, foreach=False),
+                    init, grads, lr_at=sched)
     assert_same_trajectory(ours, ref, init)
 
 
@@ -241,8 +247,9 @@ def test_parameter_without_grad_at_first_vs_torch(kind):
         ours = run_pcp(lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), init, grads)
         ref = run_torch(torch_sgd(lr=0.05, momentum=0.9), init, grads)
     else:
-        ours = run_pcp(lambda ps: optim.Adam(ps, lr=0.01), init, grads)
-        ref = run_torch(torch_adam("Adam", lr=0.01), init, grads)
+        # betas (0.9, 0.95): keeps this test independent of beta2 = 0.999's float32 precision
+        ours = run_pcp(lambda ps: optim.Adam(ps, lr=0.05, betas=(0.9, 0.95)), init, grads)
+        ref = run_torch(torch_adam("Adam", lr=0.05, betas=(0.9, 0.95)), init, grads)
     assert_same_trajectory(ours, ref, init)
 
 

@@ -1,0 +1,157 @@
+"""The training loop (nanoGPT's): AdamW with decay groups, warmup + cosine LR, gradient clipping,
+periodic evaluation, atomic checkpoints (latest and best), metrics.jsonl, loss.png and a sample."""
+import json
+import math
+import os
+import time
+
+import pcp
+from pcp.data import CharTokenizer, TokenDataset, shakespeare
+from pcp.models import GPT2, GPT2Config
+from pcp.optim import AdamW, clip_grad_norm, warmup_cosine
+
+from .checkpoint import load_checkpoint, save_checkpoint
+from .progress import Progress
+
+
+def build_data(cfg):
+    path = shakespeare(cfg.data or None)
+    with open(path, encoding="utf-8") as f:
+        tokenizer = CharTokenizer.from_text(f.read())
+    return tokenizer, TokenDataset.from_text_file(path, tokenizer, cfg.block_size,
+                                                  cache_dir=os.path.join(cfg.out, "cache"))
+
+
+def build_model(cfg, vocab_size):
+    return GPT2(GPT2Config(vocab_size=vocab_size, n_positions=cfg.block_size, n_embd=cfg.n_embd,
+                           n_layer=cfg.n_layer, n_head=cfg.n_head, dropout=cfg.dropout, bias=cfg.bias))
+
+
+def build_optimizer(cfg, model):
+    # As nanoGPT: weight decay on matrices (2-D and up), none on biases and norm gains.
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}]
+    if no_decay:
+        groups.append({"params": no_decay, "weight_decay": 0.0})
+    return AdamW(groups, lr=cfg.learning_rate, betas=(cfg.beta1, cfg.beta2))
+
+
+@pcp.no_grad()
+def estimate_loss(model, data, cfg):
+    model.eval()
+    out = {}
+    for split in ("train", "val"):
+        total = 0.0
+        for _ in range(cfg.eval_iters):
+            x, y = data.get_batch(split, cfg.batch_size)
+            total += model(x, y)[1].item()
+        out[split] = total / cfg.eval_iters
+    model.train()
+    return out
+
+
+def plot_losses(metrics, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4))
+    its = [m["iter"] for m in metrics]
+    ax.plot(its, [m["train_loss"] for m in metrics], label="train")
+    ax.plot(its, [m["val_loss"] for m in metrics], label="val")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("cross-entropy loss")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def train(cfg, resume=False, stream=None):
+    """Trains per `cfg`; returns a summary dict (final losses, best val, ms per iteration)."""
+    cfg.validate()
+    pcp.device(cfg.device)
+    os.makedirs(cfg.out, exist_ok=True)
+    pcp.random.seed(cfg.seed)
+    tokenizer, data = build_data(cfg)
+    model = build_model(cfg, tokenizer.vocab_size)
+    opt = build_optimizer(cfg, model)
+    lr_at = warmup_cosine(cfg.learning_rate, cfg.min_lr, cfg.warmup_iters, cfg.lr_decay_iters)
+    ckpt_path, best_path = os.path.join(cfg.out, "ckpt.safetensors"), os.path.join(cfg.out, "best.safetensors")
+    metrics_path = os.path.join(cfg.out, "metrics.jsonl")
+    start, best_val, metrics = 0, math.inf, []
+    if resume:
+        meta = load_checkpoint(ckpt_path, model, opt)
+        start, best_val = meta["step"], meta.get("best_val", math.inf)
+        if os.path.exists(metrics_path):
+            with open(metrics_path) as f:
+                metrics = [json.loads(line) for line in f if json.loads(line)["iter"] <= start]
+    else:
+        open(metrics_path, "w").close()
+    with open(os.path.join(cfg.out, "tokenizer.json"), "w") as f:
+        f.write(tokenizer.to_json())
+
+    progress = Progress(cfg.max_iters, start, stream, cfg.log_interval)
+    progress.message(f"training GPT ({model.num_parameters() / 1e6:.2f}M parameters) for {cfg.max_iters} iterations"
+                     f"{f' from iteration {start}' if start else ''}; output in {cfg.out}")
+    tokens_per_iter = cfg.batch_size * cfg.block_size
+    t_last, iters_timed, t_train = time.perf_counter(), 0, 0.0
+    loss_value = float("nan")
+    for it in range(start, cfg.max_iters + 1):
+        lr = lr_at(it)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        # Evaluate and checkpoint (skipped at the resume point: that evaluation was already done).
+        if it % cfg.eval_interval == 0 or it == cfg.max_iters:
+            if not (resume and it == start):
+                losses = estimate_loss(model, data, cfg)
+                tps = tokens_per_iter * iters_timed / t_train if t_train else 0.0
+                rec = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"], "lr": lr, "tokens_per_s": tps}
+                metrics.append(rec)
+                with open(metrics_path, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                progress.message(f"eval iter {it}: train {losses['train']:.4f}, val {losses['val']:.4f}")
+                if losses["val"] < best_val:
+                    best_val = losses["val"]
+                    save_checkpoint(best_path, model, opt, it, cfg.to_dict(), {"best_val": best_val})
+                save_checkpoint(ckpt_path, model, opt, it, cfg.to_dict(), {"best_val": best_val})
+                t_last = time.perf_counter()
+        if it == cfg.max_iters:
+            break
+        x, y = data.get_batch("train", cfg.batch_size)
+        _, loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        if cfg.grad_clip > 0:
+            clip_grad_norm(model.parameters(), cfg.grad_clip)
+        opt.step()
+        now = time.perf_counter()
+        t_train += now - t_last
+        iters_timed += 1
+        t_last = now
+        if (it + 1) % cfg.log_interval == 0 or it + 1 == cfg.max_iters:
+            loss_value = loss.item()
+            progress.update(it + 1, loss_value, lr, tokens_per_iter * iters_timed / t_train)
+
+    plotted = plot_losses(metrics, os.path.join(cfg.out, "loss.png"))
+    sample = ""
+    if cfg.sample_tokens > 0:
+        prompt = pcp.tensor([tokenizer.encode("\n")])
+        sample = tokenizer.decode(model.generate(prompt, cfg.sample_tokens, temperature=0.8, top_k=50)[0].tolist())
+        progress.message("sample:\n" + sample)
+    if not plotted:
+        progress.message("(matplotlib not installed: loss.png skipped)")
+    return {
+        "train_loss": metrics[-1]["train_loss"] if metrics else None,
+        "val_loss": metrics[-1]["val_loss"] if metrics else None,
+        "best_val": best_val,
+        "ms_per_iter": 1e3 * t_train / iters_timed if iters_timed else None,
+        "metrics": metrics,
+        "sample": sample,
+        "model": model,
+    }

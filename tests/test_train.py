@@ -1,0 +1,132 @@
+"""Data pipeline, tokenizers, checkpoints and the training loop (tiny models, seconds each)."""
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+
+import pcp
+from pcp.data import BPETokenizer, CharTokenizer, TokenDataset, shakespeare
+from pcp.train import preset, train
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "tinyshakespeare.txt")
+
+
+@pytest.fixture(scope="module")
+def text_file(tmp_path_factory):
+    """The tiny-Shakespeare text when present beside the checkout, else a small text written here."""
+    if os.path.isfile(SHARED):
+        return os.path.abspath(SHARED)
+    path = tmp_path_factory.mktemp("data") / "tinyshakespeare.txt"
+    rng = np.random.default_rng(0)
+    words = ["the", "king", "queen", "to", "be", "or", "not", "my", "lord", "and", "thou", "art"]
+    path.write_text("\n".join(" ".join(rng.choice(words, 8)) for _ in range(3000)))
+    return str(path)
+
+
+def tiny(text_file, out, **kw):
+    cfg = preset("shakespeare-char-cpu", n_layer=1, n_head=2, n_embd=16, block_size=16, batch_size=4,
+                 max_iters=20, lr_decay_iters=20, warmup_iters=2, eval_interval=10, eval_iters=2,
+                 log_interval=5, sample_tokens=0, dropout=0.1, data=text_file, out=str(out))
+    for k, v in kw.items():
+        setattr(cfg, k, v)
+    return cfg
+
+
+def test_char_tokenizer_round_trip_and_errors():
+    tok = CharTokenizer.from_text("hello world")
+    assert tok.vocab_size == len(set("hello world"))
+    assert tok.decode(tok.encode("low door")) == "low door"
+    assert CharTokenizer.from_json(tok.to_json()).encode("hello") == tok.encode("hello")
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tok.encode("xyz")
+    with pytest.raises(ValueError, match="out of range"):
+        tok.decode([99])
+
+
+def test_dataset_batches_are_shifted_seeded_and_cached(text_file, tmp_path):
+    with open(text_file) as f:
+        tok = CharTokenizer.from_text(f.read())
+    ds = TokenDataset.from_text_file(text_file, tok, 32, cache_dir=str(tmp_path))
+    assert len(os.listdir(tmp_path)) == 1  # the .bin cache
+    n_train, n_val = len(ds.splits["train"]), len(ds.splits["val"])
+    assert abs(n_val / (n_train + n_val) - 0.1) < 1e-3
+    pcp.random.seed(3)
+    x, y = ds.get_batch("train", 8)
+    assert x.shape == (8, 32) and x.dtype == pcp.int64
+    np.testing.assert_array_equal(x.numpy()[:, 1:], y.numpy()[:, :-1])
+    pcp.random.seed(3)
+    x2, _ = ds.get_batch("train", 8)
+    np.testing.assert_array_equal(x.numpy(), x2.numpy())
+    # each row is a real window of the text
+    with open(text_file) as f:
+        text = f.read()
+    assert tok.decode(x.numpy()[0]) in text
+    ds2 = TokenDataset.from_text_file(text_file, tok, 32, cache_dir=str(tmp_path))  # from the cache
+    np.testing.assert_array_equal(np.asarray(ds2.splits["val"]), np.asarray(ds.splits["val"]))
+    with pytest.raises(ValueError, match="split"):
+        ds.get_batch("test", 2)
+
+
+def test_shakespeare_prefers_local_copies(text_file, tmp_path, monkeypatch):
+    assert shakespeare(text_file) == text_file
+    monkeypatch.setenv("PCP_DATA", os.path.dirname(text_file))
+    assert os.path.samefile(shakespeare(), text_file)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        shakespeare(str(tmp_path / "missing.txt"))
+
+
+def test_bpe_round_trip_on_a_built_vocabulary(tmp_path):
+    from pcp.data.bpe import bytes_to_unicode
+    # A small byte-level BPE: every byte is a token, plus merges for frequent pairs.
+    b2u = bytes_to_unicode()
+    vocab = {c: i for i, c in enumerate(b2u.values())}
+    merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("Ġ", "w"), ("o", "r")]
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab))
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "\n".join(f"{a} {b}" for a, b in merges) + "\n")
+    tok = BPETokenizer.from_pretrained(str(tmp_path))
+    ids = tok.encode("hello world")
+    assert ids[0] == vocab["hell"] and vocab["Ġw"] in ids and vocab["or"] in ids
+    for s in ["hello world", "Unicode: héllo ✓ 123!", "  spaces\n\tand tabs  "]:
+        assert tok.decode(tok.encode(s)) == s
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tok.decode([10 ** 6])
+
+
+def test_training_lowers_the_loss_and_writes_outputs(text_file, tmp_path):
+    cfg = tiny(text_file, tmp_path, max_iters=30, lr_decay_iters=30, eval_interval=15, learning_rate=1e-2)
+    summary = train(cfg, stream=io.StringIO())
+    m = summary["metrics"]
+    assert [r["iter"] for r in m] == [0, 15, 30]
+    assert m[-1]["val_loss"] < m[0]["val_loss"] - 0.3
+    for name in ("ckpt.safetensors", "best.safetensors", "ckpt.json", "metrics.jsonl", "tokenizer.json"):
+        assert os.path.isfile(tmp_path / name), name
+    lines = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
+    assert lines == m and set(lines[0]) == {"iter", "train_loss", "val_loss", "lr", "tokens_per_s"}
+
+
+def test_resume_continues_bit_for_bit(text_file, tmp_path):
+    full = train(tiny(text_file, tmp_path / "full"), stream=io.StringIO())
+    train(tiny(text_file, tmp_path / "cut", max_iters=10), stream=io.StringIO())
+    resumed = train(tiny(text_file, tmp_path / "cut", max_iters=20), resume=True, stream=io.StringIO())
+    assert [r["val_loss"] for r in resumed["metrics"]] == [r["val_loss"] for r in full["metrics"]]
+    for (n1, p1), (n2, p2) in zip(full["model"].named_parameters(), resumed["model"].named_parameters()):
+        assert n1 == n2
+        np.testing.assert_array_equal(p1.numpy(), p2.numpy(), err_msg=n1)
+
+
+def test_cli_train_and_sample(text_file, tmp_path, capsys):
+    from pcp.cli import main
+    out = tmp_path / "run"
+    rc = main(["train", "--data", text_file, "--out", str(out), "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+               "--block-size", "16", "--batch-size", "4", "--max-iters", "4", "--eval-interval", "2",
+               "--eval-iters", "1", "--sample-tokens", "0"])
+    assert rc == 0 and "done: val loss" in capsys.readouterr().out
+    rc = main(["sample", "--checkpoint", str(out), "--prompt", "the", "--max-new-tokens", "20"])
+    text = capsys.readouterr().out
+    assert rc == 0 and text.startswith("the") and len(text.rstrip("\n")) >= 23
+    assert main(["train", "--preset", "nope"]) == 2
+    assert "unknown preset" in capsys.readouterr().err
