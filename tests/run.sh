@@ -13,7 +13,7 @@ if [ ! -f /usr/include/gtest/gtest.h ]; then
 fi
 
 echo "== installing Python test dependencies"
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja matplotlib
 # PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
   || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"

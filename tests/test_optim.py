@@ -48,7 +48,7 @@ def quad_coeffs(seed=2):
 
 
 def run_pcp(make_opt, init, grads=None, steps=STEPS, groups=None, lr_at=None):
-    """Runs `steps` optimizer steps; grads: list of per-step gradient lists, or None for the quadratic loss."""
+    """Runs `steps` optimizer steps; grads: list of per-step gradient lists, None: the loss of quad_coeffs."""
     params = [t32(a, requires_grad=True) for a in init]
     opt = make_opt(params if groups is None else [dict(g, params=[params[i] for i in g["params"]]) for g in groups])
     coeffs = quad_coeffs()

@@ -25,6 +25,14 @@ def text_file(tmp_path_factory):
     return str(path)
 
 
+def _has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def tiny(text_file, out, **kw):
     cfg = preset("shakespeare-char-cpu", n_layer=1, n_head=2, n_embd=16, block_size=16, batch_size=4,
                  max_iters=20, lr_decay_iters=20, warmup_iters=2, eval_interval=10, eval_iters=2,
@@ -104,6 +112,8 @@ def test_training_lowers_the_loss_and_writes_outputs(text_file, tmp_path):
     assert m[-1]["val_loss"] < m[0]["val_loss"] - 0.3
     for name in ("ckpt.safetensors", "best.safetensors", "ckpt.json", "metrics.jsonl", "tokenizer.json"):
         assert os.path.isfile(tmp_path / name), name
+    if _has_matplotlib():
+        assert (tmp_path / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
     assert lines == m and set(lines[0]) == {"iter", "train_loss", "val_loss", "lr", "tokens_per_s"}
 

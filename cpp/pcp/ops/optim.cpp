@@ -49,8 +49,9 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
     float *p = params[i].data<float>(), *mi = m[i].data<float>(), *vi = v[i].data<float>();
     const float* g = grads[i].data<float>();
     for_chunks(params[i].numel(), [&](int64_t b, int64_t n) {
-      k.adam_update(p + b, g + b, mi + b, vi + b, n, float(c.lr), float(c.beta1), float(c.beta2), float(c.eps),
-                    float(c.weight_decay), bc1, bc2, c.decoupled);
+      k.adam_update(p + b, g + b, mi + b, vi + b, n, float(c.lr), float(c.beta1), float(c.beta2),
+                    float(1.0 - c.beta1), float(1.0 - c.beta2), float(c.eps), float(c.weight_decay), bc1, bc2,
+                    c.decoupled);
     });
   }
 }

@@ -24,6 +24,8 @@ class Module:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() before assigning attributes")
         for d in (self._parameters, self._buffers, self._modules):
             d.pop(name, None)
+        if isinstance(value, (Tensor, Module)):
+            self.__dict__.pop(name, None)  # a plain attribute of that name would shadow it
         if isinstance(value, Tensor) and value.dtype.is_floating_point:
             if not value.is_leaf:
                 value = value.detach()

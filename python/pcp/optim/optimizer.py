@@ -56,7 +56,7 @@ class Optimizer:
             "step": self.step_count,
             "param_groups": [{k: v for k, v in g.items() if k != "params"} | {"params": [index[id(p)] for p in g["params"]]}
                              for g in self.param_groups],
-            "state": {index[k_id]: {k: t.detach() for k, t in s.items()}
+            "state": {index[k_id]: {k: t.detach() if isinstance(t, pcp.Tensor) else t for k, t in s.items()}
                       for k_id, s in self.state.items()},
         }
 
@@ -72,9 +72,9 @@ class Optimizer:
         self.state = {}
         for i, s in sd["state"].items():
             p = params[int(i)]
-            self.state[id(p)] = {k: pcp.tensor(v) for k, v in s.items()}
+            self.state[id(p)] = {k: v if isinstance(v, (int, float)) else pcp.tensor(v) for k, v in s.items()}
             for k, t in self.state[id(p)].items():
-                if k != "step" and tuple(t.shape) != tuple(p.shape):
+                if isinstance(t, pcp.Tensor) and tuple(t.shape) != tuple(p.shape):
                     raise ValueError(f"load_state_dict: state '{k}' of parameter {i} has shape {tuple(t.shape)}, "
                                      f"expected {tuple(p.shape)}")
 

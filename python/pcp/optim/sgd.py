@@ -21,13 +21,19 @@ class SGD(Optimizer):
                 ps, gs = self._params_with_grad(group)
                 if not ps:
                     continue
-                bufs, first = [], False
-                if group["momentum"] != 0:
-                    for p in ps:
-                        s = self.state.get(id(p))
-                        if s is None:
-                            s = self.state[id(p)] = {"momentum_buffer": pcp.zeros_like(p)}
-                            first = True
-                        bufs.append(s["momentum_buffer"])
-                _core.sgd_step(ps, gs, bufs, first, group["lr"], group["momentum"], group["dampening"],
-                               group["weight_decay"], group["nesterov"])
+                hyper = (group["lr"], group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"])
+                if group["momentum"] == 0:
+                    _core.sgd_step(ps, gs, [], False, *hyper)
+                    continue
+                # A parameter's first step starts its momentum buffer from the gradient itself.
+                batches = {True: ([], [], []), False: ([], [], [])}
+                for p, g in zip(ps, gs):
+                    s = self.state.get(id(p))
+                    first = s is None
+                    if first:
+                        s = self.state[id(p)] = {"momentum_buffer": pcp.zeros_like(p)}
+                    for lst, item in zip(batches[first], (p, g, s["momentum_buffer"])):
+                        lst.append(item)
+                for first, (bp, bg, bb) in batches.items():
+                    if bp:
+                        _core.sgd_step(bp, bg, bb, first, *hyper)

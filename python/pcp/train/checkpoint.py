@@ -10,15 +10,19 @@ from pcp.serialization import load_safetensors, save_safetensors
 def save_checkpoint(path, model, optimizer, step, config, extra=None):
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     osd = optimizer.state_dict()
+    scalars = {}  # per-parameter counters (Adam's step) go in the JSON metadata
     for i, s in osd["state"].items():
         for k, t in s.items():
-            tensors[f"optim.{i}.{k}"] = t
+            if isinstance(t, pcp.Tensor):
+                tensors[f"optim.{i}.{k}"] = t
+            else:
+                scalars.setdefault(str(i), {})[k] = t
     seed, offset = pcp.random.get_rng_state()
     meta = {
         "step": step,
         "config": config,
         "rng": [seed, offset],
-        "optim": {"step": osd["step"], "param_groups": osd["param_groups"]},
+        "optim": {"step": osd["step"], "param_groups": osd["param_groups"], "scalars": scalars},
         **(extra or {}),
     }
     save_safetensors(tensors, path, metadata={"pcp": json.dumps(meta)})
@@ -43,6 +47,8 @@ def load_checkpoint(path, model=None, optimizer=None, restore_rng=True):
             if k.startswith("optim."):
                 _, i, name = k.split(".", 2)
                 state.setdefault(int(i), {})[name] = v
+        for i, s in meta["optim"].get("scalars", {}).items():
+            state.setdefault(int(i), {}).update(s)
         optimizer.load_state_dict({"step": meta["optim"]["step"], "param_groups": meta["optim"]["param_groups"],
                                    "state": state})
     if restore_rng:

@@ -35,8 +35,9 @@ struct KernelTable {
   // Fused optimizer updates over n contiguous float32 values, in place.
   // AdamW: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/bc1 / (sqrt(v/bc2) + eps) + wd p).
   // Adam folds weight decay into the gradient instead (g += wd p), as torch.optim.Adam.
+  // omb1 = 1 - b1 and omb2 = 1 - b2 come from the caller in double precision (1 - 0.999f is not 0.001).
   void (*adam_update)(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
-                      float eps, float wd, float bc1, float bc2, bool decoupled);
+                      float omb1, float omb2, float eps, float wd, float bc1, float bc2, bool decoupled);
   // SGD: g += wd p; buf = mu buf + (1 - dampening) g (g on the first step); p -= lr (nesterov ? g + mu buf : buf).
   void (*sgd_update)(float* p, const float* g, float* buf, int64_t n, float lr, float momentum, float dampening,
                      float wd, bool nesterov, bool first_step);

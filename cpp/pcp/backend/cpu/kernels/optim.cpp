@@ -4,21 +4,21 @@
 namespace pcp::cpu::PCP_ISA {
 
 static void adam_update(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
-                        float eps, float wd, float bc1, float bc2, bool decoupled) {
+                        float omb1, float omb2, float eps, float wd, float bc1, float bc2, bool decoupled) {
   const float inv_bc1 = 1.0f / bc1, inv_sqrt_bc2 = 1.0f / std::sqrt(bc2);
   if (decoupled) {
     for (int64_t i = 0; i < n; ++i) {
       float gi = g[i];
-      m[i] = b1 * m[i] + (1.0f - b1) * gi;
-      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+      m[i] = b1 * m[i] + omb1 * gi;
+      v[i] = b2 * v[i] + omb2 * gi * gi;
       float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
       p[i] = p[i] * (1.0f - lr * wd) - lr * (m[i] * inv_bc1) / denom;
     }
   } else {
     for (int64_t i = 0; i < n; ++i) {
       float gi = g[i] + wd * p[i];
-      m[i] = b1 * m[i] + (1.0f - b1) * gi;
-      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+      m[i] = b1 * m[i] + omb1 * gi;
+      v[i] = b2 * v[i] + omb2 * gi * gi;
       float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
       p[i] -= lr * (m[i] * inv_bc1) / denom;
     }

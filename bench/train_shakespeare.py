@@ -1,0 +1,143 @@
+"""Train the same GPT on tiny Shakespeare with PCP and with PyTorch, side by side in one run.
+
+Both start from PCP's initial weights (copied into PyTorch), see identical batches, use the same
+AdamW (decay groups), LR schedule and gradient clipping, and the same thread count. Prints the
+val-loss curves and ms per iteration of each.
+
+Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-iters N] [--data PATH]
+"""
+import argparse
+import math
+import os
+import time
+
+import numpy as np
+
+import pcp
+from pcp.optim import clip_grad_norm, warmup_cosine
+from pcp.train import preset
+from pcp.train.loop import build_data, build_model, build_optimizer
+
+import torch
+import torch.nn as tnn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(HERE, "..", "..", "shared", "data", "tinyshakespeare.txt")
+
+
+class TorchGPT(tnn.Module):
+    """nanoGPT's model, parameter names matching pcp.models.GPT2."""
+
+    def __init__(self, V, T, C, L, H, bias):
+        super().__init__()
+        self.H = H
+        self.wte, self.wpe = tnn.Embedding(V, C), tnn.Embedding(T, C)
+        self.h = tnn.ModuleList()
+        for _ in range(L):
+            b = tnn.Module()
+            b.ln_1, b.ln_2 = tnn.LayerNorm(C, bias=bias), tnn.LayerNorm(C, bias=bias)
+            b.attn, b.mlp = tnn.Module(), tnn.Module()
+            b.attn.c_attn, b.attn.c_proj = tnn.Linear(C, 3 * C, bias=bias), tnn.Linear(C, C, bias=bias)
+            b.mlp.c_fc, b.mlp.c_proj = tnn.Linear(C, 4 * C, bias=bias), tnn.Linear(4 * C, C, bias=bias)
+            self.h.append(b)
+        self.ln_f = tnn.LayerNorm(C, bias=bias)
+
+    def forward(self, idx, targets):
+        B, T = idx.shape
+        x = self.wte(idx) + self.wpe(torch.arange(T))
+        for b in self.h:
+            q, k, v = b.attn.c_attn(b.ln_1(x)).split(x.shape[-1], dim=2)
+            q, k, v = (t.view(B, T, self.H, -1).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, -1)
+            x = x + b.attn.c_proj(y)
+            x = x + b.mlp.c_proj(F.gelu(b.mlp.c_fc(b.ln_2(x)), approximate="tanh"))
+        logits = self.ln_f(x) @ self.wte.weight.T
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--preset", default="shakespeare-char-cpu")
+    ap.add_argument("--max-iters", type=int, default=None)
+    ap.add_argument("--eval-interval", type=int, default=None)
+    ap.add_argument("--data", default=SHARED if os.path.isfile(SHARED) else "")
+    ap.add_argument("--seed", type=int, default=1337)
+    args = ap.parse_args()
+    over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval).items() if v is not None}
+    if "max_iters" in over:
+        over["lr_decay_iters"] = over["max_iters"]
+        over["warmup_iters"] = min(preset(args.preset).warmup_iters, over["max_iters"])
+    cfg = preset(args.preset, data=args.data, seed=args.seed, out=os.path.join("/tmp", "pcp-bench-train"), **over)
+    os.makedirs(cfg.out, exist_ok=True)
+    threads = pcp.get_num_threads()
+    torch.set_num_threads(threads)
+    torch.manual_seed(cfg.seed)
+    pcp.random.seed(cfg.seed)
+    tok, data = build_data(cfg)
+    model = build_model(cfg, tok.vocab_size)
+    opt = build_optimizer(cfg, model)
+    tmodel = TorchGPT(tok.vocab_size, cfg.block_size, cfg.n_embd, cfg.n_layer, cfg.n_head, cfg.bias)
+    tmodel.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()}, strict=True)
+    decay = [p for p in tmodel.parameters() if p.dim() >= 2]
+    no_decay = [p for p in tmodel.parameters() if p.dim() < 2]
+    topt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=cfg.learning_rate, betas=(cfg.beta1, cfg.beta2), fused=False, foreach=True)
+    lr_at = warmup_cosine(cfg.learning_rate, cfg.min_lr, cfg.warmup_iters, cfg.lr_decay_iters)
+
+    # Fixed evaluation batches (the same for both) so the curves compare like for like.
+    eval_batches = {s: [data.get_batch(s, cfg.batch_size) for _ in range(cfg.eval_iters)] for s in ("train", "val")}
+
+    def evaluate():
+        out = {}
+        with pcp.no_grad(), torch.no_grad():
+            for s, batches in eval_batches.items():
+                out[s] = (np.mean([model(x, y)[1].item() for x, y in batches]),
+                          np.mean([tmodel(torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy())).item()
+                                   for x, y in batches]))
+        return out
+
+    print(f"# {args.preset}: {model.num_parameters() / 1e6:.2f}M parameters, {cfg.max_iters} iterations, "
+          f"batch {cfg.batch_size} x {cfg.block_size}, {threads} threads, PCP {pcp.cpu_features()['isa']}, "
+          f"PyTorch {torch.__version__}")
+    print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
+    t_pcp = t_torch = 0.0
+    for it in range(cfg.max_iters + 1):
+        if it % cfg.eval_interval == 0 or it == cfg.max_iters:
+            e = evaluate()
+            print(f"{it:6d} {e['train'][0]:10.4f} {e['train'][1]:11.4f} {e['val'][0]:9.4f} {e['val'][1]:9.4f}", flush=True)
+        if it == cfg.max_iters:
+            break
+        lr = lr_at(it)
+        x, y = data.get_batch("train", cfg.batch_size)
+        tx, ty = torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy())
+        t0 = time.perf_counter()
+        for g in opt.param_groups:
+            g["lr"] = lr
+        _, loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        clip_grad_norm(model.parameters(), cfg.grad_clip)
+        opt.step()
+        loss.item()
+        t1 = time.perf_counter()
+        for g in topt.param_groups:
+            g["lr"] = lr
+        tloss = tmodel(tx, ty)
+        topt.zero_grad(set_to_none=True)
+        tloss.backward()
+        torch.nn.utils.clip_grad_norm_(tmodel.parameters(), cfg.grad_clip)
+        topt.step()
+        tloss.item()
+        t2 = time.perf_counter()
+        if it >= 5:  # skip warm-up iterations
+            t_pcp += t1 - t0
+            t_torch += t2 - t1
+    n = max(cfg.max_iters - 5, 1)
+    print(f"\nms/iter: PCP {1e3 * t_pcp / n:.1f}, PyTorch {1e3 * t_torch / n:.1f}, "
+          f"PCP/PyTorch {t_pcp / t_torch:.2f} (below 1 means PCP is faster)")
+
+
+if __name__ == "__main__":
+    main()
