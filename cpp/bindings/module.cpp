@@ -7,6 +7,7 @@
 #include "pcp/core/allocator.h"
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
+#include "pcp/ops/primitive.h"
 
 using namespace pcp;
 using namespace pcp::bindings;
@@ -60,6 +61,15 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("output"), py::arg("inputs"), py::arg("grad") = py::none(), py::arg("create_graph") = false,
       "Gradients of `output` with respect to each of `inputs`, without touching .grad");
+
+  // Profiling at the dispatch point (nested primitives count in their callers too).
+  m.def("set_profiling", &set_profiling, py::arg("enabled"), "Collect per-primitive call counts and times");
+  m.def("reset_profile", &reset_profile);
+  m.def("profile_results", [] {
+    py::list out;
+    for (auto& [name, p] : profile_results()) out.append(py::make_tuple(name, p.calls, p.seconds));
+    return out;
+  }, "[(primitive name, calls, seconds)] sorted by time");
 
   // Memory.
   m.def("memory_stats", [] {

@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['DType', 'Tensor', 'abs', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_num_threads', 'get_rng_state', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_rng_state', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'take', 'tanh', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
+__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_num_threads', 'get_rng_state', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'take', 'tanh', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
 class DType:
     """
     Element type of a tensor
@@ -37,6 +37,16 @@ class DType:
     float64: typing.ClassVar[DType]
     int32: typing.ClassVar[DType]
     int64: typing.ClassVar[DType]
+    @staticmethod
+    def __repr__(*args, **kwargs):
+        """
+        (self: pcp._core.DType) -> str
+        """
+    @staticmethod
+    def __str__(*args, **kwargs):
+        """
+        (self: pcp._core.DType) -> str
+        """
     @typing.overload
     def __eq__(self, other: DType) -> bool:
         ...
@@ -59,19 +69,7 @@ class DType:
     @typing.overload
     def __ne__(self, other: typing.Any) -> bool:
         ...
-    @typing.overload
-    def __repr__(self) -> str:
-        ...
-    @typing.overload
-    def __repr__(self) -> str:
-        ...
     def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    @typing.overload
-    def __str__(self) -> str:
-        ...
-    @typing.overload
-    def __str__(self) -> str:
         ...
     @property
     def is_floating_point(self) -> bool:
@@ -338,6 +336,10 @@ def _to_numpy(arg0: Tensor) -> numpy.ndarray:
     ...
 def abs(x: typing.Any) -> Tensor:
     ...
+def adam_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], exp_avg: collections.abc.Sequence[Tensor], exp_avg_sq: collections.abc.Sequence[Tensor], step: typing.SupportsInt | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled: bool) -> None:
+    """
+    One fused Adam/AdamW step over every parameter, updating params and state in place
+    """
 def add(a: typing.Any, b: typing.Any) -> Tensor:
     ...
 def arange(start: typing.Any, stop: typing.Any = None, step: typing.Any = 1, dtype: typing.Any = None) -> Tensor:
@@ -470,6 +472,10 @@ def permute(x: Tensor, axes: typing.Any) -> Tensor:
     ...
 def pow(a: typing.Any, b: typing.Any) -> Tensor:
     ...
+def profile_results() -> list:
+    """
+    [(primitive name, calls, seconds)] sorted by time
+    """
 def rand(shape: typing.Any, dtype: typing.Any = None) -> Tensor:
     """
     Uniform [0, 1) from the seeded counter-based generator
@@ -483,6 +489,8 @@ def randn(shape: typing.Any, dtype: typing.Any = None) -> Tensor:
 def relu(x: typing.Any) -> Tensor:
     ...
 def reset_peak_memory_stats() -> None:
+    ...
+def reset_profile() -> None:
     ...
 def reshape(x: Tensor, shape: typing.Any) -> Tensor:
     ...
@@ -502,8 +510,16 @@ def set_num_threads(n: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Threads used by CPU kernels (<= 0: default)
     """
+def set_profiling(enabled: bool) -> None:
+    """
+    Collect per-primitive call counts and times
+    """
 def set_rng_state(seed: typing.SupportsInt | typing.SupportsIndex, offset: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
+def sgd_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], momentum_buffers: collections.abc.Sequence[Tensor], first_step: bool, lr: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, dampening: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, nesterov: bool) -> None:
+    """
+    One fused SGD step (momentum, Nesterov, weight decay) over every parameter, in place
+    """
 def sigmoid(x: typing.Any) -> Tensor:
     ...
 def sign(x: typing.Any) -> Tensor:

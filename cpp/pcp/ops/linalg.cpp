@@ -105,7 +105,17 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                      shape_str(b_in.shape()), " cannot be broadcast together (", shape_str(ba), " vs ",
                      shape_str(bb), ")");
   }
-  Tensor out = pcp::apply<Matmul>({astype(a, dt), astype(b, dt)}, batch);
+  Tensor out;
+  if (b.ndim() == 2 && a.ndim() > 2) {
+    // (..., M, K) @ (K, N): one GEMM with the batch folded into M (and, through the reshape's
+    // VJP, one GEMM for each gradient too) instead of a GEMM per batch element.
+    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
+    out_shape.push_back(b.shape()[1]);
+    Tensor flat = reshape(astype(a, dt), {-1, ka});
+    out = reshape(pcp::apply<Matmul>({flat, astype(b, dt)}, Shape{}), out_shape);
+  } else {
+    out = pcp::apply<Matmul>({astype(a, dt), astype(b, dt)}, batch);
+  }
   if (a_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-2});
   if (b_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-1});
   return out;

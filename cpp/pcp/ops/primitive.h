@@ -4,6 +4,7 @@
 // `apply`, the single dispatch path where autodiff recording (and later tracing) hooks in.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pcp/core/tensor.h"
@@ -22,6 +23,15 @@ class Primitive {
   virtual std::vector<Tensor> vjp(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& g,
                                   const std::vector<bool>& needs);
 };
+
+// Per-primitive call counts and forward times, collected at the dispatch point while enabled.
+struct OpProfile {
+  int64_t calls = 0;
+  double seconds = 0;
+};
+void set_profiling(bool on);
+std::vector<std::pair<std::string, OpProfile>> profile_results();  // sorted by time, descending
+void reset_profile();
 
 // Runs `prim` on `inputs`, recording a graph node when grad mode is on and an input requires grad.
 Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs);

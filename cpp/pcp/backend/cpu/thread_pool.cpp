@@ -13,6 +13,14 @@ namespace {
 
 thread_local bool t_in_parallel = false;
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 int default_threads() {
   if (const char* env = std::getenv("PCP_NUM_THREADS")) {
     int n = std::atoi(env);
@@ -52,6 +60,7 @@ class ThreadPool {
       next_.store(1);
       pending_ = chunks;
       ++generation_;
+      published_.store(generation_, std::memory_order_release);
     }
     cv_.notify_all();
     t_in_parallel = true;
@@ -90,6 +99,10 @@ class ThreadPool {
     t_in_parallel = true;
     uint64_t seen = 0;
     for (;;) {
+      // Spin for a few microseconds first: ops issued back to back then start without a
+      // kernel wake-up (tens of microseconds), which dominates small tensors.
+      for (int spin = 0; spin < 4000 && published_.load(std::memory_order_acquire) == seen; ++spin)
+        cpu_relax();
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -132,6 +145,7 @@ class ThreadPool {
   int64_t job_n_ = 0, job_chunks_ = 0, pending_ = 0;
   std::atomic<int64_t> next_{0};
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, readable without the lock (for spinning)
   bool stop_ = false;
   std::exception_ptr error_;
 };

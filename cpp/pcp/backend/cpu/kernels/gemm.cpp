@@ -24,6 +24,8 @@ static void pack_a(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t k
     if (rows == MR && cs == 1) {
       for (int64_t k = 0; k < kc; ++k)
         for (int r = 0; r < MR; ++r) dst[k * MR + r] = ap[r * rs + k];
+    } else if (rows == MR && rs == 1) {  // column-major A (a transposed view): MR contiguous values per k
+      for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * MR, ap + k * cs, MR * sizeof(float));
     } else {
       for (int64_t k = 0; k < kc; ++k)
         for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rows ? ap[r * rs + k * cs] : 0.0f;
@@ -39,6 +41,9 @@ static void pack_b(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t n
     const float* bp = b + q0 * cs;
     if (cols == NR && cs == 1) {
       for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * NR, bp + k * rs, NR * sizeof(float));
+    } else if (cols == NR && rs == 1) {  // column-major B (a transposed view): read each column contiguously
+      for (int c = 0; c < NR; ++c)
+        for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = bp[c * cs + k];
     } else {
       for (int64_t k = 0; k < kc; ++k)
         for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cols ? bp[k * rs + c * cs] : 0.0f;
