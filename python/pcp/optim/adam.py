@@ -16,28 +16,22 @@ class Adam(Optimizer):
                              f"weight_decay={weight_decay}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
 
-    def step(self):
-        self.step_count += 1
-        with pcp.no_grad():
-            for group in self.param_groups:
-                ps, gs = self._params_with_grad(group)
-                if not ps:
-                    continue
-                # Steps are counted per parameter (bias correction), as in PyTorch: a parameter
-                # whose first gradient comes late starts its own count. One fused call per count.
-                by_step = {}
-                for p, g in zip(ps, gs):
-                    s = self.state.get(id(p))
-                    if s is None:
-                        s = self.state[id(p)] = {"exp_avg": pcp.zeros_like(p), "exp_avg_sq": pcp.zeros_like(p),
-                                                 "step": 0}
-                    s["step"] += 1
-                    by_step.setdefault(s["step"], []).append((p, g, s))
-                b1, b2 = group["betas"]
-                for step, items in by_step.items():
-                    _core.adam_step([i[0] for i in items], [i[1] for i in items], [i[2]["exp_avg"] for i in items],
-                                    [i[2]["exp_avg_sq"] for i in items], step, group["lr"], b1, b2, group["eps"],
-                                    group["weight_decay"], self._decoupled)
+    def _update(self, group, ps, gs):
+        # Steps are counted per parameter (bias correction), as in PyTorch: a parameter
+        # whose first gradient comes late starts its own count. One fused call per count.
+        by_step = {}
+        for p, g in zip(ps, gs):
+            s = self.state.get(id(p))
+            if s is None:
+                s = self.state[id(p)] = {"exp_avg": pcp.zeros_like(p), "exp_avg_sq": pcp.zeros_like(p),
+                                         "step": 0}
+            s["step"] += 1
+            by_step.setdefault(s["step"], []).append((p, g, s))
+        b1, b2 = group["betas"]
+        for step, items in by_step.items():
+            _core.adam_step([i[0] for i in items], [i[1] for i in items], [i[2]["exp_avg"] for i in items],
+                            [i[2]["exp_avg_sq"] for i in items], step, group["lr"], b1, b2, group["eps"],
+                            group["weight_decay"], self._decoupled)
 
 
 class AdamW(Adam):

@@ -79,4 +79,14 @@ class Optimizer:
                                      f"expected {tuple(p.shape)}")
 
     def step(self):
+        """One update of every parameter that has a gradient."""
+        self.step_count += 1
+        with pcp.no_grad():
+            for group in self.param_groups:
+                ps, gs = self._params_with_grad(group)
+                if ps:
+                    self._update(group, ps, gs)
+
+    def _update(self, group, params, grads):
+        """Applies one step to a group's parameters (those with gradients)."""
         raise NotImplementedError

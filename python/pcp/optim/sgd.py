@@ -14,26 +14,20 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov))
 
-    def step(self):
-        self.step_count += 1
-        with pcp.no_grad():
-            for group in self.param_groups:
-                ps, gs = self._params_with_grad(group)
-                if not ps:
-                    continue
-                hyper = (group["lr"], group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"])
-                if group["momentum"] == 0:
-                    _core.sgd_step(ps, gs, [], False, *hyper)
-                    continue
-                # A parameter's first step starts its momentum buffer from the gradient itself.
-                batches = {True: ([], [], []), False: ([], [], [])}
-                for p, g in zip(ps, gs):
-                    s = self.state.get(id(p))
-                    first = s is None
-                    if first:
-                        s = self.state[id(p)] = {"momentum_buffer": pcp.zeros_like(p)}
-                    for lst, item in zip(batches[first], (p, g, s["momentum_buffer"])):
-                        lst.append(item)
-                for first, (bp, bg, bb) in batches.items():
-                    if bp:
-                        _core.sgd_step(bp, bg, bb, first, *hyper)
+    def _update(self, group, ps, gs):
+        hyper = (group["lr"], group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"])
+        if group["momentum"] == 0:
+            _core.sgd_step(ps, gs, [], False, *hyper)
+            return
+        # A parameter's first step starts its momentum buffer from the gradient itself.
+        batches = {True: ([], [], []), False: ([], [], [])}
+        for p, g in zip(ps, gs):
+            s = self.state.get(id(p))
+            first = s is None
+            if first:
+                s = self.state[id(p)] = {"momentum_buffer": pcp.zeros_like(p)}
+            for lst, item in zip(batches[first], (p, g, s["momentum_buffer"])):
+                lst.append(item)
+        for first, (bp, bg, bb) in batches.items():
+            if bp:
+                _core.sgd_step(bp, bg, bb, first, *hyper)
