@@ -20,7 +20,8 @@ def test_reports_selected_isa(isa):
     assert pcp.cpu_features()["isa"] == isa
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 33, 5), (65, 130, 17), (128, 256, 96)])
+# (m, k, n): edge tiles, A read in place (n <= 256) and packed (n > 256), uneven depth slices (k > 1024)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 33, 5), (65, 130, 17), (128, 256, 96), (37, 2100, 300), (200, 1030, 45)])
 def test_matmul_every_isa(isa, shape):
     m, k, n = shape
     rng = np.random.default_rng(1)

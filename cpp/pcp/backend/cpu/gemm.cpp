@@ -28,6 +28,22 @@ struct PackBuffer {
 };
 thread_local PackBuffer t_apack, t_bpack;
 
+// Splits an m x n grid of micro-tiles over `threads` as a tm x tn grid of rectangles, choosing
+// the factorisation whose largest rectangle is smallest (then the squarer one, for cache reuse).
+std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads) {
+  std::pair<int64_t, int64_t> best{1, 1};
+  int64_t best_work = m * n + 1, best_skew = 0;
+  for (int64_t tm = 1; tm <= threads; ++tm) {
+    if (threads % tm) continue;
+    const int64_t tn = threads / tm;
+    if (tm > m || tn > n) continue;
+    const int64_t rows = (m + tm - 1) / tm, cols = (n + tn - 1) / tn;
+    const int64_t work = rows * cols, skew = std::abs(rows - cols);
+    if (work < best_work || (work == best_work && skew < best_skew)) best = {tm, tn}, best_work = work, best_skew = skew;
+  }
+  return best;
+}
+
 }  // namespace
 
 void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B,
@@ -39,13 +55,20 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int6
   }
   const KernelTable& kt = kernels();
   const int64_t MR = kt.gemm_mr, NR = kt.gemm_nr;
-  const int64_t KC = 256;                      // a B micro-panel (KC x NR) stays in L1/L2
+  // Depth slices of at most 1024, split evenly: deep slices mean fewer passes over C and fewer
+  // synchronisations, which matters most for the skinny GEMMs of weight gradients.
+  const int64_t KC = (K + (K + 1023) / 1024 - 1) / ((K + 1023) / 1024);
   const int64_t MC = MR * std::max<int64_t>(1, 144 / MR);  // an A block (MC x KC) stays in L2
   const int64_t NC = NR * std::max<int64_t>(1, 4096 / NR);
-  const int64_t NB = NR * 4;                   // columns per task
+  const int64_t NB = NR * 4;                   // columns per cache block
 
   const int64_t m_panels = (M + MR - 1) / MR;
-  float* apack = t_apack.get(size_t(m_panels * MR * KC));
+  const auto grid = thread_grid(m_panels, (std::min(N, NC) + NR - 1) / NR, get_num_threads());
+  // A row-major (unit column stride) can be read in place by the micro-kernel.
+  // Packing pays for itself when many B panels reuse it; it also avoids cache-set conflicts of
+  // power-of-two row strides in big GEMMs.
+  const bool pack_a = csa != 1 || N > 256;
+  float* apack = pack_a ? t_apack.get(size_t(m_panels * MR * KC)) : nullptr;
   float* bpack = t_bpack.get(size_t(((std::min(N, NC) + NR - 1) / NR) * NR * KC));
 
   for (int64_t jc = 0; jc < N; jc += NC) {
@@ -57,7 +80,8 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int6
       // Pack B (kc x nc) and all of A (M x kc) for this depth slice in one parallel region:
       // items [0, n_panels) are B panels, the rest A panels.
       const int64_t small = (M + N) * kc < 65536;  // too little to be worth waking threads for
-      parallel_for(n_panels + m_panels, small ? n_panels + m_panels : 4, [&](int64_t b, int64_t e) {
+      const int64_t a_items = pack_a ? m_panels : 0;
+      parallel_for(n_panels + a_items, small ? n_panels + a_items : 4, [&](int64_t b, int64_t e) {
         if (b < n_panels) {
           int64_t be = std::min(e, n_panels);
           int64_t c0 = b * NR, c1 = std::min(nc, be * NR);
@@ -69,19 +93,31 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int6
           kt.gemm_pack_a(A + r0 * rsa + pc * csa, rsa, csa, r1 - r0, kc, apack + ab * MR * kc);
         }
       });
-      // Tasks: (MC rows) x (NB columns) tiles of C.
-      const int64_t m_blocks = (M + MC - 1) / MC, n_blocks = (nc + NB - 1) / NB;
-      parallel_for(m_blocks * n_blocks, small ? m_blocks * n_blocks : 1, [&](int64_t b, int64_t e) {
+      auto C_tile = [&](int64_t i, int64_t j, const float* bp) {
+        float* c = C + i * ldc + jc + j;
+        const int64_t mr = std::min(MR, M - i), nr = std::min(NR, nc - j);
+        if (pack_a)
+          kt.gemm_micro(kc, apack + (i / MR) * MR * kc, 1, MR, bp, c, ldc, mr, nr, accumulate);
+        else
+          kt.gemm_micro(kc, A + i * rsa + pc, rsa, 1, bp, c, ldc, mr, nr, accumulate);
+      };
+      // Each thread owns one rectangle of C, a (tm x tn) grid split evenly in micro-panels, and
+      // walks it in MC x NB cache blocks.
+      const int64_t tm = small ? 1 : grid.first, tn = small ? 1 : grid.second;
+      parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
-          const int64_t ib = t / n_blocks, jb = t % n_blocks;
-          const int64_t i0 = ib * MC, i1 = std::min(M, i0 + MC);
-          const int64_t j0 = jb * NB, j1 = std::min(nc, j0 + NB);
-          for (int64_t j = j0; j < j1; j += NR) {
-            const float* bp = bpack + (j / NR) * NR * kc;
-            for (int64_t i = i0; i < i1; i += MR) {
-              const float* ap = apack + (i / MR) * MR * kc;
-              kt.gemm_micro(kc, ap, bp, C + i * ldc + jc + j, ldc, std::min(MR, M - i), std::min(NR, nc - j),
-                            accumulate);
+          const int64_t p0 = m_panels * (t / tn) / tm, p1 = m_panels * (t / tn + 1) / tm;
+          const int64_t q0 = n_panels * (t % tn) / tn, q1 = n_panels * (t % tn + 1) / tn;
+          for (int64_t jb = q0 * NR; jb < q1 * NR; jb += NB) {
+            const int64_t j1 = std::min({nc, q1 * NR, jb + NB});
+            for (int64_t ib = p0 * MR; ib < p1 * MR; ib += MC) {
+              const int64_t i1 = std::min({M, p1 * MR, ib + MC});
+              for (int64_t j = jb; j < j1; j += NR) {
+                const float* bp = bpack + (j / NR) * NR * kc;
+                for (int64_t i = ib; i < i1; i += MR) {
+                  C_tile(i, j, bp);
+                }
+              }
             }
           }
         }

@@ -45,9 +45,9 @@ struct KernelTable {
   int gemm_mr, gemm_nr;
   void (*gemm_pack_a)(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, float* dst);
   void (*gemm_pack_b)(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, float* dst);
-  // c[0:mr, 0:nr] (+)= a_panel (MR x kc) @ b_panel (kc x NR)
-  void (*gemm_micro)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
-                     bool accumulate);
+  // C[mr x nr] (+)= A[mr x kc] * Bpanel, A read as a[r * a_rs + k * a_cs] (packed: 1, MR).
+  void (*gemm_micro)(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
+                     int64_t mr, int64_t nr, bool accumulate);
 };
 
 // The table of the ISA selected at startup (PCP_SIMD=baseline|avx2|avx512 forces one).

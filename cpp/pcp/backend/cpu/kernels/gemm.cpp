@@ -57,9 +57,16 @@ static inline void store_tile(const float* tile, float* c, int64_t ldc, int64_t 
     for (int64_t j = 0; j < nr; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tile[r * NR + j] : tile[r * NR + j];
 }
 
+// A is read as a[r * a_rs + k * a_cs]: packed panels are (1, MR); an unpacked row-major block
+// is (lda, 1), which saves packing A when it is already row-major. Rows past mr repeat row 0.
+#define PCP_A_ROWS()                                  \
+  const float* ar[MR];                                \
+  for (int r = 0; r < MR; ++r) ar[r] = a + (r < mr ? r : 0) * a_rs;
+
 #if defined(__AVX512F__)
-static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
-                  bool accumulate) {
+static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
+                  int64_t mr, int64_t nr, bool accumulate) {
+  PCP_A_ROWS();
   __m512 acc[MR][2];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
@@ -67,7 +74,7 @@ static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t 
     __m512 b0 = _mm512_loadu_ps(b + k * NR), b1 = _mm512_loadu_ps(b + k * NR + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      __m512 av = _mm512_set1_ps(a[k * MR + r]);
+      __m512 av = _mm512_set1_ps(ar[r][k * a_cs]);
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
@@ -93,8 +100,9 @@ static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t 
   store_tile(tile, c, ldc, mr, nr, accumulate);
 }
 #elif defined(__AVX2__)
-static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
-                  bool accumulate) {
+static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
+                  int64_t mr, int64_t nr, bool accumulate) {
+  PCP_A_ROWS();
   __m256 acc[MR][2];
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
@@ -102,7 +110,7 @@ static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t 
     __m256 b0 = _mm256_loadu_ps(b + k * NR), b1 = _mm256_loadu_ps(b + k * NR + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + k * MR + r);
+      __m256 av = _mm256_broadcast_ss(ar[r] + k * a_cs);
       acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
     }
@@ -128,17 +136,19 @@ static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t 
   store_tile(tile, c, ldc, mr, nr, accumulate);
 }
 #else
-static void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t mr, int64_t nr,
-                  bool accumulate) {
+static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
+                  int64_t mr, int64_t nr, bool accumulate) {
+  PCP_A_ROWS();
   float tile[MR * NR] = {};
   for (int64_t k = 0; k < kc; ++k)
     for (int r = 0; r < MR; ++r) {
-      float av = a[k * MR + r];
+      float av = ar[r][k * a_cs];
       for (int j = 0; j < NR; ++j) tile[r * NR + j] += av * b[k * NR + j];
     }
   store_tile(tile, c, ldc, mr, nr, accumulate);
 }
 #endif
+#undef PCP_A_ROWS
 
 void register_gemm(KernelTable& t) {
   t.gemm_mr = MR;
