@@ -463,6 +463,26 @@ def test_vjp_matches_torch(c, dtype):
         np.testing.assert_allclose(g, t, **tol, err_msg=f"{c.id}: gradient of input {i}")
 
 
+FUSED_BACKWARD = ["gelu_none", "gelu_tanh", "softmax-axis=-1", "log_softmax-axis=-1", "softmax-axis=0",
+                  "layer_norm", "layer_norm_3d", "layer_norm_no_affine", "layer_norm_weight_only", "mlp_block"]
+LOW_TOL = {pcp.float32: dict(rtol=2e-5, atol=2e-6), pcp.bfloat16: dict(rtol=4e-2, atol=4e-2),
+           pcp.float16: dict(rtol=5e-3, atol=5e-3)}
+
+
+@pytest.mark.parametrize("dtype", list(LOW_TOL), ids=str)
+@pytest.mark.parametrize("cid", FUSED_BACKWARD)
+def test_fused_backward_matches_float64(cid, dtype):
+    """Below float64, first-order backward passes run fused kernels (softmax, layer norm, gelu);
+    they must agree with the float64 gradients, which compose ops."""
+    c = next(c for c in CASES if c.id == cid)
+    xs, wrt, rng = c.inputs()
+    xs = [pcp.tensor(a, dtype=dtype).astype(F64).numpy() for a in xs]  # same values in both
+    _, ws, ref = _pcp_run(c, xs, wrt, F64, rng=rng)
+    _, _, got = _pcp_run(c, xs, wrt, dtype, rng=np.random.default_rng(0), ws=ws)
+    for i, g, r in zip(wrt, got, ref):
+        np.testing.assert_allclose(g, r, **LOW_TOL[dtype], err_msg=f"{cid}: gradient of input {i}")
+
+
 # --------------------------------------------------------------------------- special cases
 
 

@@ -1,6 +1,7 @@
 // Elementwise ops: unary math, binary arithmetic and comparisons, where, clip, casts.
 #include <cmath>
 
+#include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
@@ -19,8 +20,8 @@ const char* unary_name(UnaryOp op) {
 }
 
 const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                                "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  static const char* names[] = {"add", "sub", "mul",       "div",       "pow",           "maximum",
+                                "minimum", "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt", "ge"};
   return names[int(op)];
 }
 
@@ -62,11 +63,13 @@ class Unary : public Primitive {
         return {mul(g, mul(s, add(S(1), mul(x, sub(S(1), s)))))};
       }
       case UnaryOp::Gelu: {
+        if (!grad_enabled()) return {binary(BinaryOp::GeluGrad, x, g)};  // one fused pass
         Tensor cdf = mul(add(S(1), erf(mul(x, S(0.7071067811865476)))), S(0.5));
         Tensor pdf = mul(exp(mul(square(x), S(-0.5))), S(0.3989422804014327));
         return {mul(g, add(cdf, mul(x, pdf)))};
       }
       case UnaryOp::GeluTanh: {
+        if (!grad_enabled()) return {binary(BinaryOp::GeluTanhGrad, x, g)};
         const double k = 0.7978845608028654, c = 0.044715;
         Tensor x2 = square(x);
         Tensor t = tanh(mul(mul(x, add(S(1), mul(x2, S(c)))), S(k)));

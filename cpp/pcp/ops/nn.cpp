@@ -1,6 +1,7 @@
 // Neural-network ops: fused softmax / log-softmax, layer norm and cross-entropy kernels with
 // VJPs written in ops; dropout and attention composed from ops.
 #include <cmath>
+#include <cstring>
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
@@ -16,6 +17,30 @@ Tensor S(double v) { return weak_scalar(v); }
 
 int64_t rows_of(const Tensor& x) { return x.ndim() == 0 ? 1 : x.numel() / x.shape().back(); }
 int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
+
+// First-order backward of softmax from its output, one pass per row; used by Softmax::vjp when
+// no graph of the gradient is wanted (create_graph composes ops instead).
+class SoftmaxBackward : public Primitive {
+ public:
+  explicit SoftmaxBackward(bool log) : log_(log) {}
+  const char* name() const override { return log_ ? "log_softmax_backward" : "softmax_backward"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor &y = in[0], &g = in[1];
+    Tensor gx = Tensor::empty(y.shape(), y.dtype());
+    const int64_t n = y.shape().back(), rows = rows_of(y);
+    const auto& k = cpu::kernels();
+    const size_t row = size_t(n) * y.itemsize();
+    const char *py = static_cast<const char*>(y.raw_data()), *pg = static_cast<const char*>(g.raw_data());
+    char* pgx = static_cast<char*>(gx.raw_data());
+    parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
+      k.softmax_backward_rows(y.dtype(), py + b * row, pg + b * row, pgx + b * row, e - b, n, log_);
+    });
+    return gx;
+  }
+
+ private:
+  bool log_;
+};
 
 // Softmax over the last axis of a contiguous tensor.
 class Softmax : public Primitive {
@@ -37,6 +62,7 @@ class Softmax : public Primitive {
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor& y, const Tensor& g,
                           const std::vector<bool>&) override {
+    if (!grad_enabled()) return {pcp::apply<SoftmaxBackward>({y, contiguous(astype(g, y.dtype()))}, log_)};
     std::vector<int64_t> last{-1};
     if (log_) return {sub(g, mul(exp(y), sum(g, last, true)))};
     return {mul(y, sub(g, sum(mul(g, y), last, true)))};
@@ -58,6 +84,44 @@ Tensor softmax_impl(const Tensor& x_in, int64_t axis, bool log) {
   if (a != last) y = swapaxes(y, a, last);
   return x_in.ndim() == 0 ? reshape(y, {}) : y;
 }
+
+// First-order backward of layer norm from the forward's float32 row statistics, in one pass.
+// Inputs (x, w or undefined, g, mean, rstd); the output packs the three gradients as rows of
+// one (rows + 2, n) tensor: gx, then dw, then db (views split them without copying).
+class LayerNormBackward : public Primitive {
+ public:
+  const char* name() const override { return "layer_norm_backward"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor &x = in[0], &w = in[1], &g = in[2];
+    const int64_t n = x.shape().back(), rows = rows_of(x);
+    Tensor out = Tensor::empty({rows + 2, n}, x.dtype());
+    const auto& k = cpu::kernels();
+    const size_t row = size_t(n) * x.itemsize();
+    const char *px = static_cast<const char*>(x.raw_data()), *pg = static_cast<const char*>(g.raw_data());
+    const char* pw = w.defined() ? static_cast<const char*>(w.raw_data()) : nullptr;
+    char* po = static_cast<char*>(out.raw_data());
+    const float *pm = in[3].data<float>(), *pr = in[4].data<float>();
+    // Each chunk of rows sums its own dw, db; the partial sums are added in chunk order.
+    const int64_t chunks = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, rows / row_grain(n)));
+    std::vector<float> partial(size_t(chunks * 2 * n), 0.0f);
+    parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c) {
+        const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+        float* dw = partial.data() + c * 2 * n;
+        k.layer_norm_backward_rows(x.dtype(), px + r0 * row, pw, pg + r0 * row, pm + r0, pr + r0, po + r0 * row, dw,
+                                   dw + n, r1 - r0, n);
+      }
+    });
+    std::vector<float> total(size_t(2 * n), 0.0f);
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t i = 0; i < 2 * n; ++i) total[i] += partial[c * 2 * n + i];
+    Tensor sums = Tensor::empty({2, n}, DType::Float32);
+    std::copy(total.begin(), total.end(), sums.data<float>());
+    sums = astype(sums, x.dtype());
+    std::memcpy(po + rows * row, sums.raw_data(), 2 * row);
+    return out;
+  }
+};
 
 class LayerNorm : public Primitive {
  public:
@@ -88,6 +152,13 @@ class LayerNorm : public Primitive {
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
                           const std::vector<bool>& needs) override {
     const Tensor &x = in[0], &w = in[1];
+    if (!grad_enabled() && x.dtype() != DType::Float64) {
+      const int64_t rows = rows_of(x);
+      Tensor packed = pcp::apply<LayerNormBackward>({x, w, contiguous(astype(g, x.dtype())), mean_, rstd_});
+      auto row_of = [&](int64_t r) { return reshape(slice(packed, 0, r, r + 1), {x.shape().back()}); };
+      return {needs[0] ? reshape(slice(packed, 0, 0, rows), x.shape()) : Tensor(), needs[1] ? row_of(rows) : Tensor(),
+              needs[2] ? row_of(rows + 1) : Tensor()};
+    }
     std::vector<int64_t> last{-1};
     Tensor mu, rstd;
     if (grad_enabled() || x.dtype() == DType::Float64) {

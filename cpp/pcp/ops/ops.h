@@ -33,7 +33,8 @@ enum class UnaryOp {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Square, Sign, Erf,
   LogicalNot
 };
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+// GeluGrad / GeluTanhGrad(x, g) = g * gelu'(x): the fused first-order gradients of gelu.
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, GeluGrad, GeluTanhGrad, Eq, Ne, Lt, Le, Gt, Ge };
 
 Tensor unary(UnaryOp op, const Tensor& x);
 Tensor neg(const Tensor& x);

@@ -29,6 +29,10 @@ struct KernelTable {
   void (*softmax_rows)(DType dt, const char* x, char* y, int64_t rows, int64_t n, bool log);
   void (*layer_norm_rows)(DType dt, const char* x, const char* w, const char* b, char* y, float* mean,
                           float* rstd, int64_t rows, int64_t n, double eps);
+  // Their first-order backward passes (see kernels/nn.cpp); layer norm accumulates dw, db (may be null).
+  void (*softmax_backward_rows)(DType dt, const char* y, const char* g, char* gx, int64_t rows, int64_t n, bool log);
+  void (*layer_norm_backward_rows)(DType dt, const char* x, const char* w, const char* g, const float* mean,
+                                   const float* rstd, char* gx, float* dw, float* db, int64_t rows, int64_t n);
   // loss[r] = logsumexp(logits[r]) - logits[r, target[r]], 0 where target == ignore_index.
   void (*cross_entropy_rows)(DType dt, const char* logits, const int64_t* targets, char* loss, int64_t rows,
                              int64_t classes, int64_t ignore_index);

@@ -31,14 +31,17 @@ template <class T> static inline T st(acc_t<T> v) { return T(v); }
 template <> inline Half st<Half>(float v) { return float_to_half(v); }
 template <> inline BFloat16 st<BFloat16>(float v) { return float_to_bf16(v); }
 
+// Math helpers must inline into the loops that call them, or those loops do not vectorize.
+#define PCP_INLINE static inline __attribute__((always_inline))
+
 template <class T> constexpr bool is_float_v = std::is_floating_point_v<T>;
 
-static inline float fbits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-static inline uint32_t ubits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+PCP_INLINE float fbits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+PCP_INLINE uint32_t ubits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 
 // exp, log, tanh in float32 written branch-free so loops over them vectorize
 // (Cephes polynomials, about 1-2 ulp). float64 uses the C library.
-static inline float exp_f(float x) {
+PCP_INLINE float exp_f(float x) {
   const float hi = 88.72283935546875f, lo = -103.97208404541016f;
   float xc = x > hi ? hi : (x < lo ? lo : x);
   float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
@@ -60,7 +63,7 @@ static inline float exp_f(float x) {
   return x != x ? x : res;
 }
 
-static inline float log_f(float x) {
+PCP_INLINE float log_f(float x) {
   bool sub = x < 1.17549435e-38f;
   float xs = sub ? x * 8388608.0f : x;
   uint32_t u = ubits(xs);
@@ -89,7 +92,7 @@ static inline float log_f(float x) {
   return x != x ? x : r;
 }
 
-static inline float tanh_f(float x) {
+PCP_INLINE float tanh_f(float x) {
   float ax = x < 0 ? -x : x;
   float z = x * x;
   float p = -5.70498872745E-3f;
@@ -103,12 +106,12 @@ static inline float tanh_f(float x) {
   return ax < 0.625f ? small : big;
 }
 
-static inline float k_exp(float x) { return exp_f(x); }
-static inline double k_exp(double x) { return std::exp(x); }
-static inline float k_log(float x) { return log_f(x); }
-static inline double k_log(double x) { return std::log(x); }
-static inline float k_tanh(float x) { return tanh_f(x); }
-static inline double k_tanh(double x) { return std::tanh(x); }
+PCP_INLINE float k_exp(float x) { return exp_f(x); }
+PCP_INLINE double k_exp(double x) { return std::exp(x); }
+PCP_INLINE float k_log(float x) { return log_f(x); }
+PCP_INLINE double k_log(double x) { return std::log(x); }
+PCP_INLINE float k_tanh(float x) { return tanh_f(x); }
+PCP_INLINE double k_tanh(double x) { return std::tanh(x); }
 
 // Switch over a dtype binding the storage type to T.
 #define PCP_FLOAT_CASES(T, ...)                                         \

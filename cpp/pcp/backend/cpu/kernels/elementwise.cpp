@@ -3,8 +3,9 @@
 
 namespace pcp::cpu::PCP_ISA {
 
+// flatten: the per-element function must inline into the loop for it to vectorize.
 template <class T, class R = T, class F>
-static void unary_loop(int64_t n, char* out, int64_t so, const char* a, int64_t sa, F f) {
+__attribute__((flatten)) static void unary_loop(int64_t n, char* out, int64_t so, const char* a, int64_t sa, F f) {
   R* o = reinterpret_cast<R*>(out);
   const T* x = reinterpret_cast<const T*>(a);
   if (so == 1 && sa == 1) {
@@ -15,9 +16,23 @@ static void unary_loop(int64_t n, char* out, int64_t so, const char* a, int64_t 
 }
 
 template <class C>
-static C gelu_tanh(C v) {
+PCP_INLINE C gelu_tanh(C v) {
   const C k = C(0.7978845608028654), c = C(0.044715);
   return C(0.5) * v * (C(1) + k_tanh(k * (v + c * v * v * v)));
+}
+
+// d/dx gelu_tanh(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3)).
+template <class C>
+PCP_INLINE C gelu_tanh_grad(C v) {
+  const C k = C(0.7978845608028654), c = C(0.044715);
+  const C t = k_tanh(k * (v + c * v * v * v));
+  return C(0.5) * (C(1) + t) + C(0.5) * v * (C(1) - t * t) * k * (C(1) + C(3) * c * v * v);
+}
+
+// d/dx gelu(x) = Phi(x) + x phi(x).
+template <class C>
+PCP_INLINE C gelu_grad(C v) {
+  return C(0.5) * (C(1) + std::erf(v * C(0.7071067811865476))) + v * C(0.3989422804014327) * k_exp(C(-0.5) * v * v);
 }
 
 template <class T>
@@ -64,7 +79,7 @@ static void unary(UnaryOp op, DType dt, int64_t n, char* out, int64_t so, const 
 }
 
 template <class T, class R, class F>
-static void binary_loop(int64_t n, char* out, int64_t so, const char* a, int64_t sa, const char* b, int64_t sb,
+__attribute__((flatten)) static void binary_loop(int64_t n, char* out, int64_t so, const char* a, int64_t sa, const char* b, int64_t sb,
                         F f) {
   R* o = reinterpret_cast<R*>(out);
   const T* x = reinterpret_cast<const T*>(a);
@@ -122,6 +137,8 @@ static void binary_typed(BinaryOp op, int64_t n, char* out, int64_t so, const ch
       switch (op) {
         case BinaryOp::Div: PCP_BIN(T, x / y);
         case BinaryOp::Pow: PCP_BIN(T, std::pow(x, y));
+        case BinaryOp::GeluGrad: PCP_BIN(T, y * gelu_grad(x));
+        case BinaryOp::GeluTanhGrad: PCP_BIN(T, y * gelu_tanh_grad(x));
         default: break;
       }
     } else {

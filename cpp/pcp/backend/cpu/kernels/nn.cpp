@@ -75,6 +75,73 @@ static void layer_norm_rows(DType dt, const char* x, const char* w, const char* 
   }
 }
 
+// Backward of softmax over rows, from the output y: gx = y (g - sum(g y)); for log-softmax
+// gx = g - exp(y) sum(g).
+template <class T>
+static void softmax_backward_typed(const T* y, const T* g, T* gx, int64_t rows, int64_t n, bool log) {
+  using C = acc_t<T>;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *yr = y + r * n, *gr = g + r * n;
+    T* out = gx + r * n;
+    C s = 0;
+    if (log) {
+      for (int64_t i = 0; i < n; ++i) s += ld(gr[i]);
+      for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(gr[i]) - k_exp(ld(yr[i])) * s);
+    } else {
+      for (int64_t i = 0; i < n; ++i) s += ld(gr[i]) * ld(yr[i]);
+      for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(yr[i]) * (ld(gr[i]) - s));
+    }
+  }
+}
+
+static void softmax_backward_rows(DType dt, const char* y, const char* g, char* gx, int64_t rows, int64_t n,
+                                  bool log) {
+  switch (dt) {
+    PCP_FLOAT_CASES(T, softmax_backward_typed<T>(reinterpret_cast<const T*>(y), reinterpret_cast<const T*>(g),
+                                                 reinterpret_cast<T*>(gx), rows, n, log))
+    default: fail<TypeError>("softmax backward kernel: dtype ", dtype_name(dt), " is not floating");
+  }
+}
+
+// Backward of layer norm from the forward's row statistics: with xhat = (x - mean) rstd and
+// gh = g w, gx = rstd (gh - mean(gh) - xhat mean(gh xhat)); dw += g xhat and db += g.
+template <class T>
+static void layer_norm_backward_typed(const T* x, const T* w, const T* g, const float* mean, const float* rstd,
+                                      T* gx, float* dw, float* db, int64_t rows, int64_t n) {
+  using C = acc_t<T>;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * n, *gr = g + r * n;
+    const C mu = C(mean[r]), rs = C(rstd[r]);
+    C a = 0, b = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const C xh = (ld(xr[i]) - mu) * rs, gi = ld(gr[i]);
+      const C gh = w ? gi * ld(w[i]) : gi;
+      a += gh;
+      b += gh * xh;
+      if (dw) dw[i] += float(gi * xh);
+      if (db) db[i] += float(gi);
+    }
+    if (!gx) continue;
+    a /= C(n);
+    b /= C(n);
+    T* out = gx + r * n;
+    for (int64_t i = 0; i < n; ++i) {
+      const C xh = (ld(xr[i]) - mu) * rs, gh = w ? ld(gr[i]) * ld(w[i]) : ld(gr[i]);
+      out[i] = st<T>(rs * (gh - a - xh * b));
+    }
+  }
+}
+
+static void layer_norm_backward_rows(DType dt, const char* x, const char* w, const char* g, const float* mean,
+                                     const float* rstd, char* gx, float* dw, float* db, int64_t rows, int64_t n) {
+  switch (dt) {
+    PCP_FLOAT_CASES(T, layer_norm_backward_typed<T>(reinterpret_cast<const T*>(x), reinterpret_cast<const T*>(w),
+                                                    reinterpret_cast<const T*>(g), mean, rstd,
+                                                    reinterpret_cast<T*>(gx), dw, db, rows, n))
+    default: fail<TypeError>("layer_norm backward kernel: dtype ", dtype_name(dt), " is not floating");
+  }
+}
+
 template <class T>
 static void cross_entropy_typed(const T* logits, const int64_t* targets, T* loss, int64_t rows, int64_t classes,
                                 int64_t ignore_index) {
@@ -106,6 +173,8 @@ static void cross_entropy_rows(DType dt, const char* logits, const int64_t* targ
 void register_nn(KernelTable& t) {
   t.softmax_rows = softmax_rows;
   t.layer_norm_rows = layer_norm_rows;
+  t.softmax_backward_rows = softmax_backward_rows;
+  t.layer_norm_backward_rows = layer_norm_backward_rows;
   t.cross_entropy_rows = cross_entropy_rows;
 }
 
