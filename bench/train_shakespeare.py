@@ -1,10 +1,11 @@
 """Train the same GPT on tiny Shakespeare with PCP and with PyTorch, side by side in one run.
 
 Both start from PCP's initial weights (copied into PyTorch), see identical batches, use the same
-AdamW (decay groups), LR schedule and gradient clipping, and the same thread count. Prints the
-val-loss curves and ms per iteration of each.
+AdamW (decay groups), LR schedule and gradient clipping, and the same thread count. Each trains alone in turn (idle
+worker threads of one would otherwise slow the other). Prints both loss curves and ms per
+iteration of each.
 
-Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-iters N] [--data PATH]
+Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-iters N] [--eval-iters N] [--data PATH]
 """
 import argparse
 import math
@@ -63,6 +64,7 @@ def main():
     ap.add_argument("--eval-interval", type=int, default=None)
     ap.add_argument("--data", default=SHARED if os.path.isfile(SHARED) else "")
     ap.add_argument("--seed", type=int, default=1337)
+    ap.add_argument("--eval-iters", type=int, default=200, help="fixed batches per loss estimate (nanoGPT: 20)")
     args = ap.parse_args()
     over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval).items() if v is not None}
     if "max_iters" in over:
@@ -86,33 +88,12 @@ def main():
                              lr=cfg.learning_rate, betas=(cfg.beta1, cfg.beta2), fused=False, foreach=True)
     lr_at = warmup_cosine(cfg.learning_rate, cfg.min_lr, cfg.warmup_iters, cfg.lr_decay_iters)
 
-    # Fixed evaluation batches (the same for both) so the curves compare like for like.
-    eval_batches = {s: [data.get_batch(s, cfg.batch_size) for _ in range(cfg.eval_iters)] for s in ("train", "val")}
+    # The same batches for both: the training batches drawn up front, and fixed evaluation batches.
+    eval_batches = {s: [data.get_batch(s, cfg.batch_size) for _ in range(args.eval_iters)] for s in ("train", "val")}
+    batches = [data.get_batch("train", cfg.batch_size) for _ in range(cfg.max_iters)]
+    eval_at = [it for it in range(cfg.max_iters + 1) if it % cfg.eval_interval == 0 or it == cfg.max_iters]
 
-    def evaluate():
-        out = {}
-        with pcp.no_grad(), torch.no_grad():
-            for s, batches in eval_batches.items():
-                out[s] = (np.mean([model(x, y)[1].item() for x, y in batches]),
-                          np.mean([tmodel(torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy())).item()
-                                   for x, y in batches]))
-        return out
-
-    print(f"# {args.preset}: {model.num_parameters() / 1e6:.2f}M parameters, {cfg.max_iters} iterations, "
-          f"batch {cfg.batch_size} x {cfg.block_size}, {threads} threads, PCP {pcp.cpu_features()['isa']}, "
-          f"PyTorch {torch.__version__}")
-    print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
-    t_pcp = t_torch = 0.0
-    for it in range(cfg.max_iters + 1):
-        if it % cfg.eval_interval == 0 or it == cfg.max_iters:
-            e = evaluate()
-            print(f"{it:6d} {e['train'][0]:10.4f} {e['train'][1]:11.4f} {e['val'][0]:9.4f} {e['val'][1]:9.4f}", flush=True)
-        if it == cfg.max_iters:
-            break
-        lr = lr_at(it)
-        x, y = data.get_batch("train", cfg.batch_size)
-        tx, ty = torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy())
-        t0 = time.perf_counter()
+    def pcp_step(x, y, lr):
         for g in opt.param_groups:
             g["lr"] = lr
         _, loss = model(x, y)
@@ -120,23 +101,54 @@ def main():
         loss.backward()
         clip_grad_norm(model.parameters(), cfg.grad_clip)
         opt.step()
-        loss.item()
-        t1 = time.perf_counter()
+        return loss.item()
+
+    def pcp_eval(x, y):
+        with pcp.no_grad():
+            return model(x, y)[1].item()
+
+    def torch_step(x, y, lr):
         for g in topt.param_groups:
             g["lr"] = lr
-        tloss = tmodel(tx, ty)
+        loss = tmodel(x, y)
         topt.zero_grad(set_to_none=True)
-        tloss.backward()
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(tmodel.parameters(), cfg.grad_clip)
         topt.step()
-        tloss.item()
-        t2 = time.perf_counter()
-        if it >= 5:  # skip warm-up iterations
-            t_pcp += t1 - t0
-            t_torch += t2 - t1
-    n = max(cfg.max_iters - 5, 1)
-    print(f"\nms/iter: PCP {1e3 * t_pcp / n:.1f}, PyTorch {1e3 * t_torch / n:.1f}, "
-          f"PCP/PyTorch {t_pcp / t_torch:.2f} (below 1 means PCP is faster)")
+        return loss.item()
+
+    def torch_eval(x, y):
+        with torch.no_grad():
+            return tmodel(x, y).item()
+
+    def as_torch(b):
+        return torch.from_numpy(b[0].numpy()), torch.from_numpy(b[1].numpy())
+
+    def train(step, evaluate, convert):
+        """Runs the whole schedule for one framework alone (so neither one's idle threads slow the
+        other); returns {iter: (train loss, val loss)} and ms per training iteration."""
+        evals, seconds = {}, 0.0
+        for it in range(cfg.max_iters + 1):
+            if it in eval_at:
+                evals[it] = tuple(np.mean([evaluate(*convert(b)) for b in eval_batches[s]]) for s in ("train", "val"))
+            if it == cfg.max_iters:
+                break
+            x, y = convert(batches[it])
+            t0 = time.perf_counter()
+            step(x, y, lr_at(it))
+            if it >= 5:  # skip warm-up iterations
+                seconds += time.perf_counter() - t0
+        return evals, 1e3 * seconds / max(cfg.max_iters - 5, 1)
+
+    print(f"# {args.preset}: {model.num_parameters() / 1e6:.2f}M parameters, {cfg.max_iters} iterations, "
+          f"batch {cfg.batch_size} x {cfg.block_size}, {threads} threads, PCP {pcp.cpu_features()['isa']}, "
+          f"PyTorch {torch.__version__}; losses averaged over {args.eval_iters} fixed batches", flush=True)
+    p_evals, p_ms = train(pcp_step, pcp_eval, lambda b: b)
+    t_evals, t_ms = train(torch_step, torch_eval, as_torch)
+    print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
+    for it in eval_at:
+        print(f"{it:6d} {p_evals[it][0]:10.4f} {t_evals[it][0]:11.4f} {p_evals[it][1]:9.4f} {t_evals[it][1]:9.4f}")
+    print(f"\nms/iter: PCP {p_ms:.1f}, PyTorch {t_ms:.1f}, PCP/PyTorch {p_ms / t_ms:.2f} (below 1 means PCP is faster)")
 
 
 if __name__ == "__main__":

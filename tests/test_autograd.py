@@ -335,6 +335,21 @@ _HVP = {
 }
 
 
+def _fused_attention_loss(x, dtype):
+    # float32 4-D self-attention takes the fused kernel; float64 composes ops.
+    q = x.astype(dtype).reshape(1, 2, 3, 2)
+    y = pcp.scaled_dot_product_attention(q, q * 0.5, pcp.tanh(q), causal=True)
+    return (y.astype(pcp.float64) * t64(_W.reshape(1, 2, 3, 2))).sum()
+
+
+def test_hessian_vector_product_through_fused_attention():
+    r = rng(9)
+    x_np, v_np = r.normal(size=(3, 4)).astype(np.float32), r.normal(size=(3, 4))
+    got = _hvp_pcp(lambda x: _fused_attention_loss(x, pcp.float32), x_np.astype(np.float64), v_np)
+    ref = _hvp_pcp(lambda x: _fused_attention_loss(x, pcp.float64), x_np.astype(np.float64), v_np)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name", list(_HVP))
 def test_hessian_vector_product_matches_finite_differences(name):
     f = _HVP[name]

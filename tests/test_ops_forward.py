@@ -1401,7 +1401,8 @@ def np_sdpa(q, k, v, causal=False, scale=None):
 @pytest.mark.parametrize("shapes", [((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4)),
                                     ((6, 16), (6, 16), (6, 16)),
                                     ((2, 1, 9, 33), (1, 4, 9, 33), (1, 4, 9, 7)),
-                                    ((1, 1), (1, 1), (1, 1))], ids=str)
+                                    ((1, 1), (1, 1), (1, 1)),
+                                    ((2, 3, 7, 8),) * 3], ids=str)  # float32: the fused kernel
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_scaled_dot_product_attention(causal, shapes, dtype, rng):
     (tq, q), (tk, k), (tv, v) = (make(rng, s, dtype) for s in shapes)
@@ -1417,6 +1418,20 @@ def test_scaled_dot_product_attention_scale_and_transposed_inputs(rng):
     r = pcp.scaled_dot_product_attention(tq.mT, tk.mT, tv, causal=True, scale=0.7)
     assert_close(r, np_sdpa(np.swapaxes(q, -1, -2), np.swapaxes(k, -1, -2), v, True, 0.7),
                  err_scale=np.abs(v).max())
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_attention_on_head_views_of_packed_qkv(causal, rng):
+    # GPT-2's layout: q, k, v are strided head views of one (B, T, 3C) tensor, and the output's
+    # heads are merged back with transpose + reshape (a free view of the fused kernel's output).
+    B, T, H, D = 2, 9, 3, 4
+    tqkv, qkv = make(rng, (B, T, 3 * H * D))
+    heads = lambda t: t.reshape(B, T, H, D).transpose(0, 2, 1, 3)  # noqa: E731
+    tq, tk, tv = (heads(t) for t in pcp.split(tqkv, 3, axis=2))
+    q, k, v = (heads(a) for a in np.split(qkv, 3, axis=2))
+    y = pcp.scaled_dot_product_attention(tq, tk, tv, causal=causal).transpose(0, 2, 1, 3).reshape(B, T, H * D)
+    expected = np_sdpa(q, k, v, causal).transpose(0, 2, 1, 3).reshape(B, T, H * D)
+    assert_close(y, expected, err_scale=np.abs(v).max())
 
 
 @requires_torch

@@ -329,6 +329,26 @@ def test_clip_grad_norm_no_grads():
     assert optim.clip_grad_norm([t32(np.ones(2))], 1.0) == 0.0
 
 
+@pytest.mark.parametrize("dtype", [pcp.float32, pcp.float64], ids=str)
+def test_clip_grad_norm_scales_each_leaf_once(dtype):
+    # a + b hands one gradient tensor to both leaves, and sum's VJP is a broadcast view: each
+    # leaf's .grad must still own its memory, so clipping scales it exactly once.
+    a = pcp.tensor(np.full(4, 3.0), dtype=dtype, requires_grad=True)
+    b = pcp.tensor(np.full(4, 4.0), dtype=dtype, requires_grad=True)
+    ((a + b) * 2.0).sum().backward()
+    total = optim.clip_grad_norm([a, b], 1.0)
+    np.testing.assert_allclose(total, math.sqrt(8 * 4.0), rtol=1e-6)
+    for p in (a, b):
+        np.testing.assert_allclose(to_np(p.grad), np.full(4, 2.0 / math.sqrt(32.0)), rtol=1e-6)
+
+
+def test_clip_grad_norm_rejects_bad_max_norm():
+    p = t32(np.ones(2), requires_grad=True)
+    p.grad = t32(np.ones(2))
+    with pytest.raises(ValueError, match="clip_grad_norm: max_norm must be positive"):
+        optim.clip_grad_norm([p], 0.0)
+
+
 # --------------------------------------------------------------------------- schedule
 
 

@@ -415,6 +415,9 @@ for _name, _kw, _shapes in [
     ("sdpa_causal_rect", dict(causal=True), [(2, 3, 4), (2, 5, 4), (2, 5, 2)]),
     ("sdpa_scale", dict(scale=0.3), [(1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)]),
     ("sdpa_causal_scale_4d", dict(causal=True, scale=0.7), [(2, 2, 4, 3), (2, 2, 4, 3), (2, 2, 4, 5)]),
+    # equal 4-D shapes: float32 runs the fused attention kernel and its fused backward
+    ("sdpa_fused", dict(), [(2, 3, 5, 4)] * 3),
+    ("sdpa_fused_causal", dict(causal=True), [(2, 3, 5, 4)] * 3),
 ]:
     _tkw = dict(is_causal=_kw.get("causal", False))
     if "scale" in _kw:
@@ -464,6 +467,7 @@ def test_vjp_matches_torch(c, dtype):
 
 
 FUSED_BACKWARD = ["gelu_none", "gelu_tanh", "softmax-axis=-1", "log_softmax-axis=-1", "softmax-axis=0",
+                  "sdpa_fused", "sdpa_fused_causal",
                   "layer_norm", "layer_norm_3d", "layer_norm_no_affine", "layer_norm_weight_only", "mlp_block"]
 LOW_TOL = {pcp.float32: dict(rtol=2e-5, atol=2e-6), pcp.bfloat16: dict(rtol=4e-2, atol=4e-2),
            pcp.float16: dict(rtol=5e-3, atol=5e-3)}
@@ -472,7 +476,8 @@ LOW_TOL = {pcp.float32: dict(rtol=2e-5, atol=2e-6), pcp.bfloat16: dict(rtol=4e-2
 @pytest.mark.parametrize("dtype", list(LOW_TOL), ids=str)
 @pytest.mark.parametrize("cid", FUSED_BACKWARD)
 def test_fused_backward_matches_float64(cid, dtype):
-    """Below float64, first-order backward passes run fused kernels (softmax, layer norm, gelu);
+    """Below float64, first-order backward passes run fused kernels (softmax, layer norm, gelu,
+    attention);
     they must agree with the float64 gradients, which compose ops."""
     c = next(c for c in CASES if c.id == cid)
     xs, wrt, rng = c.inputs()

@@ -25,6 +25,13 @@ void bind_optim(py::module_& m) {
         arg("params"), arg("grads"), arg("momentum_buffers"), arg("first_step"), arg("lr"), arg("momentum"),
         arg("dampening"), arg("weight_decay"), arg("nesterov"),
         "One fused SGD step (momentum, Nesterov, weight decay) over every parameter, in place");
+  m.def("clip_grad_norm",
+        [](const std::vector<Tensor>& grads, double max_norm, double eps) {
+          py::gil_scoped_release release;
+          return clip_grad_norm(grads, max_norm, eps);
+        },
+        arg("grads"), arg("max_norm"), arg("eps") = 1e-6,
+        "Scales float32 gradients in place so their global L2 norm is at most max_norm; returns the norm before");
 }
 
 }  // namespace pcp::bindings

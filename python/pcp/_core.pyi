@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_num_threads', 'get_rng_state', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'take', 'tanh', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
+__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_num_threads', 'get_rng_state', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'take', 'tanh', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
 class DType:
     """
     Element type of a tensor
@@ -364,6 +364,10 @@ def clear_cache() -> None:
     """
 def clip(x: typing.Any, min: typing.Any = None, max: typing.Any = None) -> Tensor:
     ...
+def clip_grad_norm(grads: collections.abc.Sequence[Tensor], max_norm: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-06) -> float:
+    """
+    Scales float32 gradients in place so their global L2 norm is at most max_norm; returns the norm before
+    """
 def concatenate(tensors: collections.abc.Sequence, axis: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
     ...
 def contiguous(x: Tensor) -> Tensor:

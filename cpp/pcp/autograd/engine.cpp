@@ -123,6 +123,10 @@ void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
     auto it = grads.find(leaf);
     if (it == grads.end()) continue;
     Tensor g = create_graph ? it->second : it->second.detach();
+    // A new .grad owns contiguous memory (as in PyTorch): VJPs may hand one tensor to several
+    // inputs, or return broadcast views, and in-place updates of .grad (clipping) must touch
+    // only this leaf. Here the map entry and g hold two references to the storage.
+    if (!leaf->grad && (!g.is_contiguous() || g.storage().use_count() > 2)) g = copy(g);
     leaf->grad = leaf->grad ? add(Tensor(leaf->grad), g).impl_ptr() : g.impl_ptr();
   }
 }

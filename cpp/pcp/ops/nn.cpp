@@ -1,5 +1,5 @@
 // Neural-network ops: fused softmax / log-softmax, layer norm and cross-entropy kernels with
-// VJPs written in ops; dropout and attention composed from ops.
+// VJPs written in ops, and their fused first-order backward passes; dropout composed from ops.
 #include <cmath>
 #include <cstring>
 
@@ -289,38 +289,6 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (p == 1.0) return mul(x, S(0.0));
   Tensor keep = ge(rand(x.shape(), DType::Float32), S(p));
   return where(keep, mul(x, S(1.0 / (1.0 - p))), S(0.0));
-}
-
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                                    std::optional<double> scale) {
-  const char* op = "scaled_dot_product_attention";
-  if (!q.defined() || !k.defined() || !v.defined()) fail<ValueError>(op, ": got an undefined tensor");
-  if (q.ndim() < 2 || k.ndim() < 2 || v.ndim() < 2)
-    fail<ValueError>(op, ": q, k, v must be (..., T, D), got shapes ", shape_str(q.shape()), ", ",
-                     shape_str(k.shape()), ", ", shape_str(v.shape()));
-  const int64_t D = q.shape().back(), T = q.shape()[q.ndim() - 2], Sk = k.shape()[k.ndim() - 2];
-  if (k.shape().back() != D)
-    fail<ValueError>(op, ": q and k must share the last dimension, got shapes ", shape_str(q.shape()), " and ",
-                     shape_str(k.shape()));
-  if (v.shape()[v.ndim() - 2] != Sk)
-    fail<ValueError>(op, ": k and v must have the same sequence length, got shapes ", shape_str(k.shape()), " and ",
-                     shape_str(v.shape()));
-  Shape bq(q.shape().begin(), q.shape().end() - 2), bk(k.shape().begin(), k.shape().end() - 2),
-      bv(v.shape().begin(), v.shape().end() - 2);
-  try {
-    broadcast_shapes(broadcast_shapes(bq, bk, op), bv, op);
-  } catch (const ValueError&) {
-    fail<ValueError>(op, ": batch dimensions of q ", shape_str(q.shape()), ", k ", shape_str(k.shape()), " and v ",
-                     shape_str(v.shape()), " cannot be broadcast together");
-  }
-  double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
-  Tensor scores = mul(matmul(q, swapaxes(k, -1, -2)), S(sc));
-  if (causal) {
-    Tensor rows = reshape(arange(0, double(T), 1, DType::Int64), {T, 1});
-    Tensor cols = reshape(arange(0, double(Sk), 1, DType::Int64), {1, Sk});
-    scores = where(le(cols, rows), scores, S(-INFINITY));
-  }
-  return matmul(softmax(scores, -1), v);
 }
 
 }  // namespace pcp

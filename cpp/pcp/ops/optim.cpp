@@ -1,5 +1,6 @@
 #include "pcp/ops/optim.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "pcp/backend/cpu/kernel_table.h"
@@ -79,6 +80,34 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
                    float(c.weight_decay), c.nesterov, first_step);
     });
   }
+}
+
+double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps) {
+  const char* op = "clip_grad_norm";
+  if (!(max_norm > 0)) fail<ValueError>(op, ": max_norm must be positive, got ", max_norm);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) fail<ValueError>(op, ": gradient ", i, " is missing");
+    if (grads[i].dtype() != DType::Float32 || !grads[i].is_contiguous())
+      fail<TypeError>(op, ": gradient ", i, " must be a contiguous float32 tensor, got ", dtype_name(grads[i].dtype()),
+                      grads[i].is_contiguous() ? "" : " (non-contiguous)");
+  }
+  const auto& k = cpu::kernels();
+  // Per-chunk partial sums, added in chunk order: the same result for the same thread count.
+  double total = 0;
+  for (const Tensor& g : grads) {
+    const float* x = g.data<float>();
+    const int64_t n = g.numel(), chunks = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, n / 32768));
+    std::vector<double> part(size_t(chunks), 0.0);
+    parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) part[c] = k.sum_squares(x + n * c / chunks, n * (c + 1) / chunks - n * c / chunks);
+    });
+    for (double p : part) total += p;
+  }
+  const double norm = std::sqrt(total), scale = max_norm / (norm + eps);
+  if (scale < 1.0)
+    for (const Tensor& g : grads)
+      for_chunks(g.numel(), [&, x = g.data<float>()](int64_t b, int64_t n) { k.scale_inplace(x + b, n, float(scale)); });
+  return norm;
 }
 
 }  // namespace pcp

@@ -2,6 +2,7 @@
 import math
 
 import pcp
+from pcp import _core
 
 
 def clip_grad_norm(parameters, max_norm, eps=1e-6):
@@ -9,9 +10,14 @@ def clip_grad_norm(parameters, max_norm, eps=1e-6):
 
     Returns the total norm before clipping (a float), as torch.nn.utils.clip_grad_norm_.
     """
+    if not max_norm > 0:
+        raise ValueError(f"clip_grad_norm: max_norm must be positive, got {max_norm}")
     params = [p for p in parameters if p.grad is not None]
     if not params:
         return 0.0
+    grads = [p.grad for p in params]
+    if all(g.dtype == pcp.float32 and g.is_contiguous() for g in grads):
+        return _core.clip_grad_norm(grads, float(max_norm), float(eps))  # one fused pass, in place
     with pcp.no_grad():
         total = math.sqrt(sum(pcp.sum(pcp.square(p.grad.astype(pcp.float32))).item() for p in params))
         scale = max_norm / (total + eps)

@@ -1,4 +1,5 @@
-// Fused row kernels: softmax / log-softmax, layer norm, cross-entropy.
+// Fused row kernels: softmax / log-softmax, layer norm, cross-entropy, and their backward passes.
+// `omp simd reduction` (-fopenmp-simd, no OpenMP runtime) lets the row sums vectorize.
 #include "pcp/backend/cpu/kernels/common.h"
 
 namespace pcp::cpu::PCP_ISA {
@@ -11,9 +12,11 @@ static void softmax_typed(const T* x, T* y, int64_t rows, int64_t n, bool log) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
     C m = -INFINITY;
+#pragma omp simd reduction(max : m)
     for (int64_t i = 0; i < n; ++i) m = ld(xr[i]) > m ? ld(xr[i]) : m;
     if (m == -INFINITY) m = 0;  // an all -inf row: avoid inf - inf
     C s = 0;
+#pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; ++i) {
       e[i] = k_exp(ld(xr[i]) - m);
       s += e[i];
@@ -45,9 +48,11 @@ static void layer_norm_typed(const T* x, const T* w, const T* b, T* y, float* me
     T* yr = y + r * n;
     // Statistics in double: inputs with a large mean and small spread stay accurate.
     double s = 0;
+#pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; ++i) s += double(ld(xr[i]));
     const double mean_d = s / double(n);
     double ss = 0;
+#pragma omp simd reduction(+ : ss)
     for (int64_t i = 0; i < n; ++i) {
       double d = double(ld(xr[i])) - mean_d;
       ss += d * d;
@@ -85,9 +90,11 @@ static void softmax_backward_typed(const T* y, const T* g, T* gx, int64_t rows, 
     T* out = gx + r * n;
     C s = 0;
     if (log) {
+#pragma omp simd reduction(+ : s)
       for (int64_t i = 0; i < n; ++i) s += ld(gr[i]);
       for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(gr[i]) - k_exp(ld(yr[i])) * s);
     } else {
+#pragma omp simd reduction(+ : s)
       for (int64_t i = 0; i < n; ++i) s += ld(gr[i]) * ld(yr[i]);
       for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(yr[i]) * (ld(gr[i]) - s));
     }
@@ -113,6 +120,7 @@ static void layer_norm_backward_typed(const T* x, const T* w, const T* g, const 
     const T *xr = x + r * n, *gr = g + r * n;
     const C mu = C(mean[r]), rs = C(rstd[r]);
     C a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
     for (int64_t i = 0; i < n; ++i) {
       const C xh = (ld(xr[i]) - mu) * rs, gi = ld(gr[i]);
       const C gh = w ? gi * ld(w[i]) : gi;
@@ -153,9 +161,11 @@ static void cross_entropy_typed(const T* logits, const int64_t* targets, T* loss
       continue;
     }
     C m = -INFINITY;
+#pragma omp simd reduction(max : m)
     for (int64_t i = 0; i < classes; ++i) m = ld(xr[i]) > m ? ld(xr[i]) : m;
     if (m == -INFINITY) m = 0;
     C s = 0;
+#pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < classes; ++i) s += k_exp(ld(xr[i]) - m);
     loss[r] = st<T>(m + k_log(s) - ld(xr[targets[r]]));
   }

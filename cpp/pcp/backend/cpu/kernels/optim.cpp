@@ -39,7 +39,26 @@ static void sgd_update(float* p, const float* g, float* buf, int64_t n, float lr
   }
 }
 
+static double sum_squares(const float* x, int64_t n) {
+  // Blocks of float partial sums keep the loop vectorized; blocks are added in double.
+  double total = 0;
+  for (int64_t b = 0; b < n; b += 1024) {
+    const int64_t e = b + 1024 < n ? b + 1024 : n;
+    float s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = b; i < e; ++i) s += x[i] * x[i];
+    total += s;
+  }
+  return total;
+}
+
+static void scale_inplace(float* x, int64_t n, float s) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
 void register_optim(KernelTable& t) {
+  t.sum_squares = sum_squares;
+  t.scale_inplace = scale_inplace;
   t.adam_update = adam_update;
   t.sgd_update = sgd_update;
 }
