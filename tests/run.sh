@@ -6,10 +6,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 
-if [ ! -f /usr/include/gtest/gtest.h ]; then
-  echo "== installing GoogleTest (libgtest-dev)"
+# System packages: GoogleTest; the GPU toolchain (glslc compiles metal/*.comp to SPIR-V,
+# spirv-cross translates it to Metal, the Vulkan headers) and Mesa's lavapipe, a Vulkan driver
+# on the CPU, so the GPU backend really runs here.
+PKGS=""
+[ -f /usr/include/gtest/gtest.h ] || PKGS="$PKGS libgtest-dev"
+command -v glslc >/dev/null || PKGS="$PKGS glslc"
+command -v spirv-cross >/dev/null || PKGS="$PKGS spirv-cross"
+[ -f /usr/include/vulkan/vulkan.h ] || PKGS="$PKGS libvulkan-dev"
+ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || PKGS="$PKGS mesa-vulkan-drivers"
+if [ -n "$PKGS" ]; then
+  echo "== installing system packages:$PKGS"
   SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libgtest-dev >/dev/null
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $PKGS >/dev/null
 fi
 
 echo "== installing Python test dependencies"

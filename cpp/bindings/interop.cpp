@@ -120,7 +120,8 @@ const char* numpy_name(DType dt) {
 }  // namespace
 
 // A NumPy array viewing t's memory; the capsule base keeps the storage alive.
-py::array to_numpy(const Tensor& t) {
+py::array to_numpy(const Tensor& t_in) {
+  const Tensor t = t_in.host_copy();  // GPU tensors: a host copy (no sharing across devices)
   const size_t isz = t.itemsize();
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
   for (int64_t s : t.strides()) strides.push_back(py::ssize_t(s * int64_t(isz)));

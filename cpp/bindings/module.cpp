@@ -7,13 +7,15 @@
 #include "pcp/core/allocator.h"
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
+#include "pcp/backend/gpu/memory.h"
+#include "pcp/backend/gpu/runtime.h"
 #include "pcp/ops/primitive.h"
 
 using namespace pcp;
 using namespace pcp::bindings;
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "PCP native core: tensors, CPU kernels and autodiff";
+  m.doc() = "PCP native core: tensors, CPU and GPU kernels, and autodiff";
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -24,6 +26,10 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const pcp::NotImplementedError& e) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const pcp::RuntimeError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const pcp::MemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const pcp::Error& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
@@ -71,9 +77,39 @@ PYBIND11_MODULE(_core, m) {
     return out;
   }, "[(primitive name, calls, seconds)] sorted by time");
 
+  // Devices.
+  m.def("devices", [] {
+    std::vector<std::pair<std::string, std::string>> out{{"cpu", "CPU"}};
+    if (gpu::Runtime* rt = gpu::runtime())
+      for (int i = 0; i < rt->device_count(); ++i) out.emplace_back(gpu_device(i).str(), rt->device_info(i).name);
+    return out;
+  }, "[(device, description)] for the CPU and every GPU");
+  m.def("device", [](const std::string& name) { return parse_device(name).str(); }, py::arg("name"),
+        "The canonical name of a device: 'gpu' -> 'vulkan:0'; a ValueError when it does not exist");
+  m.def("gpu_unavailable_reason", [] { return gpu::runtime() ? std::string() : gpu::unavailable_reason(); });
+  m.def("set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
+        py::arg("device"), "Device for creation functions called without device=");
+  m.def("get_default_device", [] { return default_device().str(); });
+  m.def("synchronize", [](py::object device) {
+    py::gil_scoped_release release;
+    if (device.is_none()) {
+      if (gpu::Runtime* rt = gpu::runtime())
+        for (int i = 0; i < rt->device_count(); ++i) rt->synchronize(i);
+    } else {
+      Device d = parse_device(py::str(device));
+      if (d.is_gpu()) gpu::runtime()->synchronize(d.index);
+    }
+  }, py::arg("device") = py::none(), "Waits until the work recorded for the device (default: every GPU) is done");
+  m.def("_gpu_kernels", [] {
+    py::dict out;
+    for (const gpu::KernelSource& k : gpu::all_kernels())
+      out[k.name] = py::make_tuple(py::bytes(reinterpret_cast<const char*>(k.spirv), k.spirv_words * 4),
+                                   k.msl ? py::object(py::str(k.msl)) : py::object(py::none()), k.local_size);
+    return out;
+  }, "{name: (SPIR-V bytes, MSL source or None, workgroup size)} of the embedded GPU kernels");
+
   // Memory.
-  m.def("memory_stats", [] {
-    MemoryStats s = CpuAllocator::instance().stats();
+  auto stats_dict = [](const MemoryStats& s) {
     py::dict d;
     d["active_bytes"] = s.active_bytes;
     d["peak_bytes"] = s.peak_bytes;
@@ -81,9 +117,22 @@ PYBIND11_MODULE(_core, m) {
     d["num_allocs"] = s.num_allocs;
     d["num_cache_hits"] = s.num_cache_hits;
     return d;
-  }, "Allocator statistics: active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
-  m.def("reset_peak_memory_stats", [] { CpuAllocator::instance().reset_peak(); });
-  m.def("clear_cache", [] { CpuAllocator::instance().clear_cache(); }, "Return cached blocks to the system");
+  };
+  m.def("memory_stats", [=](py::object device) {
+    Device d = device.is_none() ? cpu_device() : parse_device(py::str(device));
+    return stats_dict(d.is_gpu() ? gpu::memory_stats(d.index) : CpuAllocator::instance().stats());
+  }, py::arg("device") = py::none(),
+     "Allocator statistics of a device (default: cpu): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
+  m.def("reset_peak_memory_stats", [](py::object device) {
+    Device d = device.is_none() ? cpu_device() : parse_device(py::str(device));
+    if (d.is_gpu()) gpu::reset_peak_memory_stats(d.index);
+    else CpuAllocator::instance().reset_peak();
+  }, py::arg("device") = py::none());
+  m.def("clear_cache", [](py::object device) {
+    Device d = device.is_none() ? cpu_device() : parse_device(py::str(device));
+    if (d.is_gpu()) gpu::clear_cache(d.index);
+    else CpuAllocator::instance().clear_cache();
+  }, py::arg("device") = py::none(), "Return a device's cached blocks to the system (default: cpu)");
 
   // Threads and SIMD.
   m.def("set_num_threads", &set_num_threads, py::arg("n"), "Threads used by CPU kernels (<= 0: default)");

@@ -10,49 +10,65 @@ void bind_ops(py::module_& m) {
 
   // Creation.
   auto dt_or = [](py::handle dt, DType d) { return dt.is_none() ? d : to_dtype(dt); };
-  m.def("zeros", [=](py::object shape, py::object dtype) { return zeros(to_shape(shape), dt_or(dtype, kDefaultFloat)); },
-        arg("shape"), arg("dtype") = py::none());
-  m.def("ones", [=](py::object shape, py::object dtype) { return ones(to_shape(shape), dt_or(dtype, kDefaultFloat)); },
-        arg("shape"), arg("dtype") = py::none());
-  m.def("full", [=](py::object shape, py::object value, py::object dtype) {
+  auto dev_or = [](py::handle dev, Device d) { return dev.is_none() ? d : parse_device(py::str(dev)); };
+  // Creation functions without a device= argument build on the CPU and move (one copy).
+  auto placed = [=](Tensor t, py::handle dev) { return to_device(t, dev_or(dev, default_device())); };
+  m.def("zeros", [=](py::object shape, py::object dtype, py::object device) {
+    return zeros(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
+  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("ones", [=](py::object shape, py::object dtype, py::object device) {
+    return ones(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
+  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("full", [=](py::object shape, py::object value, py::object dtype, py::object device) {
     Tensor v = to_tensor(value, "full");
     DType d = dtype.is_none() ? (v.weak() ? (is_floating(v.dtype()) ? kDefaultFloat : v.dtype()) : v.dtype()) : to_dtype(dtype);
+    const Device dev = dev_or(device, default_device());
+    if (dev.is_gpu() && v.ndim() == 0) return full(to_shape(shape), v.item_double(), d, dev);
     Tensor out = full(to_shape(shape), 0.0, d);
     index_assign(out, {}, v);
-    return out;
-  }, arg("shape"), arg("fill_value"), arg("dtype") = py::none());
-  m.def("zeros_like", [=](const Tensor& x, py::object dtype) { return zeros(x.shape(), dt_or(dtype, x.dtype())); },
-        arg("x"), arg("dtype") = py::none());
-  m.def("ones_like", [=](const Tensor& x, py::object dtype) { return ones(x.shape(), dt_or(dtype, x.dtype())); },
-        arg("x"), arg("dtype") = py::none());
-  m.def("arange", [](py::object start, py::object stop, py::object step, py::object dtype) {
+    return to_device(out, dev);
+  }, arg("shape"), arg("fill_value"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("zeros_like", [=](const Tensor& x, py::object dtype, py::object device) {
+    return zeros(x.shape(), dt_or(dtype, x.dtype()), dev_or(device, x.device()));
+  }, arg("x"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("ones_like", [=](const Tensor& x, py::object dtype, py::object device) {
+    return ones(x.shape(), dt_or(dtype, x.dtype()), dev_or(device, x.device()));
+  }, arg("x"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("arange", [=](py::object start, py::object stop, py::object step, py::object dtype, py::object device) {
     // arange(stop) or arange(start, stop[, step]); all-int arguments give int64, like NumPy.
     bool any_float = py::isinstance<py::float_>(start) || py::isinstance<py::float_>(stop) ||
                      py::isinstance<py::float_>(step);
     double lo = stop.is_none() ? 0.0 : start.cast<double>();
     double hi = stop.is_none() ? start.cast<double>() : stop.cast<double>();
     DType d = dtype.is_none() ? (any_float ? kDefaultFloat : kDefaultInt) : to_dtype(dtype);
-    return arange(lo, hi, step.cast<double>(), d);
-  }, arg("start"), arg("stop") = py::none(), arg("step") = 1, arg("dtype") = py::none());
-  m.def("eye", [=](int64_t n, std::optional<int64_t> mm, int64_t k, py::object dtype) {
-    return eye(n, mm.value_or(n), k, dt_or(dtype, kDefaultFloat));
-  }, arg("n"), arg("m") = py::none(), arg("k") = 0, arg("dtype") = py::none());
-  m.def("rand", [=](py::object shape, py::object dtype) { return rand(to_shape(shape), dt_or(dtype, kDefaultFloat)); },
-        arg("shape"), arg("dtype") = py::none(), "Uniform [0, 1) from the seeded counter-based generator");
-  m.def("randn", [=](py::object shape, py::object dtype) { return randn(to_shape(shape), dt_or(dtype, kDefaultFloat)); },
-        arg("shape"), arg("dtype") = py::none(), "Standard normal from the seeded counter-based generator");
-  m.def("randint", [=](int64_t low, int64_t high, py::object shape, py::object dtype) {
-    return randint(low, high, to_shape(shape), dt_or(dtype, kDefaultInt));
-  }, arg("low"), arg("high"), arg("shape"), arg("dtype") = py::none());
-  m.def("asarray", [](py::handle data, py::object dtype) {
+    return placed(arange(lo, hi, step.cast<double>(), d), device);
+  }, arg("start"), arg("stop") = py::none(), arg("step") = 1, arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("eye", [=](int64_t n, std::optional<int64_t> mm, int64_t k, py::object dtype, py::object device) {
+    return placed(eye(n, mm.value_or(n), k, dt_or(dtype, kDefaultFloat)), device);
+  }, arg("n"), arg("m") = py::none(), arg("k") = 0, arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("rand", [=](py::object shape, py::object dtype, py::object device) {
+    return placed(rand(to_shape(shape), dt_or(dtype, kDefaultFloat)), device);
+  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none(),
+     "Uniform [0, 1) from the seeded counter-based generator");
+  m.def("randn", [=](py::object shape, py::object dtype, py::object device) {
+    return placed(randn(to_shape(shape), dt_or(dtype, kDefaultFloat)), device);
+  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none(),
+     "Standard normal from the seeded counter-based generator");
+  m.def("randint", [=](int64_t low, int64_t high, py::object shape, py::object dtype, py::object device) {
+    return placed(randint(low, high, to_shape(shape), dt_or(dtype, kDefaultInt)), device);
+  }, arg("low"), arg("high"), arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("asarray", [=](py::handle data, py::object dtype, py::object device) {
     Tensor t = to_tensor(data, "tensor");
     if (t.weak()) {  // a Python scalar: its own dtype (float -> float32)
       Tensor s = astype(t, is_floating(t.dtype()) ? kDefaultFloat : t.dtype());
       t = s.is_same(t) ? copy(t) : s;
       t.impl()->weak = false;
     }
-    return dtype.is_none() ? t : astype(t, to_dtype(dtype));
-  }, arg("data"), arg("dtype") = py::none());
+    t = dtype.is_none() ? t : astype(t, to_dtype(dtype));
+    return device.is_none() ? t : to_device(t, parse_device(py::str(device)));
+  }, arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("to_device", [](const Tensor& x, const std::string& device) { return to_device(x, parse_device(device)); },
+        arg("x"), arg("device"), "A copy of x on device ('cpu', 'gpu', 'vulkan:0', ...); x itself when already there");
   m.def("copy", &copy, arg("x"));
 
   // Elementwise.

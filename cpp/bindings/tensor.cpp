@@ -33,6 +33,8 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("size", &Tensor::numel, "Number of elements")
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("device", [](const Tensor& t) { return t.device().str(); })
+      .def("to", [](const Tensor& t, const std::string& device) { return to_device(t, parse_device(device)); },
+           py::arg("device"), "This tensor on `device` ('cpu', 'gpu', 'vulkan:0'): a differentiable copy, or itself")
       .def_property_readonly("strides", [](const Tensor& t) { return shape_tuple(t.strides()); },
                              "Strides in elements")
       .def_property_readonly("itemsize", &Tensor::itemsize)

@@ -5,33 +5,33 @@ from . import _core
 from ._core import Tensor
 
 
-def tensor(data, dtype=None, requires_grad=False):
+def tensor(data, dtype=None, requires_grad=False, device=None):
     """A new tensor copied from a Tensor, Python number, NumPy array or nested list.
 
     Python floats become float32 (the default float) and ints int64, as in PyTorch;
-    NumPy arrays keep their dtype.
+    NumPy arrays keep their dtype. `device` defaults to pcp.get_default_device().
     """
     if isinstance(data, Tensor):
         t = _core.copy(data.detach()) if dtype is None else _core.copy(data.detach().astype(dtype))
     else:
         t = _core.asarray(data, dtype)
-        if isinstance(data, np.ndarray) and dtype is None:
-            pass  # asarray copied it
+    target = _core.get_default_device() if device is None else device
+    if t.device != _core.device(target):
+        t = t.to(target)
     if requires_grad:
         t.requires_grad = True
     return t
 
 
 def devices():
-    """Devices this build can run on."""
-    return ["cpu"]
+    """Every device this machine can run on, e.g. ['cpu', 'vulkan:0 (NVIDIA H200)']."""
+    return [name if name == "cpu" else f"{name} ({desc})" for name, desc in _core.devices()]
 
 
 def device(name="cpu"):
-    """Checks and returns a device name ('cpu'; 'gpu' arrives with the GPU backend)."""
-    if name not in ("cpu", "cpu:0"):
-        raise ValueError(f"device: '{name}' is not available (available: {devices()})")
-    return "cpu"
+    """The canonical name of a device: 'cpu', or 'gpu' / 'gpu:N' / 'vulkan:N' / 'metal:N' for a
+    GPU ('gpu' is the first); a ValueError naming what exists when there is no such device."""
+    return _core.device(name)
 
 
 def _shape_args(args):

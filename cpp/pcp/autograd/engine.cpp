@@ -59,7 +59,7 @@ Tensor seed_gradient(const Tensor& root, const Tensor& grad) {
   if (root.numel() != 1)
     fail<ValueError>("backward: grad can be implicitly created only for a one-element output, got shape ",
                      shape_str(root.shape()), "; pass a gradient of that shape");
-  return ones(root.shape(), root.dtype());
+  return ones_like(root);
 }
 
 // Runs the backward pass; returns accumulated gradients keyed by leaf TensorImpl* and,
@@ -141,7 +141,7 @@ std::vector<Tensor> grad(const Tensor& root, const std::vector<Tensor>& wrt, con
     if (it != grads.end())
       out.push_back(create_graph ? it->second : it->second.detach());
     else
-      out.push_back(zeros(x.shape(), x.dtype()));
+      out.push_back(zeros_like(x));
   }
   return out;
 }

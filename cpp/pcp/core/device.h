@@ -1,20 +1,27 @@
-// Where a tensor's storage lives. Only the CPU exists in this layer; GPU runtimes add kinds.
+// Where a tensor's storage lives: the CPU, or GPU number `index` of the GPU runtime (Vulkan or
+// Metal, see backend/gpu/runtime.h).
 #pragma once
 #include <string>
 
 namespace pcp {
 
-enum class DeviceType { CPU };
+enum class DeviceType { CPU, GPU };
 
 struct Device {
   DeviceType type = DeviceType::CPU;
   int index = 0;
-  std::string str() const { return "cpu"; }
+  bool is_gpu() const { return type == DeviceType::GPU; }
+  std::string str() const;  // "cpu", "vulkan:0", "metal:0"
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
 };
 
 inline Device cpu_device() { return Device{}; }
-Device parse_device(const std::string& name);  // "cpu"
+inline Device gpu_device(int index) { return Device{DeviceType::GPU, index}; }
+// "cpu", "gpu" (the first GPU), "gpu:N", "vulkan:N", "metal:N"; a clear ValueError otherwise.
+Device parse_device(const std::string& name);
+// Where creation functions put tensors when no device is named (the CPU unless set).
+Device default_device();
+void set_default_device(Device device);
 
 }  // namespace pcp

@@ -1,5 +1,5 @@
 // Errors thrown by PCP. The Python bindings map them to ValueError, TypeError,
-// IndexError and NotImplementedError; every message names the op and what it saw.
+// IndexError, NotImplementedError, RuntimeError and MemoryError; every message names the op and what it saw.
 #pragma once
 #include <sstream>
 #include <stdexcept>
@@ -20,6 +20,13 @@ struct IndexError : Error {
   using Error::Error;
 };
 struct NotImplementedError : Error {
+  using Error::Error;
+};
+// A device or driver failed (Python RuntimeError), or ran out of memory (Python MemoryError).
+struct RuntimeError : Error {
+  using Error::Error;
+};
+struct MemoryError : Error {
   using Error::Error;
 };
 

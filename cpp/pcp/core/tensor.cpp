@@ -8,6 +8,7 @@
 #include "pcp/core/error.h"
 #include "pcp/core/half.h"
 #include "pcp/autograd/node.h"
+#include "pcp/backend/gpu/runtime.h"
 
 namespace pcp {
 
@@ -31,6 +32,11 @@ Tensor Tensor::view_of(std::shared_ptr<Storage> storage, const Shape& shape, con
   impl->offset = offset;
   impl->dtype = dtype;
   return Tensor(std::move(impl));
+}
+
+void Tensor::not_on_host() const {
+  fail<NotImplementedError>("tensor of shape ", shape_str(shape()), " lives on ", device().str(),
+                            ": this operation needs it on the CPU (use .to('cpu'))");
 }
 
 bool Tensor::is_contiguous() const {
@@ -73,7 +79,21 @@ static double read_as_double(const void* p, DType dt) {
   return 0;
 }
 
+Tensor Tensor::host_copy() const {
+  if (!device().is_gpu()) return *this;
+  // Download the span of storage this view touches, and view it with the same strides.
+  int64_t lo = offset(), hi = offset();
+  if (numel() > 0)
+    for (int d = 0; d < ndim(); ++d) (strides()[d] < 0 ? lo : hi) += (shape()[d] - 1) * strides()[d];
+  const int64_t span = numel() > 0 ? hi - lo + 1 : 0;
+  auto host = std::make_shared<Storage>(size_t(span) * itemsize(), cpu_device());
+  gpu::runtime()->download(device().index, static_cast<const gpu::Buffer*>(storage()->data()), size_t(lo) * itemsize(),
+                           host->data(), size_t(span) * itemsize());
+  return view_of(host, shape(), strides(), offset() - lo, dtype());
+}
+
 double Tensor::item_double() const {
+  if (device().is_gpu()) return host_copy().item_double();
   if (numel() != 1)
     fail<ValueError>("item: only a tensor with one element can be converted to a Python scalar, got shape ",
                      shape_str(shape()));
@@ -81,6 +101,7 @@ double Tensor::item_double() const {
 }
 
 int64_t Tensor::item_int() const {
+  if (device().is_gpu()) return host_copy().item_int();
   if (numel() != 1)
     fail<ValueError>("item: only a tensor with one element can be converted to a Python scalar, got shape ",
                      shape_str(shape()));
@@ -129,6 +150,10 @@ static void format_rec(std::ostringstream& os, const Tensor& t, int dim, int64_t
 
 std::string Tensor::repr() const {
   if (!defined()) return "tensor(undefined)";
+  if (device().is_gpu()) {
+    std::string r = host_copy().repr();
+    return r.substr(0, r.size() - 1) + ", device=" + device().str() + ")";
+  }
   std::ostringstream os;
   os << "tensor(";
   if (ndim() == 0) {

@@ -59,8 +59,12 @@ class Tensor {
   bool is_contiguous() const;
   bool weak() const { return impl_->weak; }
 
-  // Pointer to element [0, ..., 0] (storage data + offset).
-  void* raw_data() const { return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize()); }
+  // Pointer to element [0, ..., 0] (storage data + offset); host memory only: a GPU tensor
+  // throws here, so a CPU code path reached with GPU data fails cleanly instead of crashing.
+  void* raw_data() const {
+    if (impl_->storage->device().is_gpu()) not_on_host();
+    return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize());
+  }
   template <class T>
   T* data() const { return static_cast<T*>(raw_data()); }
 
@@ -78,6 +82,9 @@ class Tensor {
   // A raw view sharing storage, without autograd (building block of view primitives).
   Tensor alias(const Shape& shape, const Strides& strides, int64_t offset) const;
 
+  // The same values in host memory (this tensor itself when already on the CPU); no autograd.
+  Tensor host_copy() const;
+
   // Reads element 0 of a one-element tensor as double (or int64 for exactness).
   double item_double() const;
   int64_t item_int() const;
@@ -85,6 +92,7 @@ class Tensor {
   std::string repr() const;
 
  private:
+  [[noreturn]] void not_on_host() const;
   std::shared_ptr<TensorImpl> impl_;
 };
 

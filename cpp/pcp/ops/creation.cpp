@@ -3,6 +3,7 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
@@ -33,22 +34,47 @@ class Copy : public Primitive {
  public:
   const char* name() const override { return "copy"; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype());
-    cpu::cast_copy(in[0], out);
+    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].device());
+    if (out.device().is_gpu())
+      gpu::copy(in[0], out);
+    else
+      cpu::cast_copy(in[0], out);
     return out;
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
                           const std::vector<bool>&) override {
     return {g};
   }
+  bool runs_on_gpu() const override { return true; }
+};
+
+// Moves values between devices; the gradient moves back.
+class ToDevice : public Primitive {
+ public:
+  explicit ToDevice(Device device) : device_(device) {}
+  const char* name() const override { return "to_device"; }
+  Tensor forward(const std::vector<Tensor>& in) override { return gpu::to_device(in[0], device_); }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {to_device(g, in[0].device())};
+  }
+  bool runs_on_gpu() const override { return true; }
+
+ private:
+  Device device_;
 };
 
 }  // namespace
 
 // A tensor of `shape` filled with one value of type T (double or int64, so ints stay exact).
 template <class T>
-Tensor fill(const Shape& shape, T value, DType dtype) {
+Tensor fill(const Shape& shape, T value, DType dtype, Device device = cpu_device()) {
   check_shape(shape, "full");
+  if (device.is_gpu()) {
+    Tensor out = Tensor::empty(shape, dtype, device);
+    gpu::fill(out, double(value));
+    return out;
+  }
   Tensor v = Tensor::empty({}, std::is_same_v<T, double> ? DType::Float64 : DType::Int64);
   *v.data<T>() = value;
   Tensor out = Tensor::empty(shape, dtype);
@@ -56,19 +82,21 @@ Tensor fill(const Shape& shape, T value, DType dtype) {
   return out;
 }
 
-Tensor full(const Shape& shape, double value, DType dtype) { return fill<double>(shape, value, dtype); }
+Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+  return fill<double>(shape, value, dtype, device);
+}
 Tensor full_int(const Shape& shape, int64_t value, DType dtype) { return fill<int64_t>(shape, value, dtype); }
 
-Tensor zeros(const Shape& shape, DType dtype) {
+Tensor zeros(const Shape& shape, DType dtype, Device device) {
   check_shape(shape, "zeros");
-  return full(shape, 0.0, dtype);
+  return full(shape, 0.0, dtype, device);
 }
-Tensor ones(const Shape& shape, DType dtype) {
+Tensor ones(const Shape& shape, DType dtype, Device device) {
   check_shape(shape, "ones");
-  return full(shape, 1.0, dtype);
+  return full(shape, 1.0, dtype, device);
 }
-Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype()); }
-Tensor ones_like(const Tensor& x) { return ones(x.shape(), x.dtype()); }
+Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype(), x.device()); }
+Tensor ones_like(const Tensor& x) { return ones(x.shape(), x.dtype(), x.device()); }
 Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
 
 Tensor weak_scalar(double value) {
@@ -169,5 +197,11 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
 }
 
 Tensor copy(const Tensor& x) { return pcp::apply<Copy>({x}); }
+
+Tensor to_device(const Tensor& x, Device device) {
+  if (!x.defined()) fail<ValueError>("to: got an undefined tensor");
+  if (x.device() == device) return x;
+  return pcp::apply<ToDevice>({x}, device);
+}
 
 }  // namespace pcp

@@ -3,6 +3,7 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -36,10 +37,14 @@ class Unary : public Primitive {
   explicit Unary(UnaryOp op) : op_(op) {}
   const char* name() const override { return unary_name(op_); }
   Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype());
-    cpu::unary(op_, in[0], out);
+    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].device());
+    if (out.device().is_gpu())
+      gpu::unary(op_, in[0], out);
+    else
+      cpu::unary(op_, in[0], out);
     return out;
   }
+  bool runs_on_gpu() const override { return true; }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
                           const std::vector<bool>&) override {
     const Tensor& x = in[0];
@@ -90,10 +95,14 @@ class Binary : public Primitive {
   Binary(BinaryOp op, Shape shape) : op_(op), shape_(std::move(shape)) {}
   const char* name() const override { return binary_name(op_); }
   Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(shape_, is_comparison(op_) ? DType::Bool : in[0].dtype());
-    cpu::binary(op_, in[0], in[1], out);
+    Tensor out = Tensor::empty(shape_, is_comparison(op_) ? DType::Bool : in[0].dtype(), in[0].device());
+    if (out.device().is_gpu())
+      gpu::binary(op_, in[0], in[1], out);
+    else
+      cpu::binary(op_, in[0], in[1], out);
     return out;
   }
+  bool runs_on_gpu() const override { return true; }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
                           const std::vector<bool>& needs) override {
     const Tensor &a = in[0], &b = in[1];
@@ -234,6 +243,11 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   if (op == BinaryOp::Pow && b_in.weak() && b_in.numel() == 1 && b_in.item_double() == 2.0 && a_in.dtype() == dt)
     return square(a_in);
   Tensor a = astype(a_in, dt), b = astype(b_in, dt);
+  // A 0-d CPU operand (a Python scalar) follows the other operand to its device, as in PyTorch.
+  if (a.device() != b.device()) {
+    if (a.ndim() == 0 && !a.device().is_gpu()) a = to_device(a, b.device());
+    else if (b.ndim() == 0 && !b.device().is_gpu()) b = to_device(b, a.device());
+  }
   Tensor out = pcp::apply<Binary>({a, b}, op, shape);
   out.impl()->weak = a_in.weak() && b_in.weak();
   return out;

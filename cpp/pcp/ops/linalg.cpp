@@ -3,6 +3,7 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
@@ -29,9 +30,10 @@ class Matmul : public Primitive {
     Shape out_shape = batch_;
     out_shape.push_back(M);
     out_shape.push_back(N);
-    Tensor out = Tensor::empty(out_shape, dt);
+    Tensor out = Tensor::empty(out_shape, dt, a.device());
     const int64_t nb = numel(batch_);
     if (out.numel() == 0) return out;
+    if (out.device().is_gpu()) return forward_gpu(a, b, out, M, N, K);
     // Batch strides of a and b broadcast to batch_.
     auto batch_strides = [&](const Tensor& t) {
       Shape bs(t.shape().begin(), t.shape().end() - 2);
@@ -69,6 +71,8 @@ class Matmul : public Primitive {
     return out;
   }
 
+  bool runs_on_gpu() const override { return true; }
+
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
                           const std::vector<bool>& needs) override {
     return {needs[0] ? matmul(g, swapaxes(in[1], -1, -2)) : Tensor(),
@@ -76,6 +80,30 @@ class Matmul : public Primitive {
   }
 
  private:
+  // One dispatch covers the innermost batch dimension (a stride per operand); outer batch
+  // dimensions, rare in practice, loop here.
+  Tensor forward_gpu(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K) {
+    auto batch_stride = [&](const Tensor& t, size_t d) {
+      const size_t lead = batch_.size() - (t.ndim() - 2);
+      return d < lead || t.shape()[d - lead] == 1 ? int64_t(0) : t.strides()[d - lead];
+    };
+    const int64_t inner = batch_.empty() ? 1 : batch_.back(), outer = numel(batch_) / std::max<int64_t>(inner, 1);
+    const size_t last = batch_.empty() ? 0 : batch_.size() - 1;
+    const int64_t sa = batch_.empty() ? 0 : batch_stride(a, last), sb = batch_.empty() ? 0 : batch_stride(b, last);
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t oa = a.offset(), ob = b.offset(), rem = o;
+      for (int d = int(last) - 1; d >= 0; --d) {
+        const int64_t i = rem % batch_[d];
+        rem /= batch_[d];
+        oa += i * batch_stride(a, size_t(d));
+        ob += i * batch_stride(b, size_t(d));
+      }
+      gpu::matmul(a.alias(a.shape(), a.strides(), oa), b.alias(b.shape(), b.strides(), ob),
+                  out.alias(out.shape(), out.strides(), o * inner * M * N), M, N, K, inner, sa, sb);
+    }
+    return out;
+  }
+
   Shape batch_;
 };
 

@@ -11,9 +11,9 @@ namespace pcp {
 using Axes = std::optional<std::vector<int64_t>>;  // nullopt: every axis
 
 // ---- creation (creation.cpp)
-Tensor zeros(const Shape& shape, DType dtype = kDefaultFloat);
-Tensor ones(const Shape& shape, DType dtype = kDefaultFloat);
-Tensor full(const Shape& shape, double value, DType dtype = kDefaultFloat);
+Tensor zeros(const Shape& shape, DType dtype = kDefaultFloat, Device device = cpu_device());
+Tensor ones(const Shape& shape, DType dtype = kDefaultFloat, Device device = cpu_device());
+Tensor full(const Shape& shape, double value, DType dtype = kDefaultFloat, Device device = cpu_device());
 Tensor full_int(const Shape& shape, int64_t value, DType dtype = kDefaultInt);
 Tensor zeros_like(const Tensor& x);
 Tensor ones_like(const Tensor& x);
@@ -27,6 +27,7 @@ Tensor rand(const Shape& shape, DType dtype = kDefaultFloat);     // uniform [0,
 Tensor randn(const Shape& shape, DType dtype = kDefaultFloat);    // standard normal
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = kDefaultInt);
 Tensor copy(const Tensor& x);  // a new contiguous tensor with x's values (differentiable)
+Tensor to_device(const Tensor& x, Device device);  // a copy on `device` (x itself when already there)
 
 // ---- elementwise (elementwise.cpp)
 enum class UnaryOp {

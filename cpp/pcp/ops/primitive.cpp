@@ -54,6 +54,10 @@ Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
     if (inputs[i].defined() && inputs[0].defined() && inputs[i].device() != inputs[0].device())
       fail<ValueError>(prim->name(), ": inputs are on different devices (", inputs[0].device().str(),
                        " and ", inputs[i].device().str(), ")");
+  for (const Tensor& in : inputs)
+    if (in.defined() && in.device().is_gpu() && !prim->runs_on_gpu())
+      fail<NotImplementedError>(prim->name(), ": not implemented on ", in.device().str(),
+                                " yet; move the inputs with .to('cpu')");
   Tensor out = run_forward(*prim, inputs);
   for (const Tensor& in : inputs)  // the output must be a fresh handle, never an input's
     if (out.is_same(in)) out = out.detach();

@@ -22,6 +22,8 @@ class Primitive {
   // gradients to each input's shape and casts them to its dtype.
   virtual std::vector<Tensor> vjp(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& g,
                                   const std::vector<bool>& needs);
+  // Whether forward() has a GPU path; apply() refuses GPU inputs otherwise, with a clear error.
+  virtual bool runs_on_gpu() const { return false; }
 };
 
 // Per-primitive call counts and forward times, collected at the dispatch point while enabled.

@@ -4,6 +4,7 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -51,15 +52,14 @@ class Reduce : public Primitive {
     const Tensor& x = in[0];
     Shape out_shape = reduced_shape(x.shape(), axes_, keepdims_);
     DType out_dt = (op_ == ReduceOp::ArgMax || op_ == ReduceOp::ArgMin) ? DType::Int64 : x.dtype();
-    Tensor out = Tensor::empty(out_shape, out_dt);
+    Tensor out = Tensor::empty(out_shape, out_dt, x.device());
     int64_t R = 1;
     for (int a : axes_) R *= x.shape()[a];
     if (R == 0) {
       if (op_ != ReduceOp::Sum)
         fail<ValueError>(name(), ": zero-size reduction over axes of shape ", shape_str(x.shape()),
                          " has no identity");
-      cpu::cast_copy(zeros({}, out_dt), out);
-      return out;
+      return zeros(out_shape, out_dt, x.device());
     }
     // View x as (O, R, I): directly when the reduced axes are adjacent and x is contiguous,
     // else by moving the reduced axes last and copying.
@@ -78,9 +78,13 @@ class Reduce : public Primitive {
       src = copy(permute(x, perm));
       O = x.numel() / R;
     }
-    cpu::reduce(op_, src, O, R, I, out);
+    if (out.device().is_gpu())
+      gpu::reduce(op_, src, O, R, I, out);
+    else
+      cpu::reduce(op_, src, O, R, I, out);
     return out;
   }
+  bool runs_on_gpu() const override { return true; }
 
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
                           const std::vector<bool>&) override {

@@ -4,6 +4,7 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -44,11 +45,15 @@ class Reshape : public Primitive {
  public:
   explicit Reshape(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "reshape"; }
+  bool runs_on_gpu() const override { return true; }  // a view (reshape may copy)
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
     if (auto st = view_strides(x.shape(), x.strides(), shape_)) return x.alias(shape_, *st, x.offset());
-    Tensor c = Tensor::empty(x.shape(), x.dtype());
-    cpu::cast_copy(x, c);
+    Tensor c = Tensor::empty(x.shape(), x.dtype(), x.device());
+    if (c.device().is_gpu())
+      gpu::copy(x, c);
+    else
+      cpu::cast_copy(x, c);
     return c.alias(shape_, contiguous_strides(shape_), 0);
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
@@ -64,6 +69,7 @@ class Permute : public Primitive {
  public:
   explicit Permute(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "permute"; }
+  bool runs_on_gpu() const override { return true; }  // a view
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
     Shape s(perm_.size());
@@ -89,6 +95,7 @@ class BroadcastTo : public Primitive {
  public:
   explicit BroadcastTo(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "broadcast_to"; }
+  bool runs_on_gpu() const override { return true; }  // a view
   Tensor forward(const std::vector<Tensor>& in) override {
     return in[0].alias(shape_, cpu::broadcast_strides(in[0], shape_), in[0].offset());
   }
@@ -108,6 +115,7 @@ class Slice : public Primitive {
  public:
   Slice(int axis, int64_t start, int64_t len, int64_t step) : axis_(axis), start_(start), len_(len), step_(step) {}
   const char* name() const override { return "slice"; }
+  bool runs_on_gpu() const override { return true; }  // a view
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
     Shape s = x.shape();

@@ -1,0 +1,84 @@
+#include "pcp/backend/gpu/memory.h"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "pcp/core/error.h"
+
+namespace pcp::gpu {
+namespace {
+
+struct Pool {
+  std::mutex mu;
+  std::multimap<size_t, Buffer*> free;  // size class -> cached buffers
+  MemoryStats stats;
+};
+
+Pool& pool(int device) {
+  static std::mutex mu;
+  static std::map<int, Pool> pools;
+  std::lock_guard<std::mutex> g(mu);
+  return pools[device];
+}
+
+Runtime& rt() {
+  Runtime* r = runtime();
+  if (!r) fail<ValueError>("gpu: no GPU is available (", unavailable_reason(), ")");
+  return *r;
+}
+
+}  // namespace
+
+Buffer* allocate(int device, size_t nbytes) {
+  const size_t size = CpuAllocator::round_size(nbytes);
+  Pool& p = pool(device);
+  std::lock_guard<std::mutex> g(p.mu);
+  p.stats.num_allocs++;
+  Buffer* b = nullptr;
+  auto it = p.free.find(size);
+  if (it != p.free.end()) {
+    b = it->second;
+    p.free.erase(it);
+    p.stats.cached_bytes -= int64_t(size);
+    p.stats.num_cache_hits++;
+  } else {
+    b = rt().allocate(device, size);
+  }
+  p.stats.active_bytes += int64_t(size);
+  p.stats.peak_bytes = std::max(p.stats.peak_bytes, p.stats.active_bytes);
+  return b;
+}
+
+void deallocate(int device, Buffer* b, size_t nbytes) {
+  const size_t size = CpuAllocator::round_size(nbytes);
+  Pool& p = pool(device);
+  std::lock_guard<std::mutex> g(p.mu);
+  p.free.emplace(size, b);
+  p.stats.active_bytes -= int64_t(size);
+  p.stats.cached_bytes += int64_t(size);
+}
+
+MemoryStats memory_stats(int device) {
+  Pool& p = pool(device);
+  std::lock_guard<std::mutex> g(p.mu);
+  return p.stats;
+}
+
+void reset_peak_memory_stats(int device) {
+  Pool& p = pool(device);
+  std::lock_guard<std::mutex> g(p.mu);
+  p.stats.peak_bytes = p.stats.active_bytes;
+}
+
+void clear_cache(int device) {
+  Pool& p = pool(device);
+  std::lock_guard<std::mutex> g(p.mu);
+  if (p.free.empty()) return;
+  rt().synchronize(device);
+  for (auto& [size, b] : p.free) rt().release(device, b);
+  p.free.clear();
+  p.stats.cached_bytes = 0;
+}
+
+}  // namespace pcp::gpu

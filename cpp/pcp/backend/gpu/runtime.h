@@ -1,0 +1,77 @@
+// The host-side GPU layer: one interface over the GPU APIs. Ops talk to this layer only; the
+// Vulkan runtime (backend/vulkan/) and the Metal runtime (backend/metal/) implement it.
+//
+// Kernel contract (every kernel in metal/*.comp follows it, so both runtimes bind alike):
+//  - storage buffers at set 0, bindings 1..n, in the order of the `buffers` argument of
+//    dispatch(); whole buffers are bound and element offsets travel in the push constants;
+//  - one push-constant block of at most kMaxPushBytes. SPIRV-Cross translates with
+//    --msl-decoration-binding, so in Metal binding i is [[buffer(i)]] and the push constants,
+//    which carry no binding, are [[buffer(0)]] (set with setBytes); binding 0 is left free for
+//    them. tests/test_gpu_kernels.py checks every kernel;
+//  - a 1-D workgroup of kernel_local_size(name) invocations along x (y and z are 1).
+// Execution is asynchronous: dispatches and copies are recorded into one in-order command
+// stream per device, submitted when it grows long or at a synchronisation point
+// (download(), synchronize()). Work in the stream runs in recording order.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pcp::gpu {
+
+constexpr size_t kMaxPushBytes = 128;
+
+// An opaque device buffer owned by a runtime.
+struct Buffer;
+
+struct DeviceInfo {
+  std::string name;        // e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  uint64_t memory_bytes;   // device-local memory
+  bool cooperative_matrix;  // VK_KHR_cooperative_matrix / simdgroup matrices
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  virtual const char* api() const = 0;  // "vulkan" or "metal"
+  virtual int device_count() const = 0;
+  virtual DeviceInfo device_info(int device) const = 0;
+
+  // Device memory. release() may be called while recorded work still uses the buffer: the
+  // runtime keeps it alive until that work has completed.
+  virtual Buffer* allocate(int device, size_t nbytes) = 0;
+  virtual void release(int device, Buffer* buffer) = 0;
+
+  // Host <-> device copies through staging memory. upload() is recorded into the stream (the
+  // source is copied before it returns); download() waits for all recorded work first.
+  virtual void upload(int device, Buffer* dst, size_t dst_offset, const void* src, size_t nbytes) = 0;
+  virtual void download(int device, const Buffer* src, size_t src_offset, void* dst, size_t nbytes) = 0;
+  virtual void copy(int device, const Buffer* src, size_t src_offset, Buffer* dst, size_t dst_offset,
+                    size_t nbytes) = 0;
+
+  // Records one kernel launch of groups_x workgroups along x.
+  virtual void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers,
+                        const void* push, size_t push_bytes, uint32_t groups_x) = 0;
+  // Submits the stream and waits for it to finish.
+  virtual void synchronize(int device) = 0;
+};
+
+// The runtime of this machine (Vulkan on Linux and Windows, Metal on macOS), or nullptr when no
+// GPU API or no device is available. Created on first use; never throws.
+Runtime* runtime();
+// Why runtime() is null, for error messages ("libvulkan.so.1 not found", ...).
+std::string unavailable_reason();
+
+// Compiled kernels embedded in the library (generated at build time from metal/*.comp).
+struct KernelSource {
+  const char* name;
+  const uint32_t* spirv;
+  size_t spirv_words;
+  const char* msl;  // Metal Shading Language from SPIRV-Cross, or nullptr when not generated
+  uint32_t local_size;
+};
+const KernelSource* find_kernel(const std::string& name);  // nullptr when unknown
+const std::vector<KernelSource>& all_kernels();
+
+}  // namespace pcp::gpu

@@ -1,0 +1,461 @@
+// The Vulkan runtime: runs the embedded SPIR-V kernels on every Vulkan device (NVIDIA, AMD, Intel,
+// Mesa's lavapipe). libvulkan is loaded with dlopen, so the library imports and lists no GPU
+// where Vulkan is missing.
+//
+// One in-order command buffer per device records uploads, copies and dispatches, each followed
+// by a full memory barrier; it is submitted when it grows long or at a synchronisation point.
+// Buffers released while recorded work may still use them go back to a cache that only that
+// same stream reuses, after the barrier, so reuse is ordered; memory is freed only after a wait.
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "pcp/backend/gpu/runtime.h"
+#include "pcp/core/error.h"
+
+namespace pcp::gpu {
+
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  size_t size = 0;
+  void* mapped = nullptr;  // host-visible staging buffers only
+};
+
+namespace {
+
+// Vulkan entry points, loaded at run time.
+#define PCP_VK_INSTANCE_FNS(X)                                                                      \
+  X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)              \
+  X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkGetPhysicalDeviceMemoryProperties)               \
+  X(vkCreateDevice) X(vkEnumerateDeviceExtensionProperties)
+#define PCP_VK_DEVICE_FNS(X)                                                                        \
+  X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)                       \
+  X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory)       \
+  X(vkMapMemory) X(vkUnmapMemory) X(vkCreateCommandPool) X(vkDestroyCommandPool)                   \
+  X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
+  X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)          \
+  X(vkCmdCopyBuffer) X(vkCmdPipelineBarrier) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)        \
+  X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCreateShaderModule) X(vkDestroyShaderModule)          \
+  X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)         \
+  X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)                      \
+  X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)                    \
+  X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkDeviceWaitIdle)
+
+#define PCP_DECLARE(name) PFN_##name name = nullptr;
+
+struct Fns {
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+  PFN_vkCreateInstance vkCreateInstance = nullptr;
+  PCP_VK_INSTANCE_FNS(PCP_DECLARE)
+  PCP_VK_DEVICE_FNS(PCP_DECLARE)
+};
+
+void check(VkResult r, const char* what) {
+  if (r != VK_SUCCESS) fail<RuntimeError>("vulkan: ", what, " failed (VkResult ", int(r), ")");
+}
+
+constexpr uint32_t kMaxDispatchesPerSubmit = 512;
+constexpr uint32_t kMaxSetsPerPool = kMaxDispatchesPerSubmit;
+constexpr uint32_t kMaxBindings = 8;
+
+struct Pipeline {
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  uint32_t bindings = 0;
+};
+
+struct Device {
+  Fns* f = nullptr;
+  VkPhysicalDevice phys = VK_NULL_HANDLE;
+  VkDevice dev = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  DeviceInfo info;
+  uint32_t device_local_type = 0, host_type = 0;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkDescriptorPool dpool = VK_NULL_HANDLE;
+  bool recording = false;
+  uint32_t recorded = 0;
+  std::unordered_map<std::string, Pipeline> pipelines;
+  std::vector<Buffer*> staging_in_flight;           // freed after the submission completes
+  std::multimap<size_t, Buffer*> staging_cache;     // host-visible buffers by size
+  std::mutex mu;
+
+  uint32_t find_memory(uint32_t type_bits, VkMemoryPropertyFlags want) const {
+    VkPhysicalDeviceMemoryProperties mp;
+    f->vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+    for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+      if ((type_bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return i;
+    fail<RuntimeError>("vulkan: no memory type with properties ", int(want));
+  }
+
+  Buffer* make_buffer(size_t nbytes, bool host) {
+    auto b = std::make_unique<Buffer>();
+    b->size = nbytes;
+    VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = std::max<size_t>(nbytes, 4);
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    check(f->vkCreateBuffer(dev, &bi, nullptr, &b->buffer), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    f->vkGetBufferMemoryRequirements(dev, b->buffer, &req);
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = host ? find_memory(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                                    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+                              : find_memory(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    VkResult r = f->vkAllocateMemory(dev, &ai, nullptr, &b->memory);
+    if (r != VK_SUCCESS) {
+      f->vkDestroyBuffer(dev, b->buffer, nullptr);
+      fail<MemoryError>("vulkan: out of ", host ? "host-visible" : "device", " memory allocating ", nbytes, " bytes");
+    }
+    check(f->vkBindBufferMemory(dev, b->buffer, b->memory, 0), "vkBindBufferMemory");
+    if (host) check(f->vkMapMemory(dev, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), "vkMapMemory");
+    return b.release();
+  }
+
+  void destroy_buffer(Buffer* b) {
+    if (b->mapped) f->vkUnmapMemory(dev, b->memory);
+    f->vkDestroyBuffer(dev, b->buffer, nullptr);
+    f->vkFreeMemory(dev, b->memory, nullptr);
+    delete b;
+  }
+
+  void begin() {
+    if (recording) return;
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(f->vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+    recording = true;
+    recorded = 0;
+  }
+
+  // Everything recorded so far completes before anything recorded later starts.
+  void barrier() {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT;
+    mb.dstAccessMask = mb.srcAccessMask | VK_ACCESS_HOST_READ_BIT;
+    f->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                                VK_PIPELINE_STAGE_HOST_BIT,
+                            0, 1, &mb, 0, nullptr, 0, nullptr);
+    if (++recorded >= kMaxDispatchesPerSubmit) flush();
+  }
+
+  // Submits what was recorded and waits for it.
+  void flush() {
+    if (!recording) return;
+    check(f->vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    recording = false;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    check(f->vkResetFences(dev, 1, &fence), "vkResetFences");
+    check(f->vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
+    check(f->vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    check(f->vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+    check(f->vkResetDescriptorPool(dev, dpool, 0), "vkResetDescriptorPool");
+    for (Buffer* b : staging_in_flight) staging_cache.emplace(b->size, b);
+    staging_in_flight.clear();
+  }
+
+  Buffer* staging(size_t nbytes) {
+    auto it = staging_cache.lower_bound(nbytes);
+    if (it != staging_cache.end() && it->first <= 2 * nbytes + 65536) {
+      Buffer* b = it->second;
+      staging_cache.erase(it);
+      staging_in_flight.push_back(b);
+      return b;
+    }
+    Buffer* b = make_buffer(nbytes, true);
+    staging_in_flight.push_back(b);
+    return b;
+  }
+
+  const Pipeline& pipeline(const std::string& name, uint32_t nbuf) {
+    auto it = pipelines.find(name);
+    if (it != pipelines.end()) {
+      if (it->second.bindings != nbuf)
+        fail<ValueError>("gpu kernel ", name, ": dispatched with ", nbuf, " buffers, earlier with ", it->second.bindings);
+      return it->second;
+    }
+    const KernelSource* src = find_kernel(name);
+    if (!src) fail<ValueError>("gpu: no kernel named '", name, "'");
+    Pipeline p;
+    p.bindings = nbuf;
+    std::vector<VkDescriptorSetLayoutBinding> binds(nbuf);
+    for (uint32_t i = 0; i < nbuf; ++i)
+      binds[i] = {i + 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};  // see runtime.h
+    VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    li.bindingCount = nbuf;
+    li.pBindings = binds.data();
+    check(f->vkCreateDescriptorSetLayout(dev, &li, nullptr, &p.set_layout), "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pr{VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(kMaxPushBytes)};
+    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &p.set_layout;
+    pl.pushConstantRangeCount = 1;
+    pl.pPushConstantRanges = &pr;
+    check(f->vkCreatePipelineLayout(dev, &pl, nullptr, &p.layout), "vkCreatePipelineLayout");
+    VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    mi.codeSize = src->spirv_words * 4;
+    mi.pCode = src->spirv;
+    VkShaderModule module;
+    check(f->vkCreateShaderModule(dev, &mi, nullptr, &module), "vkCreateShaderModule");
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module,
+                "main", nullptr};
+    ci.layout = p.layout;
+    VkResult r = f->vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline);
+    f->vkDestroyShaderModule(dev, module, nullptr);
+    check(r, "vkCreateComputePipelines");
+    return pipelines.emplace(name, p).first->second;
+  }
+};
+
+class VulkanRuntime : public Runtime {
+ public:
+  VulkanRuntime() {
+    lib_ = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) lib_ = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) throw std::runtime_error("libvulkan.so.1 not found (install the Vulkan loader and a driver)");
+    f_.vkGetInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(lib_, "vkGetInstanceProcAddr"));
+    if (!f_.vkGetInstanceProcAddr) throw std::runtime_error("libvulkan has no vkGetInstanceProcAddr");
+    f_.vkCreateInstance = reinterpret_cast<PFN_vkCreateInstance>(f_.vkGetInstanceProcAddr(nullptr, "vkCreateInstance"));
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "pcp";
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo ii{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ii.pApplicationInfo = &app;
+    if (f_.vkCreateInstance(&ii, nullptr, &instance_) != VK_SUCCESS)
+      throw std::runtime_error("vkCreateInstance failed (no Vulkan driver?)");
+#define PCP_LOAD_INSTANCE(name) f_.name = reinterpret_cast<PFN_##name>(f_.vkGetInstanceProcAddr(instance_, #name));
+    PCP_VK_INSTANCE_FNS(PCP_LOAD_INSTANCE)
+    uint32_t n = 0;
+    f_.vkEnumeratePhysicalDevices(instance_, &n, nullptr);
+    std::vector<VkPhysicalDevice> phys(n);
+    f_.vkEnumeratePhysicalDevices(instance_, &n, phys.data());
+    // Real GPUs first (discrete, integrated, virtual), then CPU implementations like lavapipe.
+    auto rank = [&](VkPhysicalDevice p) {
+      VkPhysicalDeviceProperties pr;
+      f_.vkGetPhysicalDeviceProperties(p, &pr);
+      switch (pr.deviceType) {
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+        default: return 3;
+      }
+    };
+    std::stable_sort(phys.begin(), phys.end(), [&](auto a, auto b) { return rank(a) < rank(b); });
+    for (VkPhysicalDevice p : phys) {
+      auto d = std::make_unique<Device>();
+      if (open(p, *d)) devices_.push_back(std::move(d));
+    }
+    if (devices_.empty()) throw std::runtime_error("no Vulkan device with a compute queue");
+  }
+
+  ~VulkanRuntime() override {
+    // Process exit: the driver may already be tearing down; keep this minimal.
+    for (auto& d : devices_) {
+      if (d->dev) f_.vkDeviceWaitIdle(d->dev);
+    }
+  }
+
+  const char* api() const override { return "vulkan"; }
+  int device_count() const override { return int(devices_.size()); }
+  DeviceInfo device_info(int device) const override { return devices_.at(device)->info; }
+
+  Buffer* allocate(int device, size_t nbytes) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    return d.make_buffer(nbytes, false);
+  }
+
+  void release(int device, Buffer* b) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.flush();  // recorded work may use b
+    d.destroy_buffer(b);
+  }
+
+  void upload(int device, Buffer* dst, size_t off, const void* src, size_t n) override {
+    if (n == 0) return;
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    Buffer* s = d.staging(n);
+    std::memcpy(s->mapped, src, n);
+    d.begin();
+    VkBufferCopy region{0, off, n};
+    d.f->vkCmdCopyBuffer(d.cmd, s->buffer, dst->buffer, 1, &region);
+    d.barrier();
+  }
+
+  void download(int device, const Buffer* src, size_t off, void* dst, size_t n) override {
+    if (n == 0) return;
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    Buffer* s = d.staging(n);
+    d.begin();
+    VkBufferCopy region{off, 0, n};
+    d.f->vkCmdCopyBuffer(d.cmd, src->buffer, s->buffer, 1, &region);
+    d.barrier();
+    d.flush();
+    std::memcpy(dst, s->mapped, n);
+  }
+
+  void copy(int device, const Buffer* src, size_t so, Buffer* dst, size_t doff, size_t n) override {
+    if (n == 0) return;
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.begin();
+    VkBufferCopy region{so, doff, n};
+    d.f->vkCmdCopyBuffer(d.cmd, src->buffer, dst->buffer, 1, &region);
+    d.barrier();
+  }
+
+  void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
+                size_t push_bytes, uint32_t groups_x) override {
+    if (groups_x == 0) return;
+    if (push_bytes > kMaxPushBytes) fail<ValueError>("gpu kernel ", kernel, ": ", push_bytes, " push-constant bytes");
+    if (buffers.empty() || buffers.size() > kMaxBindings)
+      fail<ValueError>("gpu kernel ", kernel, ": ", buffers.size(), " buffers (1 to ", kMaxBindings, ")");
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    const Pipeline& p = d.pipeline(kernel, uint32_t(buffers.size()));
+    d.begin();
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = d.dpool;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &p.set_layout;
+    VkDescriptorSet set;
+    check(d.f->vkAllocateDescriptorSets(d.dev, &ai, &set), "vkAllocateDescriptorSets");
+    VkDescriptorBufferInfo infos[kMaxBindings];
+    VkWriteDescriptorSet writes[kMaxBindings];
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      infos[i] = {buffers[i]->buffer, 0, VK_WHOLE_SIZE};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = uint32_t(i + 1);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    d.f->vkUpdateDescriptorSets(d.dev, uint32_t(buffers.size()), writes, 0, nullptr);
+    d.f->vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    d.f->vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+    alignas(16) unsigned char pc[kMaxPushBytes] = {};
+    std::memcpy(pc, push, push_bytes);
+    d.f->vkCmdPushConstants(d.cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(kMaxPushBytes), pc);
+    d.f->vkCmdDispatch(d.cmd, std::min<uint32_t>(groups_x, 65535), 1, 1);
+    d.barrier();
+  }
+
+  void synchronize(int device) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.flush();
+  }
+
+ private:
+  bool open(VkPhysicalDevice p, Device& d) {
+    d.f = &f_;
+    d.phys = p;
+    VkPhysicalDeviceProperties pr;
+    f_.vkGetPhysicalDeviceProperties(p, &pr);
+    uint32_t nq = 0;
+    f_.vkGetPhysicalDeviceQueueFamilyProperties(p, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qs(nq);
+    f_.vkGetPhysicalDeviceQueueFamilyProperties(p, &nq, qs.data());
+    bool found = false;
+    for (uint32_t i = 0; i < nq && !found; ++i)
+      if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) d.family = i, found = true;
+    if (!found || pr.limits.maxPushConstantsSize < kMaxPushBytes) return false;
+    uint32_t ne = 0;
+    f_.vkEnumerateDeviceExtensionProperties(p, nullptr, &ne, nullptr);
+    std::vector<VkExtensionProperties> exts(ne);
+    f_.vkEnumerateDeviceExtensionProperties(p, nullptr, &ne, exts.data());
+    d.info.name = pr.deviceName;
+    d.info.cooperative_matrix = std::any_of(exts.begin(), exts.end(), [](const VkExtensionProperties& e) {
+      return std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0;
+    });
+    VkPhysicalDeviceMemoryProperties mp;
+    f_.vkGetPhysicalDeviceMemoryProperties(p, &mp);
+    d.info.memory_bytes = 0;
+    for (uint32_t i = 0; i < mp.memoryHeapCount; ++i)
+      if (mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+        d.info.memory_bytes = std::max<uint64_t>(d.info.memory_bytes, mp.memoryHeaps[i].size);
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qi.queueFamilyIndex = d.family;
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &prio;
+    VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    di.queueCreateInfoCount = 1;
+    di.pQueueCreateInfos = &qi;
+    if (f_.vkCreateDevice(p, &di, nullptr, &d.dev) != VK_SUCCESS) return false;
+// The loader's trampolines (from the instance) dispatch to the right driver for any device.
+#define PCP_LOAD_DEVICE(name) f_.name = reinterpret_cast<PFN_##name>(f_.vkGetInstanceProcAddr(instance_, #name));
+    PCP_VK_DEVICE_FNS(PCP_LOAD_DEVICE)
+    f_.vkGetDeviceQueue(d.dev, d.family, 0, &d.queue);
+    VkCommandPoolCreateInfo ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    ci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    ci.queueFamilyIndex = d.family;
+    check(f_.vkCreateCommandPool(d.dev, &ci, nullptr, &d.pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = d.pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    check(f_.vkAllocateCommandBuffers(d.dev, &ai, &d.cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(f_.vkCreateFence(d.dev, &fi, nullptr, &d.fence), "vkCreateFence");
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kMaxSetsPerPool * kMaxBindings};
+    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets = kMaxSetsPerPool;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &ps;
+    check(f_.vkCreateDescriptorPool(d.dev, &pi, nullptr, &d.dpool), "vkCreateDescriptorPool");
+    return true;
+  }
+
+  void* lib_ = nullptr;
+  Fns f_;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+std::string g_reason;
+
+}  // namespace
+
+Runtime* runtime() {
+  static Runtime* rt = []() -> Runtime* {
+    try {
+      return new VulkanRuntime();  // lives for the whole process
+    } catch (const std::exception& e) {
+      g_reason = e.what();
+      return nullptr;
+    }
+  }();
+  return rt;
+}
+
+std::string unavailable_reason() {
+  runtime();
+  return g_reason;
+}
+
+}  // namespace pcp::gpu

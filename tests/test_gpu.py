@@ -1,0 +1,173 @@
+"""The GPU backend, on every GPU this machine has (in CI: Mesa's lavapipe through Vulkan).
+
+Each op that runs on the GPU is checked against NumPy in float64 at float32 tolerances, with
+strided and broadcast inputs; gradients computed on the GPU against the same graph on the CPU.
+Also: devices, moves, memory statistics, and the errors for mixed devices and ops that have no
+GPU kernel yet. The embedded kernels' Metal translations are checked in test_gpu_kernels.py.
+"""
+import numpy as np
+import pytest
+
+import pcp
+from pcp import _core
+
+GPUS = [name for name, _ in _core.devices() if name != "cpu"]
+pytestmark = pytest.mark.skipif(not GPUS, reason=f"no GPU: {_core.gpu_unavailable_reason()}")
+TOL = dict(rtol=2e-5, atol=2e-5)
+
+
+@pytest.fixture(params=GPUS or ["none"])
+def dev(request):
+    return request.param
+
+
+def rnd(*shape, seed=0, low=-2.0, high=2.0):
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(np.float32)
+
+
+def test_devices_and_moves(dev):
+    assert pcp.device("gpu") == GPUS[0]
+    assert any(d.startswith(dev) for d in pcp.devices())
+    a = rnd(3, 5)
+    g = pcp.tensor(a, device=dev)
+    assert g.device == dev
+    np.testing.assert_array_equal(g.numpy(), a)
+    np.testing.assert_array_equal(g.to("cpu").numpy(), a)
+    np.testing.assert_array_equal(g.T.numpy(), a.T)  # a strided view, read back through the host
+    assert g.to(dev).device == dev and g.to("cpu").device == "cpu"
+    assert float(g[0, 0].to("cpu").item()) == float(a[0, 0])
+    assert g.sum().item() == pytest.approx(float(a.astype(np.float64).sum()), rel=1e-5)
+    assert "device=" + dev in repr(g)
+
+
+def test_creation_on_device(dev):
+    np.testing.assert_array_equal(pcp.zeros((2, 3), device=dev).numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(pcp.ones(4, device=dev).numpy(), np.ones(4))
+    np.testing.assert_array_equal(pcp.full((2, 2), 2.5, device=dev).numpy(), np.full((2, 2), 2.5))
+    np.testing.assert_array_equal(pcp.arange(6, dtype=pcp.float32, device=dev).numpy(), np.arange(6))
+    x = pcp.randn((3, 4), device=dev)
+    assert x.device == dev and pcp.zeros_like(x).device == dev
+    pcp.set_default_device(dev)
+    try:
+        assert pcp.zeros(2).device == dev and pcp.tensor([1.0, 2.0]).device == dev
+    finally:
+        pcp.set_default_device("cpu")
+    assert pcp.zeros(2).device == "cpu"
+
+
+@pytest.mark.parametrize("name,ref", [
+    ("neg", np.negative), ("abs", np.abs), ("exp", np.exp), ("sin", np.sin), ("cos", np.cos),
+    ("tanh", np.tanh), ("sigmoid", lambda x: 1 / (1 + np.exp(-x))), ("relu", lambda x: np.maximum(x, 0)),
+    ("square", np.square), ("sign", np.sign), ("silu", lambda x: x / (1 + np.exp(-x))),
+])
+def test_unary(dev, name, ref):
+    a = rnd(7, 9, seed=1)
+    got = getattr(pcp, name)(pcp.tensor(a, device=dev)[:, ::2])  # strided input
+    np.testing.assert_allclose(got.numpy(), ref(a[:, ::2].astype(np.float64)), **TOL)
+
+
+def test_unary_positive_domain(dev):
+    a = rnd(100, seed=2, low=0.1, high=9.0)
+    g = pcp.tensor(a, device=dev)
+    for name, ref in (("log", np.log), ("sqrt", np.sqrt), ("rsqrt", lambda x: 1 / np.sqrt(x))):
+        np.testing.assert_allclose(getattr(pcp, name)(g).numpy(), ref(a.astype(np.float64)), **TOL)
+
+
+def test_gelu(dev):
+    a = rnd(1000, seed=3, low=-6, high=6).astype(np.float64)
+    g = pcp.tensor(a.astype(np.float32), device=dev)
+    cpu = pcp.tensor(a.astype(np.float32))
+    for approx in ("none", "tanh"):
+        np.testing.assert_allclose(pcp.gelu(g, approximate=approx).numpy(),
+                                   pcp.gelu(cpu, approximate=approx).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,ref", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                                    ("div", np.divide), ("maximum", np.maximum), ("minimum", np.minimum)])
+def test_binary_broadcast(dev, op, ref):
+    a, b = rnd(4, 1, 6, seed=4), rnd(3, 1, seed=5, low=0.5, high=2.0)
+    got = getattr(pcp, op)(pcp.tensor(a, device=dev), pcp.tensor(b, device=dev))
+    np.testing.assert_allclose(got.numpy(), ref(a.astype(np.float64), b.astype(np.float64)), **TOL)
+
+
+def test_python_scalars_follow_the_tensor(dev):
+    a = rnd(5, seed=6, low=0.5, high=2.0)
+    g = pcp.tensor(a, device=dev)
+    np.testing.assert_allclose((2.0 * g - 1.0).numpy(), 2.0 * a - 1.0, **TOL)
+    np.testing.assert_allclose((g ** 2).numpy(), a.astype(np.float64) ** 2, **TOL)
+    np.testing.assert_allclose((1.0 / g).numpy(), 1.0 / a.astype(np.float64), **TOL)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, 2, (0, 2)])
+def test_reductions(dev, axis):
+    a = rnd(5, 300, 7, seed=7)
+    g = pcp.tensor(a, device=dev)
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(g.sum(axis=axis).numpy(), a64.sum(axis=axis), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(g.mean(axis=axis).numpy(), a64.mean(axis=axis), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(g.max(axis=axis).numpy(), a64.max(axis=axis), rtol=0, atol=0)
+    np.testing.assert_allclose(g.min(axis=axis).numpy(), a64.min(axis=axis), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (65, 33, 130), (128, 256, 64), (7, 300, 5)])
+def test_matmul(dev, m, k, n):
+    a, b = rnd(m, k, seed=8), rnd(k, n, seed=9)
+    got = pcp.tensor(a, device=dev) @ pcp.tensor(b, device=dev)
+    np.testing.assert_allclose(got.numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_transposed_and_batched(dev):
+    a, b = rnd(3, 2, 9, 17, seed=10), rnd(2, 11, 17, seed=11)
+    ta, tb = pcp.tensor(a, device=dev), pcp.tensor(b, device=dev)
+    got = ta @ tb.swapaxes(-1, -2)  # (3, 2, 9, 11): b broadcast over the leading batch dim
+    np.testing.assert_allclose(got.numpy(), a.astype(np.float64) @ np.swapaxes(b, -1, -2), rtol=1e-4, atol=1e-4)
+    w = rnd(17, 4, seed=12)
+    got = ta @ pcp.tensor(w, device=dev)  # a 2-D weight: batch folded into M
+    np.testing.assert_allclose(got.numpy(), a.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_gradients_match_the_cpu(dev):
+    rng = np.random.default_rng(13)
+    x_np, w_np, b_np = (rng.standard_normal(s).astype(np.float32) for s in [(8, 5), (5, 3), (3,)])
+
+    def loss(x, w, b):
+        h = pcp.tanh(x @ w + b)
+        return (pcp.gelu(h, approximate="tanh") * h.exp()).mean() + (w * w).sum() * 0.1
+
+    grads = {}
+    for d in ("cpu", dev):
+        ts = [pcp.tensor(a, device=d, requires_grad=True) for a in (x_np, w_np, b_np)]
+        loss(*ts).backward()
+        assert all(t.grad.device == d for t in ts)
+        grads[d] = [t.grad.numpy() for t in ts]
+    for gc, gg in zip(grads["cpu"], grads[dev]):
+        np.testing.assert_allclose(gg, gc, rtol=1e-4, atol=1e-5)
+
+
+def test_to_is_differentiable(dev):
+    x = pcp.tensor(rnd(4, seed=14), requires_grad=True)
+    (x.to(dev) * 3.0).sum().backward()
+    assert x.grad.device == "cpu"
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(4, 3.0))
+
+
+def test_memory_returns_to_the_cache(dev):
+    pcp.synchronize(dev)
+    before = pcp.memory_stats(dev)["active_bytes"]
+    x = pcp.ones((256, 256), device=dev)
+    y = (x @ x).sum()
+    assert pcp.memory_stats(dev)["active_bytes"] > before
+    del x, y
+    assert pcp.memory_stats(dev)["active_bytes"] == before
+    pcp.clear_cache(dev)
+    assert pcp.memory_stats(dev)["cached_bytes"] == 0
+
+
+def test_errors(dev):
+    g = pcp.ones(3, device=dev)
+    with pytest.raises(ValueError, match=f"add: inputs are on different devices \\({dev} and cpu\\)"):
+        g + pcp.ones(3)
+    with pytest.raises(NotImplementedError, match=f"softmax: not implemented on {dev} yet"):
+        pcp.softmax(g)
+    with pytest.raises(NotImplementedError, match="float64 is not supported"):
+        pcp.exp(pcp.ones(3, dtype=pcp.float64).to(dev))

@@ -1,0 +1,56 @@
+"""The embedded GPU kernels: every GLSL kernel in metal/ was compiled to SPIR-V, and its Metal
+Shading Language translation (SPIRV-Cross, at build time) binds what the Metal runtime binds:
+push constants at [[buffer(0)]] and storage buffer `binding i` (1, 2, ... in dispatch order) at
+[[buffer(i)]], entry point main0, and the workgroup size recorded for the dispatch. The SPIR-V side is read independently,
+with `spirv-cross --reflect`. (The Metal runtime itself runs only on macOS, not in this CI.)
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from pcp import _core
+
+KERNELS = _core._gpu_kernels()
+GLSL = sorted(f[:-5] for f in os.listdir(os.path.join(os.path.dirname(__file__), "..", "metal")) if f.endswith(".comp"))
+pytestmark = pytest.mark.skipif(not KERNELS, reason="built without the GPU backend")
+SPIRV_CROSS = shutil.which("spirv-cross")
+
+
+def test_every_glsl_kernel_is_embedded():
+    assert sorted(KERNELS) == GLSL
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_spirv_header(name):
+    spirv, _, local = KERNELS[name]
+    assert int.from_bytes(spirv[:4], "little") == 0x07230203  # SPIR-V magic
+    assert local == 256
+
+
+@pytest.mark.skipif(SPIRV_CROSS is None, reason="spirv-cross CLI not installed")
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_msl_bindings_match_the_metal_runtime(name, tmp_path):
+    spirv, msl, local = KERNELS[name]
+    assert msl is not None, "the build had spirv-cross, so every kernel should carry MSL"
+    path = tmp_path / f"{name}.spv"
+    path.write_bytes(spirv)
+    refl = json.loads(subprocess.run([SPIRV_CROSS, str(path), "--reflect"], check=True, capture_output=True,
+                                     text=True, timeout=60).stdout)
+    assert refl["entryPoints"][0]["workgroup_size"] == [local, 1, 1]
+    sig = re.search(r"kernel void main0\((.*?)\)\s*\{", msl, re.S)
+    assert sig, f"{name}: no `kernel void main0` in the MSL"
+    params = {m.group(2): (m.group(1), int(m.group(3)))
+              for m in re.finditer(r"(constant|device) (\w+)& \w+ \[\[buffer\((\d+)\)\]\]", sig.group(1))}
+    for pc in refl.get("push_constants", []):
+        assert params.pop(pc["type"]) == ("constant", 0), f"{name}: push constants not at buffer(0)"
+    bindings = sorted(s["binding"] for s in refl.get("ssbos", []))
+    assert bindings == list(range(1, len(bindings) + 1)), f"{name}: bindings {bindings} are not 1..n"
+    for ssbo in refl.get("ssbos", []):
+        assert ssbo["set"] == 0
+        assert params.pop(ssbo["type"]) == ("device", ssbo["binding"]), \
+            f"{name}: binding {ssbo['binding']} not at buffer({ssbo['binding']})"
+    assert not params, f"{name}: unexpected MSL buffers {params}"
