@@ -14,22 +14,6 @@ layout(push_constant) uniform Params {
   int b_strides[MAX_DIMS];
 } p;
 
-const float K_TANH = 0.7978845608028654, C_TANH = 0.044715;
-
-float tanh_(float v) {
-  float e = exp(-2.0 * abs(v));
-  float t = (1.0 - e) / (1.0 + e);
-  return v < 0.0 ? -t : t;
-}
-
-float erf_(float v) {
-  float a = abs(v), t = 1.0 / (1.0 + 0.5 * a);
-  float y = 1.0 - t * exp(-a * a - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
-            t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
-            t * (-0.82215223 + t * 0.17087277)))))))));
-  return v < 0.0 ? -y : y;
-}
-
 float apply(uint op, float x, float y) {
   switch (op) {
     case 0: return x + y;
@@ -40,7 +24,7 @@ float apply(uint op, float x, float y) {
     case 5: return (x > y || isnan(x)) ? x : y;  // maximum, NaN-propagating
     case 6: return (x < y || isnan(x)) ? x : y;  // minimum
     case 7: {  // gelu_grad: y * d/dx gelu(x)
-      return y * (0.5 * (1.0 + erf_(x * 0.7071067811865476)) + x * 0.3989422804014327 * exp(-0.5 * x * x));
+      return y * (0.5 * (1.0 + erf_(x * SQRT1_2)) + x * 0.3989422804014327 * exp(-0.5 * x * x));
     }
     case 8: {  // gelu_tanh_grad
       float t = tanh_(K_TANH * (x + C_TANH * x * x * x));

@@ -15,3 +15,21 @@ int strided_offset(uint i, uint ndim, uint shape[MAX_DIMS], int strides[MAX_DIMS
   }
   return off;
 }
+
+// float32 math shared by the elementwise kernels (GELU and its gradient need both).
+const float SQRT1_2 = 0.7071067811865476, K_TANH = 0.7978845608028654, C_TANH = 0.044715;
+
+float tanh_(float v) {  // stable for large |v|
+  float e = exp(-2.0 * abs(v));
+  float t = (1.0 - e) / (1.0 + e);
+  return v < 0.0 ? -t : t;
+}
+
+// erf, Abramowitz-Stegun 7.1.26 refined (max error ~1e-7 relative after the exp).
+float erf_(float v) {
+  float a = abs(v), t = 1.0 / (1.0 + 0.5 * a);
+  float y = 1.0 - t * exp(-a * a - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+            t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+            t * (-0.82215223 + t * 0.17087277)))))))));
+  return v < 0.0 ? -y : y;
+}
