@@ -104,9 +104,14 @@ double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
     for (double p : part) total += p;
   }
   const double norm = std::sqrt(total), scale = max_norm / (norm + eps);
-  if (scale < 1.0)
+  if (scale < 1.0) {
+    const float s = float(scale);  // g *= s in place: the binary kernel with a broadcast operand
+    const char* ps = reinterpret_cast<const char*>(&s);
     for (const Tensor& g : grads)
-      for_chunks(g.numel(), [&, x = g.data<float>()](int64_t b, int64_t n) { k.scale_inplace(x + b, n, float(scale)); });
+      for_chunks(g.numel(), [&, x = reinterpret_cast<char*>(g.data<float>())](int64_t b, int64_t n) {
+        k.binary(BinaryOp::Mul, DType::Float32, n, x + b * 4, 1, x + b * 4, 1, ps, 0);
+      });
+  }
   return norm;
 }
 

@@ -45,9 +45,8 @@ struct KernelTable {
   // SGD: g += wd p; buf = mu buf + (1 - dampening) g (g on the first step); p -= lr (nesterov ? g + mu buf : buf).
   void (*sgd_update)(float* p, const float* g, float* buf, int64_t n, float lr, float momentum, float dampening,
                      float wd, bool nesterov, bool first_step);
-  // Gradient clipping: the sum of squares (accumulated in double) and an in-place scale.
+  // Gradient clipping's norm: the sum of squares, accumulated in double.
   double (*sum_squares)(const float* x, int64_t n);
-  void (*scale_inplace)(float* x, int64_t n, float s);
   // float32 GEMM pieces: packing into MR-row / NR-column panels and the MR x NR micro-kernel.
   int gemm_mr, gemm_nr;
   void (*gemm_pack_a)(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, float* dst);

@@ -52,13 +52,8 @@ static double sum_squares(const float* x, int64_t n) {
   return total;
 }
 
-static void scale_inplace(float* x, int64_t n, float s) {
-  for (int64_t i = 0; i < n; ++i) x[i] *= s;
-}
-
 void register_optim(KernelTable& t) {
   t.sum_squares = sum_squares;
-  t.scale_inplace = scale_inplace;
   t.adam_update = adam_update;
   t.sgd_update = sgd_update;
 }
