@@ -20,7 +20,7 @@ float apply(uint op, float x, float y) {
     case 1: return x - y;
     case 2: return x * y;
     case 3: return x / y;
-    case 4: return pow(x, y);
+    case 4: return pow_(x, y);
     case 5: return (x > y || isnan(x)) ? x : y;  // maximum, NaN-propagating
     case 6: return (x < y || isnan(x)) ? x : y;  // minimum
     case 7: {  // gelu_grad: y * d/dx gelu(x)

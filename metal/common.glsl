@@ -33,3 +33,14 @@ float erf_(float v) {
             t * (-0.82215223 + t * 0.17087277)))))))));
   return v < 0.0 ? -y : y;
 }
+
+// x^y with C's conventions where GLSL's pow is undefined: negative bases with integral
+// exponents, and zero bases (0^0 = 1, 0^-y = inf).
+float pow_(float x, float y) {
+  if (y == 0.0) return 1.0;
+  if (x == 0.0) return y > 0.0 ? 0.0 : 1.0 / 0.0;
+  if (x > 0.0) return pow(x, y);
+  if (floor(y) != y) return 0.0 / 0.0;  // NaN, as NumPy
+  const float r = pow(-x, y);
+  return mod(y, 2.0) == 1.0 ? -r : r;
+}

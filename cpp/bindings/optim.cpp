@@ -31,7 +31,7 @@ void bind_optim(py::module_& m) {
           return clip_grad_norm(grads, max_norm, eps);
         },
         arg("grads"), arg("max_norm"), arg("eps") = 1e-6,
-        "Scales float32 gradients in place so their global L2 norm is at most max_norm; returns the norm before");
+        "Scales float32 gradients in place so their global L2 norm is at most max_norm; returns the norm before, a 0-d tensor on their device");
 }
 
 }  // namespace pcp::bindings

@@ -1,5 +1,5 @@
-// scaled_dot_product_attention: a fused float32 kernel for (B, H, T, D) self-attention shapes,
-// composed from ops otherwise (other dtypes, broadcast batches, cross-attention shapes).
+// scaled_dot_product_attention: a fused float32 CPU kernel for (B, H, T, D) self-attention shapes,
+// composed from ops otherwise (other dtypes, broadcast batches, cross-attention shapes, GPUs).
 //
 // The fused path works one (batch, head) at a time: scores = scale q k^T into a T x T block,
 // the causal mask and softmax applied row by row, then out = p v, all with the packed GEMM.
@@ -40,13 +40,7 @@ Tensor heads_view(const Tensor& buf) {
 // softmax(scale q k^T) with the causal mask, composed from ops (differentiable to any order).
 Tensor attention_weights(const Tensor& q, const Tensor& k, double scale, bool causal) {
   Tensor scores = mul(matmul(q, swapaxes(k, -1, -2)), S(scale));
-  if (causal) {
-    const int64_t T = q.shape()[q.ndim() - 2], Sk = k.shape()[k.ndim() - 2];
-    Tensor rows = reshape(arange(0, double(T), 1, DType::Int64), {T, 1});
-    Tensor cols = reshape(arange(0, double(Sk), 1, DType::Int64), {1, Sk});
-    scores = where(le(cols, rows), scores, S(-INFINITY));
-  }
-  return softmax(scores, -1);
+  return causal ? causal_softmax(scores) : softmax(scores, -1);
 }
 
 // Row i of a causal score block keeps columns 0..i: softmax over them, zeros after.
@@ -172,7 +166,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   }
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
   const bool fusable = q.ndim() == 4 && q.shape() == k.shape() && q.shape() == v.shape() && q.numel() > 0 &&
-                       q.dtype() == DType::Float32 && k.dtype() == DType::Float32 && v.dtype() == DType::Float32;
+                       q.dtype() == DType::Float32 && k.dtype() == DType::Float32 && v.dtype() == DType::Float32 &&
+                       !q.device().is_gpu();
   if (fusable) return pcp::apply<Attention>({q, k, v}, sc, causal);
   return matmul(attention_weights(q, k, sc, causal), v);
 }

@@ -6,6 +6,7 @@
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -13,12 +14,14 @@
 namespace pcp {
 namespace {
 
-// Indices as contiguous int64 with negatives wrapped; IndexError names `op` when out of range.
+// Indices as contiguous host int64 with negatives wrapped; IndexError names `op` when out of
+// range. Indices are metadata of the gathers: they are checked on the host (a GPU index tensor is
+// copied back first), and a gather of GPU data takes host indices without waiting for the GPU.
 Tensor checked_indices(const Tensor& idx, int64_t size, int axis, const char* op, const char* what = "index") {
   if (!is_integral(idx.dtype()))
     fail<TypeError>(op, ": indices must be an integer tensor, got ", dtype_name(idx.dtype()));
   Tensor out = Tensor::empty(idx.shape(), DType::Int64);
-  cpu::cast_copy(idx, out);
+  cpu::cast_copy(idx.device().is_gpu() ? idx.host_copy() : idx, out);
   int64_t* p = out.data<int64_t>();
   for (int64_t i = 0; i < out.numel(); ++i) {
     int64_t v = p[i];
@@ -37,25 +40,29 @@ void split_dims(const Shape& s, int axis, int64_t& O, int64_t& N, int64_t& I) {
   for (size_t i = axis + 1; i < s.size(); ++i) I *= s[i];
 }
 
-// out (O, P, I)[o, p, i] = x (O, N, I)[o, idx[p], i]. Indices are already checked.
+// out (O, P, I)[o, p, i] = x (O, N, I)[o, idx[p], i]; idx: checked host int64 indices.
 class Take : public Primitive {
  public:
-  explicit Take(int axis) : axis_(axis) {}
+  Take(int axis, Tensor idx) : axis_(axis), idx_(std::move(idx)) {}
   const char* name() const override { return "take"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor x = contiguous(in[0]);
-    const Tensor& idx = in[1];
     Shape out_shape(x.shape().begin(), x.shape().begin() + axis_);
-    out_shape.insert(out_shape.end(), idx.shape().begin(), idx.shape().end());
+    out_shape.insert(out_shape.end(), idx_.shape().begin(), idx_.shape().end());
     out_shape.insert(out_shape.end(), x.shape().begin() + axis_ + 1, x.shape().end());
-    Tensor out = Tensor::empty(out_shape, x.dtype());
+    Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
     int64_t O, N, I;
     split_dims(x.shape(), axis_, O, N, I);
-    const int64_t P = idx.numel();
+    if (x.device().is_gpu()) {
+      gpu::gather(x, idx_, N, I, out);
+      return out;
+    }
+    const int64_t P = idx_.numel();
     const size_t row = size_t(I) * x.itemsize();
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(out.raw_data());
-    const int64_t* ip = idx.data<int64_t>();
+    const int64_t* ip = idx_.data<int64_t>();
     parallel_for(O * P, std::max<int64_t>(1, 65536 / std::max<int64_t>(I, 1)), [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         int64_t o = t / P, p = t % P;
@@ -66,26 +73,33 @@ class Take : public Primitive {
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
                           const std::vector<bool>&) override {
-    return {scatter_add(in[0].shape(), in[1], g, axis_), Tensor()};
+    return {scatter_add(in[0].shape(), idx_, g, axis_)};
   }
 
  private:
   int axis_;
+  Tensor idx_;
 };
 
-// Zeros of `shape` plus src (O, P, I) added at rows idx along axis.
+// Zeros of `shape` plus src (O, P, I) added at rows idx (checked host int64) along axis.
 class ScatterAdd : public Primitive {
  public:
-  ScatterAdd(Shape shape, int axis) : shape_(std::move(shape)), axis_(axis) {}
+  ScatterAdd(Shape shape, int axis, Tensor idx) : shape_(std::move(shape)), axis_(axis), idx_(std::move(idx)) {}
   const char* name() const override { return "scatter_add"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor& idx = in[0];
-    Tensor src = astype(contiguous(in[1]), in[1].dtype() == DType::Float64 ? DType::Float64 : DType::Float32);
-    Tensor out = zeros(shape_, src.dtype());
     int64_t O, N, I;
     split_dims(shape_, axis_, O, N, I);
-    const int64_t P = idx.numel();
-    const int64_t* ip = idx.data<int64_t>();
+    if (in[0].device().is_gpu()) {
+      Tensor src = contiguous(in[0]);
+      Tensor out = Tensor::empty(shape_, src.dtype(), src.device());
+      gpu::scatter_add(src, idx_, N, I, out);
+      return out;
+    }
+    Tensor src = astype(contiguous(in[0]), in[0].dtype() == DType::Float64 ? DType::Float64 : DType::Float32);
+    Tensor out = zeros(shape_, src.dtype());
+    const int64_t P = idx_.numel();
+    const int64_t* ip = idx_.data<int64_t>();
     auto run = [&](auto* dst, const auto* s) {
       // Threads own disjoint column ranges of I, so repeated indices never race.
       parallel_for(I, std::max<int64_t>(16, 65536 / std::max<int64_t>(O * P, 1)), [&](int64_t b, int64_t e) {
@@ -99,16 +113,17 @@ class ScatterAdd : public Primitive {
     };
     if (src.dtype() == DType::Float64) run(out.data<double>(), src.data<double>());
     else run(out.data<float>(), src.data<float>());
-    return astype(out, in[1].dtype());
+    return astype(out, in[0].dtype());
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
                           const std::vector<bool>&) override {
-    return {Tensor(), take(g, in[0], axis_)};
+    return {pcp::apply<Take>({g}, axis_, idx_)};
   }
 
  private:
   Shape shape_;
   int axis_;
+  Tensor idx_;
 };
 
 // Boolean mask over the leading dims of `base_shape[dim:]` -> one int64 index tensor per mask dim.
@@ -139,8 +154,7 @@ Tensor take(const Tensor& x, const Tensor& indices, std::optional<int64_t> axis)
   if (!x.defined() || !indices.defined()) fail<ValueError>("take: got an undefined tensor");
   if (!axis) return take(reshape(x, {-1}), indices, 0);
   int a = normalize_axis(*axis, x.ndim(), "take");
-  Tensor idx = checked_indices(indices, x.shape()[a], a, "take");
-  return pcp::apply<Take>({x, idx}, a);
+  return pcp::apply<Take>({x}, a, checked_indices(indices, x.shape()[a], a, "take"));
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
@@ -149,8 +163,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
     fail<ValueError>("embedding: weight must be 2-D (num_embeddings, dim), got shape ", shape_str(weight.shape()));
   if (!is_integral(indices.dtype()))
     fail<TypeError>("embedding: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
-  Tensor idx = checked_indices(indices, weight.shape()[0], 0, "embedding", "index");
-  return pcp::apply<Take>({weight, idx}, 0);
+  return pcp::apply<Take>({weight}, 0, checked_indices(indices, weight.shape()[0], 0, "embedding", "index"));
 }
 
 Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src, int64_t axis) {
@@ -162,7 +175,7 @@ Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src,
   if (src.shape() != expect)
     fail<ValueError>("scatter_add: src has shape ", shape_str(src.shape()), ", expected ", shape_str(expect));
   if (!is_floating(src.dtype())) fail<TypeError>("scatter_add: src must be floating, got ", dtype_name(src.dtype()));
-  return pcp::apply<ScatterAdd>({idx, src}, shape, a);
+  return pcp::apply<ScatterAdd>({src}, shape, a, idx);
 }
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
@@ -279,7 +292,7 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
   if (arrays.empty()) return y;
   if (arrays.size() == 1) {
     auto& [d, t] = arrays[0];
-    return pcp::apply<Take>({y, checked_indices(t, y.shape()[d], d, "index")}, d);
+    return pcp::apply<Take>({y}, d, checked_indices(t, y.shape()[d], d, "index"));
   }
   // Several index tensors: broadcast them, move their dims to the front, flatten those dims
   // into one and take from it with the combined linear index.

@@ -1,11 +1,13 @@
-// Neural-network ops: fused softmax / log-softmax, layer norm and cross-entropy kernels with
-// VJPs written in ops, and their fused first-order backward passes; dropout composed from ops.
+// Neural-network ops: fused softmax / log-softmax, layer norm, cross-entropy and dropout kernels
+// (CPU and GPU) with VJPs written in ops, and their fused first-order backward passes.
 #include <cmath>
 #include <cstring>
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/backend/gpu/ops.h"
+#include "pcp/core/random.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -24,9 +26,14 @@ class SoftmaxBackward : public Primitive {
  public:
   explicit SoftmaxBackward(bool log) : log_(log) {}
   const char* name() const override { return log_ ? "log_softmax_backward" : "softmax_backward"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor &y = in[0], &g = in[1];
-    Tensor gx = Tensor::empty(y.shape(), y.dtype());
+    Tensor gx = Tensor::empty(y.shape(), y.dtype(), y.device());
+    if (y.device().is_gpu()) {
+      gpu::softmax_backward(y, g, gx, log_);
+      return gx;
+    }
     const int64_t n = y.shape().back(), rows = rows_of(y);
     const auto& k = cpu::kernels();
     const size_t row = size_t(n) * y.itemsize();
@@ -42,21 +49,33 @@ class SoftmaxBackward : public Primitive {
   bool log_;
 };
 
-// Softmax over the last axis of a contiguous tensor.
+// Softmax over the last axis of a contiguous tensor. causal_T > 0 (softmax only): the rows form
+// (causal_T, n) blocks of attention scores, and row i of a block keeps columns 0..i, the others
+// becoming 0. The gradient formulas hold as they are, since y is 0 where masked.
 class Softmax : public Primitive {
  public:
-  explicit Softmax(bool log) : log_(log) {}
+  Softmax(bool log, int64_t causal_T = 0) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
-    Tensor y = Tensor::empty(x.shape(), x.dtype());
+    Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
+    if (x.device().is_gpu()) {
+      gpu::softmax(x, y, log_, causal_T_);
+      return y;
+    }
     const int64_t n = x.shape().back(), rows = rows_of(x);
     const auto& k = cpu::kernels();
     const char* px = static_cast<const char*>(x.raw_data());
     char* py = static_cast<char*>(y.raw_data());
     const size_t row = size_t(n) * x.itemsize();
     parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
-      k.softmax_rows(x.dtype(), px + b * row, py + b * row, e - b, n, log_);
+      if (!causal_T_) return k.softmax_rows(x.dtype(), px + b * row, py + b * row, e - b, n, log_);
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t keep = std::min(n, r % causal_T_ + 1);
+        k.softmax_rows(x.dtype(), px + r * row, py + r * row, 1, keep, false);
+        std::memset(py + r * row + keep * x.itemsize(), 0, size_t(n - keep) * x.itemsize());
+      }
     });
     return y;
   }
@@ -70,6 +89,7 @@ class Softmax : public Primitive {
 
  private:
   bool log_;
+  int64_t causal_T_;
 };
 
 Tensor softmax_impl(const Tensor& x_in, int64_t axis, bool log) {
@@ -91,10 +111,15 @@ Tensor softmax_impl(const Tensor& x_in, int64_t axis, bool log) {
 class LayerNormBackward : public Primitive {
  public:
   const char* name() const override { return "layer_norm_backward"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor &x = in[0], &w = in[1], &g = in[2];
     const int64_t n = x.shape().back(), rows = rows_of(x);
-    Tensor out = Tensor::empty({rows + 2, n}, x.dtype());
+    Tensor out = Tensor::empty({rows + 2, n}, x.dtype(), x.device());
+    if (x.device().is_gpu()) {
+      gpu::layer_norm_backward(x, w, g, in[3], in[4], out);
+      return out;
+    }
     const auto& k = cpu::kernels();
     const size_t row = size_t(n) * x.itemsize();
     const char *px = static_cast<const char*>(x.raw_data()), *pg = static_cast<const char*>(g.raw_data());
@@ -127,16 +152,21 @@ class LayerNorm : public Primitive {
  public:
   explicit LayerNorm(double eps) : eps_(eps) {}
   const char* name() const override { return "layer_norm"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
     Tensor w = in[1].defined() ? contiguous(in[1]) : Tensor();
     Tensor b = in[2].defined() ? contiguous(in[2]) : Tensor();
     const int64_t n = x.shape().back(), rows = rows_of(x);
-    Tensor y = Tensor::empty(x.shape(), x.dtype());
+    Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
     Shape stat_shape(x.shape().begin(), x.shape().end() - 1);
     stat_shape.push_back(1);
-    mean_ = Tensor::empty(stat_shape, DType::Float32);
-    rstd_ = Tensor::empty(stat_shape, DType::Float32);
+    mean_ = Tensor::empty(stat_shape, DType::Float32, x.device());
+    rstd_ = Tensor::empty(stat_shape, DType::Float32, x.device());
+    if (x.device().is_gpu()) {
+      gpu::layer_norm(x, w, b, y, mean_, rstd_, eps_);
+      return y;
+    }
     const auto& k = cpu::kernels();
     const size_t row = size_t(n) * x.itemsize();
     const char* px = static_cast<const char*>(x.raw_data());
@@ -187,19 +217,46 @@ class LayerNorm : public Primitive {
   Tensor mean_, rstd_;  // per-row statistics from the forward pass (float32)
 };
 
-// Per-row loss over the last axis of contiguous logits; targets are checked int64.
+// First-order gradient of the per-row cross-entropy from the forward pass's logsumexp (GPU).
+class CrossEntropyBackward : public Primitive {
+ public:
+  CrossEntropyBackward(Tensor targets, int64_t ignore, Tensor lse) : targets_(std::move(targets)), ignore_(ignore),
+                                                                     lse_(std::move(lse)) {}
+  const char* name() const override { return "cross_entropy_backward"; }
+  bool runs_on_gpu() const override { return true; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor &logits = in[0], &g = in[1];
+    Tensor gx = Tensor::empty(logits.shape(), logits.dtype(), logits.device());
+    gpu::cross_entropy_backward(logits, targets_, ignore_, lse_, g, gx);
+    return gx;
+  }
+
+ private:
+  Tensor targets_;
+  int64_t ignore_;
+  Tensor lse_;
+};
+
+// Per-row loss over the last axis of contiguous logits. The targets are host int64 class indices,
+// checked before (metadata of the op, like a slice's bounds), so GPU logits never wait on them.
 class CrossEntropy : public Primitive {
  public:
-  explicit CrossEntropy(int64_t ignore_index) : ignore_(ignore_index) {}
+  CrossEntropy(Tensor targets, int64_t ignore_index) : targets_(std::move(targets)), ignore_(ignore_index) {}
   const char* name() const override { return "cross_entropy"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor &logits = in[0], &targets = in[1];
+    const Tensor& logits = in[0];
     const int64_t C = logits.shape().back(), rows = rows_of(logits);
-    Tensor loss = Tensor::empty(targets.shape(), logits.dtype());
+    Tensor loss = Tensor::empty(targets_.shape(), logits.dtype(), logits.device());
+    if (logits.device().is_gpu()) {
+      lse_ = Tensor::empty({rows, 2}, DType::Float32, logits.device());
+      gpu::cross_entropy(logits, targets_, ignore_, loss, lse_);
+      return loss;
+    }
     const auto& k = cpu::kernels();
     const size_t row = size_t(C) * logits.itemsize();
     const char* pl = static_cast<const char*>(logits.raw_data());
-    const int64_t* pt = targets.data<int64_t>();
+    const int64_t* pt = targets_.data<int64_t>();
     char* po = static_cast<char*>(loss.raw_data());
     const size_t isz = loss.itemsize();
     parallel_for(rows, row_grain(C), [&](int64_t s, int64_t e) {
@@ -209,20 +266,70 @@ class CrossEntropy : public Primitive {
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
                           const std::vector<bool>&) override {
-    const Tensor &logits = in[0], &targets = in[1];
-    Tensor valid = astype(ne(targets, weak_scalar_int(ignore_)), g.dtype());
+    const Tensor& logits = in[0];
+    if (logits.device().is_gpu() && !grad_enabled())
+      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g)}, targets_, ignore_, lse_)};
+    Tensor valid = to_device(astype(ne(targets_, weak_scalar_int(ignore_)), g.dtype()), logits.device());
     Tensor scale = unsqueeze(mul(g, valid), -1);
-    Tensor target_hot = one_hot(targets, logits.shape().back(), logits.dtype());
-    return {mul(sub(softmax(logits, -1), target_hot), scale), Tensor()};
+    Tensor target_hot = to_device(one_hot(targets_, logits.shape().back(), logits.dtype()), logits.device());
+    return {mul(sub(softmax(logits, -1), target_hot), scale)};
   }
 
  private:
+  Tensor targets_;  // host int64
   int64_t ignore_;
+  Tensor lse_;      // per row: max and log sum exp(x - max) (GPU forward)
+};
+
+// Inverted dropout of contiguous float32 x with the mask drawn from Philox counters
+// [start, start + ceil(n / 4)) under `key`, on either device. Linear in x, so its gradient is
+// the same op with the same mask.
+class Dropout : public Primitive {
+ public:
+  Dropout(double p, uint64_t key, uint64_t start) : p_(p), key_(key), start_(start) {}
+  const char* name() const override { return "dropout"; }
+  bool runs_on_gpu() const override { return true; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    const Tensor& x = in[0];
+    Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+    const float prob = float(p_), scale = float(1.0 / (1.0 - p_));
+    if (x.device().is_gpu()) {
+      gpu::dropout(x, out, prob, scale, key_, start_);
+      return out;
+    }
+    const float* px = x.data<float>();
+    float* po = out.data<float>();
+    const int64_t n = x.numel();
+    parallel_for((n + 3) / 4, 4096, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        uint32_t w[4];
+        Philox::generate(key_, 0, start_ + uint64_t(c), w);
+        for (int64_t j = 0; j < 4 && c * 4 + j < n; ++j)
+          po[c * 4 + j] = uint_to_unit_float(w[j]) >= prob ? px[c * 4 + j] * scale : 0.0f;
+      }
+    });
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+                          const std::vector<bool>&) override {
+    return {pcp::apply<Dropout>({contiguous(astype(g, DType::Float32))}, p_, key_, start_)};
+  }
+
+ private:
+  double p_;
+  uint64_t key_, start_;
 };
 
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t axis) { return softmax_impl(x, axis, false); }
+
+Tensor causal_softmax(const Tensor& scores) {
+  if (scores.ndim() < 2) fail<ValueError>("causal_softmax: scores must be (..., T, S), got ", shape_str(scores.shape()));
+  const int64_t T = scores.shape()[scores.ndim() - 2];
+  if (T == 0 || scores.numel() == 0) return softmax(scores, -1);
+  return pcp::apply<Softmax>({contiguous(astype(scores, to_floating(scores.dtype())))}, false, T);
+}
 Tensor log_softmax(const Tensor& x, int64_t axis) { return softmax_impl(x, axis, true); }
 
 Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, double eps) {
@@ -264,7 +371,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
                      shape_str(logits_in.shape()), "; expected targets of shape ", shape_str(expect),
                      " (classes on the last axis)");
   const int64_t C = logits_in.shape().back();
-  Tensor t = contiguous(astype(targets, DType::Int64));
+  Tensor t = contiguous(astype(targets.device().is_gpu() ? targets.host_copy() : targets, DType::Int64));
   int64_t valid = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
     int64_t v = t.data<int64_t>()[i];
@@ -275,7 +382,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
     ++valid;
   }
   Tensor logits = contiguous(astype(logits_in, to_floating(logits_in.dtype())));
-  Tensor loss = pcp::apply<CrossEntropy>({logits, t}, ignore_index);
+  Tensor loss = pcp::apply<CrossEntropy>({logits}, t, ignore_index);
   if (reduction == Reduction::None) return loss;
   Tensor total = sum(loss);
   if (reduction == Reduction::Sum) return total;
@@ -287,6 +394,11 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (!(p >= 0.0 && p <= 1.0)) fail<ValueError>("dropout: probability must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
   if (p == 1.0) return mul(x, S(0.0));
+  if (x.dtype() == DType::Float32) {  // fused; the same draws and mask as the composed path below
+    Generator& g = Generator::global();
+    const uint64_t key = g.initial_seed(), start = g.reserve(uint64_t(x.numel() + 3) / 4);
+    return pcp::apply<Dropout>({contiguous(x)}, p, key, start);
+  }
   Tensor keep = ge(rand(x.shape(), DType::Float32), S(p));
   return where(keep, mul(x, S(1.0 / (1.0 - p))), S(0.0));
 }

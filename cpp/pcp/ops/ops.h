@@ -134,6 +134,8 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = kDefaul
 // ---- neural network (nn.cpp)
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+// Softmax over the last axis of attention scores (..., T, S) where query row i sees keys 0..i.
+Tensor causal_softmax(const Tensor& scores);
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 enum class Reduction { None, Mean, Sum };
 Reduction reduction_from_name(const std::string& name);

@@ -5,6 +5,8 @@
 
 #include "pcp/backend/cpu/kernel_table.h"
 #include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/backend/gpu/ops.h"
+#include "pcp/ops/ops.h"
 #include "pcp/core/error.h"
 
 namespace pcp {
@@ -18,6 +20,9 @@ void check_state(const char* op, const char* what, size_t i, const Tensor& p, co
   if (t.shape() != p.shape())
     fail<ValueError>(op, ": ", what, " ", i, " has shape ", shape_str(t.shape()), " but its parameter has shape ",
                      shape_str(p.shape()));
+  if (t.device() != p.device())
+    fail<ValueError>(op, ": ", what, " ", i, " is on ", t.device().str(), " but its parameter is on ",
+                     p.device().str());
 }
 
 void check_lists(const char* op, const std::vector<Tensor>& params, std::initializer_list<const std::vector<Tensor>*> lists) {
@@ -47,6 +52,11 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
   const auto& k = cpu::kernels();
   const float bc1 = float(1.0 - std::pow(c.beta1, double(step))), bc2 = float(1.0 - std::pow(c.beta2, double(step)));
   for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].device().is_gpu()) {
+      gpu::adam(params[i], grads[i], m[i], v[i], float(c.lr), float(c.beta1), float(c.beta2), float(c.eps),
+                float(c.weight_decay), bc1, bc2, c.decoupled);
+      continue;
+    }
     float *p = params[i].data<float>(), *mi = m[i].data<float>(), *vi = v[i].data<float>();
     const float* g = grads[i].data<float>();
     for_chunks(params[i].numel(), [&](int64_t b, int64_t n) {
@@ -72,6 +82,11 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
   }
   const auto& k = cpu::kernels();
   for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].device().is_gpu()) {
+      gpu::sgd(params[i], grads[i], momentum ? bufs[i] : Tensor(), float(c.lr), float(c.momentum),
+               float(c.dampening), float(c.weight_decay), c.nesterov, first_step);
+      continue;
+    }
     float* p = params[i].data<float>();
     const float* g = grads[i].data<float>();
     float* b = momentum ? bufs[i].data<float>() : nullptr;
@@ -82,7 +97,9 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
   }
 }
 
-double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps) {
+// On a GPU the norm and the scale stay on the device (no wait): the gradients are multiplied by
+// min(1, max_norm / (norm + eps)) in place.
+Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps) {
   const char* op = "clip_grad_norm";
   if (!(max_norm > 0)) fail<ValueError>(op, ": max_norm must be positive, got ", max_norm);
   for (size_t i = 0; i < grads.size(); ++i) {
@@ -90,6 +107,17 @@ double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
     if (grads[i].dtype() != DType::Float32 || !grads[i].is_contiguous())
       fail<TypeError>(op, ": gradient ", i, " must be a contiguous float32 tensor, got ", dtype_name(grads[i].dtype()),
                       grads[i].is_contiguous() ? "" : " (non-contiguous)");
+    if (grads[i].device() != grads[0].device())
+      fail<ValueError>(op, ": gradients are on different devices (", grads[0].device().str(), " and ",
+                       grads[i].device().str(), ")");
+  }
+  if (!grads.empty() && grads[0].device().is_gpu()) {
+    Tensor total = zeros({}, DType::Float32, grads[0].device());
+    for (const Tensor& g : grads) total = add(total, sum(square(g)));
+    Tensor norm = sqrt(total);
+    Tensor scale = minimum(div(weak_scalar(max_norm), add(norm, weak_scalar(eps))), weak_scalar(1.0));
+    for (const Tensor& g : grads) gpu::binary(BinaryOp::Mul, g, scale, g);
+    return norm;
   }
   const auto& k = cpu::kernels();
   // Per-chunk partial sums, added in chunk order: the same result for the same thread count.
@@ -112,7 +140,7 @@ double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
         k.binary(BinaryOp::Mul, DType::Float32, n, x + b * 4, 1, x + b * 4, 1, ps, 0);
       });
   }
-  return norm;
+  return scalar(norm, DType::Float64);
 }
 
 }  // namespace pcp

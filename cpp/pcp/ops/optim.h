@@ -26,7 +26,8 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
               const std::vector<Tensor>& momentum_buffers, bool first_step, const SgdConfig& cfg);
 
 // Scales every gradient in place by max_norm / (norm + eps) when their global L2 norm exceeds
-// max_norm; returns the norm before clipping (as torch.nn.utils.clip_grad_norm_).
-double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps = 1e-6);
+// max_norm; returns the norm before clipping as a 0-d tensor on the gradients' device (as
+// torch.nn.utils.clip_grad_norm_; float64 on the CPU, float32 on a GPU, where nothing waits).
+Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps = 1e-6);
 
 }  // namespace pcp

@@ -41,6 +41,14 @@ std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, 
   return out;
 }
 
+// dst (a view, maybe strided) = src, on either device; same shape.
+void copy_into(const Tensor& src, const Tensor& dst) {
+  if (dst.device().is_gpu())
+    gpu::copy(src, dst);
+  else
+    cpu::cast_copy(src, dst);
+}
+
 class Reshape : public Primitive {
  public:
   explicit Reshape(Shape shape) : shape_(std::move(shape)) {}
@@ -50,10 +58,7 @@ class Reshape : public Primitive {
     const Tensor& x = in[0];
     if (auto st = view_strides(x.shape(), x.strides(), shape_)) return x.alias(shape_, *st, x.offset());
     Tensor c = Tensor::empty(x.shape(), x.dtype(), x.device());
-    if (c.device().is_gpu())
-      gpu::copy(x, c);
-    else
-      cpu::cast_copy(x, c);
+    copy_into(x, c);
     return c.alias(shape_, contiguous_strides(shape_), 0);
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
@@ -141,12 +146,13 @@ class SliceScatter : public Primitive {
   SliceScatter(Shape shape, int axis, int64_t start, int64_t step)
       : shape_(std::move(shape)), axis_(axis), start_(start), step_(step) {}
   const char* name() const override { return "slice_scatter"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = zeros(shape_, in[0].dtype());
+    Tensor out = zeros(shape_, in[0].dtype(), in[0].device());
     Strides st = out.strides();
     int64_t off = start_ * st[axis_];
     st[axis_] *= step_;
-    cpu::cast_copy(in[0], out.alias(in[0].shape(), st, off));
+    copy_into(in[0], out.alias(in[0].shape(), st, off));
     return out;
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
@@ -170,14 +176,15 @@ class Concat : public Primitive {
  public:
   explicit Concat(int axis) : axis_(axis) {}
   const char* name() const override { return "concatenate"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     Shape s = in[0].shape();
     s[axis_] = 0;
     for (const Tensor& t : in) s[axis_] += t.shape()[axis_];
-    Tensor out = Tensor::empty(s, in[0].dtype());
+    Tensor out = Tensor::empty(s, in[0].dtype(), in[0].device());
     int64_t pos = 0;
     for (const Tensor& t : in) {
-      cpu::cast_copy(t, out.alias(t.shape(), out.strides(), pos * out.strides()[axis_]));
+      copy_into(t, out.alias(t.shape(), out.strides(), pos * out.strides()[axis_]));
       pos += t.shape()[axis_];
     }
     return out;

@@ -49,12 +49,15 @@ class TokenDataset:
         return cls(np.memmap(bin_path, dtype=dtype, mode="r"), block_size, val_fraction)
 
     def get_batch(self, split, batch_size):
-        """(x, y) int64 tensors of shape (batch_size, block_size); y is x shifted by one token."""
+        """(x, y) int64 tensors of shape (batch_size, block_size); y is x shifted by one token.
+
+        They stay on the CPU whatever the default device: token ids index embeddings and targets
+        as host metadata, so a model on a GPU takes them without a transfer to wait for."""
         if split not in self.splits:
             raise ValueError(f"get_batch: split must be 'train' or 'val', got {split!r}")
         data = self.splits[split]
         high = len(data) - self.block_size
-        ix = pcp.randint(0, high, (batch_size,)).numpy()
+        ix = pcp.randint(0, high, (batch_size,), device="cpu").numpy()
         offsets = ix[:, None] + np.arange(self.block_size + 1)[None, :]
         block = data[offsets].astype(np.int64)
-        return pcp.tensor(block[:, :-1]), pcp.tensor(block[:, 1:])
+        return pcp.tensor(block[:, :-1], device="cpu"), pcp.tensor(block[:, 1:], device="cpu")

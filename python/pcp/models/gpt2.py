@@ -112,7 +112,7 @@ class GPT2(nn.Module):
         B, T = idx.shape
         if T > self.config.n_positions:
             raise ValueError(f"GPT2: sequence length {T} exceeds n_positions {self.config.n_positions}")
-        pos = pcp.arange(T)
+        pos = pcp.arange(T, device="cpu")  # indices stay on the host (see pcp.embedding)
         x = self.drop(self.wte(idx) + self.wpe(pos))
         for block in self.h:
             x = block(x)
@@ -132,16 +132,16 @@ class GPT2(nn.Module):
         out = np.array(idx.numpy(), dtype=np.int64)
         with pcp.no_grad():
             for _ in range(max_new_tokens):
-                ctx = pcp.tensor(out[:, -self.config.n_positions:])
+                ctx = pcp.tensor(out[:, -self.config.n_positions:], device="cpu")
                 logits, _ = self(ctx)
-                last = (logits[:, -1, :] / temperature).astype(pcp.float64).numpy()
+                last = (logits[:, -1, :] / temperature).numpy().astype(np.float64)
                 if top_k is not None:
                     k = min(top_k, last.shape[-1])
                     kth = np.sort(last, axis=-1)[:, -k][:, None]
                     last = np.where(last < kth, -np.inf, last)
                 probs = np.exp(last - last.max(-1, keepdims=True))
                 probs /= probs.sum(-1, keepdims=True)
-                u = pcp.rand((out.shape[0],), pcp.float64).numpy()
+                u = pcp.rand((out.shape[0],), pcp.float64, device="cpu").numpy()
                 nxt = np.array([min(np.searchsorted(np.cumsum(p), ui, side="right"), p.size - 1)
                                 for p, ui in zip(probs, u)])
                 out = np.concatenate([out, nxt[:, None]], axis=1)

@@ -8,7 +8,8 @@ from pcp import _core
 def clip_grad_norm(parameters, max_norm, eps=1e-6):
     """Scales every gradient by max_norm / total_norm when the global L2 norm exceeds max_norm.
 
-    Returns the total norm before clipping (a float), as torch.nn.utils.clip_grad_norm_.
+    Returns the total norm before clipping, as torch.nn.utils.clip_grad_norm_: a float for CPU
+    gradients, a 0-d float32 tensor for GPU ones (the scale is applied on the GPU without waiting).
     """
     if not max_norm > 0:
         raise ValueError(f"clip_grad_norm: max_norm must be positive, got {max_norm}")
@@ -17,7 +18,8 @@ def clip_grad_norm(parameters, max_norm, eps=1e-6):
         return 0.0
     grads = [p.grad for p in params]
     if all(g.dtype == pcp.float32 and g.is_contiguous() for g in grads):
-        return _core.clip_grad_norm(grads, float(max_norm), float(eps))  # one fused pass, in place
+        norm = _core.clip_grad_norm(grads, float(max_norm), float(eps))  # one fused pass, in place
+        return norm if norm.device != "cpu" else norm.item()
     with pcp.no_grad():
         total = math.sqrt(sum(pcp.sum(pcp.square(p.grad.astype(pcp.float32))).item() for p in params))
         scale = max_norm / (total + eps)

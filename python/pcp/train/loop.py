@@ -73,9 +73,17 @@ def plot_losses(metrics, path):
 
 
 def train(cfg, resume=False, stream=None):
-    """Trains per `cfg`; returns a summary dict (final losses, best val, ms per iteration)."""
+    """Trains per `cfg` on cfg.device; returns a summary dict (final losses, best val, ms per iteration)."""
     cfg.validate()
-    pcp.device(cfg.device)
+    previous = pcp.get_default_device()
+    pcp.set_default_device(pcp.device(cfg.device))  # parameters and optimizer state live there
+    try:
+        return _train(cfg, resume, stream)
+    finally:
+        pcp.set_default_device(previous)
+
+
+def _train(cfg, resume, stream):
     os.makedirs(cfg.out, exist_ok=True)
     pcp.random.seed(cfg.seed)
     tokenizer, data = build_data(cfg)
@@ -97,7 +105,8 @@ def train(cfg, resume=False, stream=None):
         f.write(tokenizer.to_json())
 
     progress = Progress(cfg.max_iters, start, stream, cfg.log_interval)
-    progress.message(f"training GPT ({model.num_parameters() / 1e6:.2f}M parameters) for {cfg.max_iters} iterations"
+    progress.message(f"training GPT ({model.num_parameters() / 1e6:.2f}M parameters) on {pcp.get_default_device()} "
+                     f"for {cfg.max_iters} iterations"
                      f"{f' from iteration {start}' if start else ''}; output in {cfg.out}")
     tokens_per_iter = cfg.batch_size * cfg.block_size
     t_last, iters_timed, t_train = time.perf_counter(), 0, 0.0
@@ -141,7 +150,7 @@ def train(cfg, resume=False, stream=None):
     plotted = plot_losses(metrics, os.path.join(cfg.out, "loss.png"))
     sample = ""
     if cfg.sample_tokens > 0:
-        prompt = pcp.tensor([tokenizer.encode("\n")])
+        prompt = pcp.tensor([tokenizer.encode("\n")], device="cpu")
         sample = tokenizer.decode(model.generate(prompt, cfg.sample_tokens, temperature=0.8, top_k=50)[0].tolist())
         progress.message("sample:\n" + sample)
     if not plotted:

@@ -1,5 +1,8 @@
 #include "pcp/backend/gpu/ops.h"
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -114,13 +117,14 @@ void copy(const Tensor& x, const Tensor& out) {
     fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
                               " yet (32-bit types only)");
   if (!out.numel()) return;
-  Layout l = layout("copy", x.shape(), {x.strides()});
+  Layout l = layout("copy", x.shape(), {x.strides(), out.strides()});
   struct {
     uint32_t n, ndim, in_off, out_off, shape[kMaxDims];
-    int32_t strides[kMaxDims];
-  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), {}, {}};
+    int32_t in_strides[kMaxDims], out_strides[kMaxDims];
+  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), {}, {}, {}};
   std::memcpy(p.shape, l.shape, sizeof p.shape);
-  std::memcpy(p.strides, l.strides[0], sizeof p.strides);
+  std::memcpy(p.in_strides, l.strides[0], sizeof p.in_strides);
+  std::memcpy(p.out_strides, l.strides[1], sizeof p.out_strides);
   launch(x, "copy", {buffer_of(x), buffer_of(out)}, p, x.numel());
 }
 
@@ -183,6 +187,176 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       int32_t(a_batch), int32_t(b_batch)};
   rt().dispatch(a.device().index, "matmul", {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
                 uint32_t(std::min<int64_t>(tiles, 65535)));
+}
+
+namespace {
+
+int64_t rows_of(const Tensor& x) { return x.ndim() == 0 ? 1 : x.numel() / std::max<int64_t>(x.shape().back(), 1); }
+
+// One workgroup per row, up to the dispatch limit (the kernels loop over the rest).
+void launch_rows(const Tensor& any, const char* kernel, const std::vector<Buffer*>& bufs, const void* push,
+                 size_t bytes, int64_t rows) {
+  if (rows > 0) rt().dispatch(any.device().index, kernel, bufs, push, bytes, uint32_t(std::min<int64_t>(rows, 65535)));
+}
+
+// Host int32 values in a new tensor on `device` (uploads are recorded in stream order).
+Tensor upload_ints(const std::vector<int32_t>& v, Device device) {
+  Tensor t = Tensor::empty({int64_t(v.size())}, DType::Int32, device);
+  if (!v.empty()) rt().upload(device.index, buffer_of(t), 0, v.data(), v.size() * 4);
+  return t;
+}
+
+Tensor upload_indices(const Tensor& idx, Device device) {
+  const int64_t* p = idx.data<int64_t>();
+  std::vector<int32_t> v(size_t(idx.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = int32_t(p[i]);
+  return upload_ints(v.empty() ? std::vector<int32_t>{0} : v, device);
+}
+
+}  // namespace
+
+void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
+  require_f32("softmax", x);
+  const int64_t n = x.shape().back(), rows = rows_of(x);
+  struct { uint32_t rows, n, x_off, y_off, log, causal, T; } p{
+      u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), u32(y.offset(), "offset"), log,
+      causal_T > 0, u32(std::max<int64_t>(causal_T, 1), "size")};
+  launch_rows(x, "softmax", {buffer_of(x), buffer_of(y)}, &p, sizeof p, rows);
+}
+
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
+  require_f32("softmax_backward", y);
+  const int64_t n = y.shape().back(), rows = rows_of(y);
+  struct { uint32_t rows, n, y_off, g_off, gx_off, log; } p{
+      u32(rows, "rows"), u32(n, "size"), u32(y.offset(), "offset"), u32(g.offset(), "offset"),
+      u32(gx.offset(), "offset"), log};
+  launch_rows(y, "softmax_backward", {buffer_of(y), buffer_of(g), buffer_of(gx)}, &p, sizeof p, rows);
+}
+
+void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
+                const Tensor& rstd, double eps) {
+  require_f32("layer_norm", x);
+  const int64_t n = x.shape().back(), rows = rows_of(x);
+  struct {
+    uint32_t rows, n, x_off, w_off, b_off, y_off, has_w, has_b;
+    float eps;
+  } p{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
+      b.defined() ? u32(b.offset(), "offset") : 0, u32(y.offset(), "offset"), w.defined(), b.defined(), float(eps)};
+  Buffer* xb = buffer_of(x);
+  launch_rows(x, "layer_norm",
+              {xb, w.defined() ? buffer_of(w) : xb, b.defined() ? buffer_of(b) : xb, buffer_of(y), buffer_of(mean),
+               buffer_of(rstd)},
+              &p, sizeof p, rows);
+}
+
+void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& packed) {
+  require_f32("layer_norm_backward", x);
+  const int64_t n = x.shape().back(), rows = rows_of(x);
+  Buffer* xb = buffer_of(x);
+  struct { uint32_t rows, n, x_off, w_off, g_off, gx_off, has_w; } p{
+      u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
+      u32(g.offset(), "offset"), u32(packed.offset(), "offset"), w.defined()};
+  launch_rows(x, "layer_norm_backward",
+              {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(packed)},
+              &p, sizeof p, rows);
+  // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));
+  Tensor partial = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());
+  struct { uint32_t rows, n, x_off, g_off, chunks; } q{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"),
+                                                       u32(g.offset(), "offset"), u32(chunks, "chunks")};
+  launch(x, "layer_norm_param_grad", {xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(partial)}, q,
+         chunks * n);
+  gpu::reduce(cpu::ReduceOp::Sum, partial, 1, chunks, 2 * n, packed.alias({2 * n}, {1}, packed.offset() + rows * n));
+}
+
+void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse) {
+  require_f32("cross_entropy", logits);
+  const int64_t C = logits.shape().back(), rows = rows_of(logits);
+  Tensor t = upload_indices(targets, logits.device());
+  struct { uint32_t rows, C, x_off, loss_off; int32_t ignore; } p{
+      u32(rows, "rows"), u32(C, "size"), u32(logits.offset(), "offset"), u32(loss.offset(), "offset"),
+      int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+  launch_rows(logits, "cross_entropy", {buffer_of(logits), buffer_of(t), buffer_of(loss), buffer_of(lse)}, &p,
+              sizeof p, rows);
+}
+
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
+                            const Tensor& g, const Tensor& gx) {
+  require_f32("cross_entropy_backward", logits);
+  const int64_t C = logits.shape().back();
+  Tensor t = upload_indices(targets, logits.device());
+  struct { uint32_t n, C, x_off, g_off, gx_off; int32_t ignore; } p{
+      u32(logits.numel(), "size"), u32(C, "size"), u32(logits.offset(), "offset"), u32(g.offset(), "offset"),
+      u32(gx.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+  if (logits.numel())
+    launch(logits, "cross_entropy_backward",
+           {buffer_of(logits), buffer_of(t), buffer_of(lse), buffer_of(g), buffer_of(gx)}, p, logits.numel());
+}
+
+void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out) {
+  if (x.itemsize() != 4)
+    fail<NotImplementedError>("take: ", dtype_name(x.dtype()), " is not supported on ", x.device().str(),
+                              " yet (32-bit types only)");
+  if (!out.numel()) return;
+  Tensor i32 = upload_indices(idx, x.device());
+  struct { uint32_t n, N, P, I, x_off, out_off; } p{u32(out.numel(), "size"), u32(N, "size"), u32(idx.numel(), "size"),
+                                                    u32(I, "size"), u32(x.offset(), "offset"),
+                                                    u32(out.offset(), "offset")};
+  launch(x, "gather", {buffer_of(x), buffer_of(i32), buffer_of(out)}, p, out.numel());
+}
+
+void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out) {
+  require_f32("scatter_add", src);
+  if (!out.numel()) return;
+  // Counting sort of the positions by index: plan = [segment starts (N + 1) | positions].
+  const int64_t P = idx.numel();
+  const int64_t* ip = idx.data<int64_t>();
+  std::vector<int32_t> plan(size_t(N + 1 + P), 0);
+  for (int64_t k = 0; k < P; ++k) ++plan[size_t(ip[k] + 1)];
+  for (int64_t v = 0; v < N; ++v) plan[size_t(v + 1)] += plan[size_t(v)];
+  std::vector<int32_t> next(plan.begin(), plan.begin() + N);
+  for (int64_t k = 0; k < P; ++k) plan[size_t(N + 1 + next[size_t(ip[k])]++)] = int32_t(k);
+  Tensor dev_plan = upload_ints(plan, src.device());
+  struct { uint32_t n, N, P, I, src_off, out_off; } p{u32(out.numel(), "size"), u32(N, "size"), u32(P, "size"),
+                                                      u32(I, "size"), u32(src.offset(), "offset"),
+                                                      u32(out.offset(), "offset")};
+  launch(src, "scatter_add", {buffer_of(src), buffer_of(dev_plan), buffer_of(out)}, p, out.numel());
+}
+
+void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
+  require_f32("dropout", x);
+  if (!out.numel()) return;
+  struct {
+    uint32_t n, x_off, out_off, key_lo, key_hi, start_lo, start_hi;
+    float prob, scale;
+  } p{u32(x.numel(), "size"), u32(x.offset(), "offset"), u32(out.offset(), "offset"), uint32_t(key),
+      uint32_t(key >> 32), uint32_t(start), uint32_t(start >> 32), prob, scale};
+  launch(x, "dropout", {buffer_of(x), buffer_of(out)}, p, (x.numel() + 3) / 4);
+}
+
+void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, float lr, float b1, float b2,
+          float eps, float wd, float bc1, float bc2, bool decoupled) {
+  if (!p.numel()) return;
+  struct {
+    uint32_t n, p_off, g_off, m_off, v_off, decoupled;
+    float lr, b1, b2, omb1, omb2, eps, wd, inv_bc1, inv_sqrt_bc2;
+  } q{u32(p.numel(), "size"), u32(p.offset(), "offset"), u32(g.offset(), "offset"), u32(m.offset(), "offset"),
+      u32(v.offset(), "offset"), decoupled, lr, b1, b2, 1.0f - b1, 1.0f - b2, eps, wd, 1.0f / bc1,
+      1.0f / std::sqrt(bc2)};
+  launch(p, "adam", {buffer_of(p), buffer_of(g), buffer_of(m), buffer_of(v)}, q, p.numel());
+}
+
+void sgd(const Tensor& p, const Tensor& g, const Tensor& buf, float lr, float momentum, float dampening, float wd,
+         bool nesterov, bool first_step) {
+  if (!p.numel()) return;
+  struct {
+    uint32_t n, p_off, g_off, b_off, has_momentum, nesterov, first_step;
+    float lr, momentum, dampening, wd;
+  } q{u32(p.numel(), "size"), u32(p.offset(), "offset"), u32(g.offset(), "offset"),
+      buf.defined() ? u32(buf.offset(), "offset") : 0, buf.defined(), nesterov, first_step, lr, momentum, dampening,
+      wd};
+  launch(p, "sgd", {buffer_of(p), buffer_of(g), buf.defined() ? buffer_of(buf) : buffer_of(p)}, q, p.numel());
 }
 
 }  // namespace pcp::gpu

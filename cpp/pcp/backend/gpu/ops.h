@@ -12,7 +12,7 @@ namespace pcp::gpu {
 Tensor to_device(const Tensor& x, Device device);
 // out (contiguous, on a GPU) = value.
 void fill(const Tensor& out, double value);
-// out (contiguous) = x (strided, same device and dtype).
+// out = x elementwise; both may be strided views (same device, same 32-bit dtype).
 void copy(const Tensor& x, const Tensor& out);
 void unary(UnaryOp op, const Tensor& x, const Tensor& out);
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
@@ -22,5 +22,35 @@ void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, 
 // with any row/column strides and batch strides a_batch, b_batch (0 broadcasts).
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K, int64_t batch,
             int64_t a_batch, int64_t b_batch);
+
+
+// Row kernels over contiguous float32 (rows, n) blocks. causal_T > 0: row r keeps columns
+// 0..(r % causal_T) and the rest become 0 (the causal mask of attention scores).
+void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log);
+// w and b may be undefined; mean and rstd receive the per-row statistics.
+void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
+                const Tensor& rstd, double eps);
+// packed (rows + 2, n): gx rows, then dw, then db.
+void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& packed);
+// targets: host int64 class indices (checked), one per row of logits.
+void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse);
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
+                            const Tensor& g, const Tensor& gx);
+
+// Gathers along the middle axis of contiguous (O, N, I) -> (O, P, I), and their gradient;
+// idx: P host int64 indices, checked.
+void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
+void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
+
+// out = x * scale where Philox word (start + i / 4, i % 4) under `key` gives u >= prob, else 0.
+void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start);
+
+// In-place optimizer updates of one contiguous float32 parameter (see pcp/ops/optim.h).
+void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, float lr, float b1, float b2,
+          float eps, float wd, float bc1, float bc2, bool decoupled);
+void sgd(const Tensor& p, const Tensor& g, const Tensor& buf, float lr, float momentum, float dampening, float wd,
+         bool nesterov, bool first_step);
 
 }  // namespace pcp::gpu

@@ -67,12 +67,24 @@ void check(VkResult r, const char* what) {
 constexpr uint32_t kMaxDispatchesPerSubmit = 512;
 constexpr uint32_t kMaxSetsPerPool = kMaxDispatchesPerSubmit;
 constexpr uint32_t kMaxBindings = 8;
+constexpr uint32_t kFrames = 3;  // command buffers in flight per device
 
 struct Pipeline {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   uint32_t bindings = 0;
+};
+
+// One command buffer with what it keeps alive. Frames are used round robin: while one is being
+// recorded, up to kFrames - 1 earlier ones may still run on the GPU.
+struct Frame {
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkDescriptorPool dpool = VK_NULL_HANDLE;
+  bool submitted = false;
+  std::vector<Buffer*> staging;   // returned to the staging cache when the frame completes
+  std::vector<Buffer*> released;  // destroyed when the frame completes
 };
 
 struct Device {
@@ -82,15 +94,13 @@ struct Device {
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t family = 0;
   DeviceInfo info;
-  uint32_t device_local_type = 0, host_type = 0;
   VkCommandPool pool = VK_NULL_HANDLE;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  VkDescriptorPool dpool = VK_NULL_HANDLE;
+  Frame frames[kFrames];
+  uint32_t current = 0, last_submitted = kFrames;  // kFrames: nothing submitted yet
+  VkCommandBuffer cmd = VK_NULL_HANDLE;             // frames[current].cmd while recording
   bool recording = false;
   uint32_t recorded = 0;
   std::unordered_map<std::string, Pipeline> pipelines;
-  std::vector<Buffer*> staging_in_flight;           // freed after the submission completes
   std::multimap<size_t, Buffer*> staging_cache;     // host-visible buffers by size
   std::mutex mu;
 
@@ -134,8 +144,24 @@ struct Device {
     delete b;
   }
 
+  // Waits for a submitted frame and recycles what it kept alive.
+  void retire(Frame& fr) {
+    if (!fr.submitted) return;
+    check(f->vkWaitForFences(dev, 1, &fr.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    fr.submitted = false;
+    check(f->vkResetCommandBuffer(fr.cmd, 0), "vkResetCommandBuffer");
+    check(f->vkResetDescriptorPool(dev, fr.dpool, 0), "vkResetDescriptorPool");
+    for (Buffer* b : fr.staging) staging_cache.emplace(b->size, b);
+    fr.staging.clear();
+    for (Buffer* b : fr.released) destroy_buffer(b);
+    fr.released.clear();
+  }
+
   void begin() {
     if (recording) return;
+    Frame& fr = frames[current];
+    retire(fr);
+    cmd = fr.cmd;
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     check(f->vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
@@ -143,7 +169,8 @@ struct Device {
     recorded = 0;
   }
 
-  // Everything recorded so far completes before anything recorded later starts.
+  // Everything recorded so far completes before anything recorded later starts (also across
+  // frames: a barrier orders all earlier commands on the queue, in submission order).
   void barrier() {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
@@ -153,36 +180,51 @@ struct Device {
                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
                                 VK_PIPELINE_STAGE_HOST_BIT,
                             0, 1, &mb, 0, nullptr, 0, nullptr);
-    if (++recorded >= kMaxDispatchesPerSubmit) flush();
+    if (++recorded >= kMaxDispatchesPerSubmit) submit();
   }
 
-  // Submits what was recorded and waits for it.
-  void flush() {
+  // Submits the frame being recorded without waiting for it; the next frame starts recording.
+  void submit() {
     if (!recording) return;
+    Frame& fr = frames[current];
     check(f->vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
     recording = false;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
-    check(f->vkResetFences(dev, 1, &fence), "vkResetFences");
-    check(f->vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
-    check(f->vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-    check(f->vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
-    check(f->vkResetDescriptorPool(dev, dpool, 0), "vkResetDescriptorPool");
-    for (Buffer* b : staging_in_flight) staging_cache.emplace(b->size, b);
-    staging_in_flight.clear();
+    check(f->vkResetFences(dev, 1, &fr.fence), "vkResetFences");
+    check(f->vkQueueSubmit(queue, 1, &si, fr.fence), "vkQueueSubmit");
+    fr.submitted = true;
+    last_submitted = current;
+    current = (current + 1) % kFrames;
   }
 
+  // Submits what was recorded and waits for all of it.
+  void flush() {
+    submit();
+    for (Frame& fr : frames) retire(fr);
+  }
+
+  // Frees b once the work recorded so far, which may use it, has completed.
+  void release_later(Buffer* b) {
+    if (recording) return frames[current].released.push_back(b);
+    if (last_submitted < kFrames && frames[last_submitted].submitted)
+      return frames[last_submitted].released.push_back(b);  // completes after every earlier frame
+    destroy_buffer(b);
+  }
+
+  // A host-visible buffer that stays alive until the frame being recorded completes.
   Buffer* staging(size_t nbytes) {
+    begin();
     auto it = staging_cache.lower_bound(nbytes);
+    Buffer* b;
     if (it != staging_cache.end() && it->first <= 2 * nbytes + 65536) {
-      Buffer* b = it->second;
+      b = it->second;
       staging_cache.erase(it);
-      staging_in_flight.push_back(b);
-      return b;
+    } else {
+      b = make_buffer(nbytes, true);
     }
-    Buffer* b = make_buffer(nbytes, true);
-    staging_in_flight.push_back(b);
+    frames[current].staging.push_back(b);
     return b;
   }
 
@@ -288,8 +330,7 @@ class VulkanRuntime : public Runtime {
   void release(int device, Buffer* b) override {
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
-    d.flush();  // recorded work may use b
-    d.destroy_buffer(b);
+    d.release_later(b);
   }
 
   void upload(int device, Buffer* dst, size_t off, const void* src, size_t n) override {
@@ -298,7 +339,6 @@ class VulkanRuntime : public Runtime {
     std::lock_guard<std::mutex> g(d.mu);
     Buffer* s = d.staging(n);
     std::memcpy(s->mapped, src, n);
-    d.begin();
     VkBufferCopy region{0, off, n};
     d.f->vkCmdCopyBuffer(d.cmd, s->buffer, dst->buffer, 1, &region);
     d.barrier();
@@ -309,7 +349,6 @@ class VulkanRuntime : public Runtime {
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
     Buffer* s = d.staging(n);
-    d.begin();
     VkBufferCopy region{off, 0, n};
     d.f->vkCmdCopyBuffer(d.cmd, src->buffer, s->buffer, 1, &region);
     d.barrier();
@@ -338,7 +377,7 @@ class VulkanRuntime : public Runtime {
     const Pipeline& p = d.pipeline(kernel, uint32_t(buffers.size()));
     d.begin();
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    ai.descriptorPool = d.dpool;
+    ai.descriptorPool = d.frames[d.current].dpool;
     ai.descriptorSetCount = 1;
     ai.pSetLayouts = &p.set_layout;
     VkDescriptorSet set;
@@ -415,19 +454,21 @@ class VulkanRuntime : public Runtime {
     ci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     ci.queueFamilyIndex = d.family;
     check(f_.vkCreateCommandPool(d.dev, &ci, nullptr, &d.pool), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = d.pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    check(f_.vkAllocateCommandBuffers(d.dev, &ai, &d.cmd), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    check(f_.vkCreateFence(d.dev, &fi, nullptr, &d.fence), "vkCreateFence");
     VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kMaxSetsPerPool * kMaxBindings};
     VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pi.maxSets = kMaxSetsPerPool;
     pi.poolSizeCount = 1;
     pi.pPoolSizes = &ps;
-    check(f_.vkCreateDescriptorPool(d.dev, &pi, nullptr, &d.dpool), "vkCreateDescriptorPool");
+    for (Frame& fr : d.frames) {
+      VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+      ai.commandPool = d.pool;
+      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      ai.commandBufferCount = 1;
+      check(f_.vkAllocateCommandBuffers(d.dev, &ai, &fr.cmd), "vkAllocateCommandBuffers");
+      VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      check(f_.vkCreateFence(d.dev, &fi, nullptr, &fr.fence), "vkCreateFence");
+      check(f_.vkCreateDescriptorPool(d.dev, &pi, nullptr, &fr.dpool), "vkCreateDescriptorPool");
+    }
     return true;
   }
 

@@ -1,0 +1,40 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Layer norm over rows of n contiguous float32 values, one workgroup per row:
+// y = (x - mean) * rstd * w + b, saving mean and rstd per row for the backward pass.
+#include "common.glsl"
+#include "rows.glsl"
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 2) readonly buffer W { float w[]; };  // unused without has_w
+layout(std430, set = 0, binding = 3) readonly buffer B { float b[]; };  // unused without has_b
+layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 5) writeonly buffer Mean { float mean_[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer Rstd { float rstd_[]; };
+layout(push_constant) uniform Params { uint rows, n, x_off, w_off, b_off, y_off, has_w, has_b; float eps; } p;
+
+void main() {
+  const uint lid = gl_LocalInvocationID.x;
+  for (uint r = gl_WorkGroupID.x; r < p.rows; r += gl_NumWorkGroups.x) {
+    const uint xb = p.x_off + r * p.n, yb = p.y_off + r * p.n;
+    float acc = 0.0;
+    for (uint c = lid; c < p.n; c += 256) acc += x[xb + c];
+    const float mu = wg_sum(acc) / float(p.n);
+    acc = 0.0;
+    for (uint c = lid; c < p.n; c += 256) {
+      const float d = x[xb + c] - mu;
+      acc += d * d;
+    }
+    const float rstd = inversesqrt(wg_sum(acc) / float(p.n) + p.eps);
+    for (uint c = lid; c < p.n; c += 256) {
+      float v = (x[xb + c] - mu) * rstd;
+      if (p.has_w != 0) v *= w[p.w_off + c];
+      if (p.has_b != 0) v += b[p.b_off + c];
+      y[yb + c] = v;
+    }
+    if (lid == 0) {
+      mean_[r] = mu;
+      rstd_[r] = rstd;
+    }
+  }
+}

@@ -1,0 +1,229 @@
+"""Neural-network ops, optimizers and GPT training on every GPU this machine has (in CI: lavapipe).
+
+Forward results are compared with NumPy in float64 at float32 tolerances; gradients and updates
+computed on the GPU with the same computation on the CPU (itself checked against float64 and
+finite differences in test_vjp.py). Random masks must be identical on both devices.
+"""
+import numpy as np
+import pytest
+
+import pcp
+from pcp import _core
+
+GPUS = [name for name, _ in _core.devices() if name != "cpu"]
+pytestmark = pytest.mark.skipif(not GPUS, reason=f"no GPU: {_core.gpu_unavailable_reason()}")
+TOL = dict(rtol=2e-5, atol=2e-5)
+GRAD_TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture(params=GPUS or ["none"])
+def dev(request):
+    return request.param
+
+
+def rnd(*shape, seed=0, scale=2.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def grads_on(device, fn, *arrays):
+    """fn(*tensors) -> scalar loss on `device`; returns (loss, grads) as NumPy."""
+    ts = [pcp.tensor(a, device=device, requires_grad=True) for a in arrays]
+    loss = fn(*ts)
+    loss.backward()
+    return loss.numpy(), [t.grad.numpy() for t in ts]
+
+
+def assert_same_grads(dev, fn, *arrays, tol=GRAD_TOL):
+    l_cpu, g_cpu = grads_on("cpu", fn, *arrays)
+    l_gpu, g_gpu = grads_on(dev, fn, *arrays)
+    np.testing.assert_allclose(l_gpu, l_cpu, **tol)
+    for a, b in zip(g_gpu, g_cpu):
+        np.testing.assert_allclose(a, b, **tol)
+
+
+def softmax64(x, axis=-1):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(3, 7), (5, 300), (2, 3, 1000), (4, 1)])
+def test_softmax_and_log_softmax(dev, shape):
+    x = rnd(*shape)
+    g = pcp.tensor(x, device=dev)
+    np.testing.assert_allclose(pcp.softmax(g).numpy(), softmax64(x), **TOL)
+    np.testing.assert_allclose(pcp.log_softmax(g).numpy(), np.log(softmax64(x)), **TOL)
+    np.testing.assert_allclose(pcp.softmax(g, axis=0).numpy(), softmax64(x, 0), **TOL)
+    w = rnd(*shape, seed=1)
+    for f in (pcp.softmax, pcp.log_softmax):
+        assert_same_grads(dev, lambda t, w_: (f(t) * w_).sum(), x, w)
+
+
+def test_large_logits_stay_finite(dev):
+    x = np.array([[1e4, 1e4 - 1, -1e4], [-1e30, 0.0, 1e30]], np.float32)
+    np.testing.assert_allclose(pcp.softmax(pcp.tensor(x, device=dev)).numpy(), softmax64(x), **TOL)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape", [(4, 6), (3, 5, 384), (2, 1000)])
+def test_layer_norm(dev, shape, affine):
+    n = shape[-1]
+    x, w, b = rnd(*shape), rnd(n, seed=1), rnd(n, seed=2)
+    x64 = x.astype(np.float64)
+    ref = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    if affine:
+        ref = ref * w + b
+        out = pcp.layer_norm(pcp.tensor(x, device=dev), pcp.tensor(w, device=dev), pcp.tensor(b, device=dev))
+    else:
+        out = pcp.layer_norm(pcp.tensor(x, device=dev), None, None)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
+    gw = rnd(*shape, seed=3)
+    if affine:
+        assert_same_grads(dev, lambda t, w_, b_, g_: (pcp.layer_norm(t, w_, b_) * g_).sum(), x, w, b, gw)
+    else:
+        assert_same_grads(dev, lambda t, g_: (pcp.layer_norm(t, None, None) * g_).sum(), x, gw)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy(dev, reduction):
+    logits = rnd(6, 4, 11)
+    targets = np.random.default_rng(1).integers(0, 11, (6, 4))
+    targets[0, 1] = targets[3, 2] = -100  # ignored
+    l64 = logits.astype(np.float64)
+    lse = np.log(np.exp(l64 - l64.max(-1, keepdims=True)).sum(-1)) + l64.max(-1)
+    picked = np.take_along_axis(l64, np.maximum(targets, 0)[..., None], -1)[..., 0]
+    per = np.where(targets == -100, 0.0, lse - picked)
+    ref = {"none": per, "sum": per.sum(), "mean": per.sum() / (targets != -100).sum()}[reduction]
+    for t in (pcp.tensor(targets), pcp.tensor(targets, device=dev)):  # host or device targets
+        out = pcp.cross_entropy(pcp.tensor(logits, device=dev), t, reduction=reduction)
+        np.testing.assert_allclose(out.numpy(), ref, **TOL)
+    w = rnd(6, 4, seed=2) if reduction == "none" else np.float32(1.5)
+    assert_same_grads(dev, lambda x: (pcp.cross_entropy(x, pcp.tensor(targets), reduction=reduction)
+                                      * pcp.tensor(w, device=x.device)).sum(), logits)
+
+
+def test_cross_entropy_bad_targets(dev):
+    logits = pcp.zeros((2, 3), device=dev)
+    with pytest.raises(IndexError, match="cross_entropy: target 3 is out of range for 3 classes"):
+        pcp.cross_entropy(logits, pcp.tensor([0, 3], device=dev))
+
+
+def test_embedding_and_its_scatter_add_gradient(dev):
+    w = rnd(10, 7)
+    idx = np.array([[1, 3, 3, 9], [0, 3, 1, -1]])
+    out = pcp.embedding(pcp.tensor(w, device=dev), pcp.tensor(idx))
+    np.testing.assert_array_equal(out.numpy(), w[idx])
+    np.testing.assert_array_equal(pcp.embedding(pcp.tensor(w, device=dev), pcp.tensor(idx, device=dev)).numpy(),
+                                  w[idx])
+    g = rnd(2, 4, 7, seed=1)
+    _, (gc,) = grads_on("cpu", lambda t: (pcp.embedding(t, pcp.tensor(idx)) * pcp.tensor(g)).sum(), w)
+    _, (gg,) = grads_on(dev, lambda t: (pcp.embedding(t, pcp.tensor(idx)) * pcp.tensor(g, device=dev)).sum(), w)
+    np.testing.assert_array_equal(gg, gc)  # same summation order as the CPU: bit for bit
+    with pytest.raises(IndexError, match="embedding: index 10 is out of bounds"):
+        pcp.embedding(pcp.tensor(w, device=dev), pcp.tensor([10]))
+
+
+def test_take_along_an_inner_axis(dev):
+    x = rnd(3, 5, 4)
+    idx = np.array([4, 0, 0, 2])
+    np.testing.assert_array_equal(pcp.take(pcp.tensor(x, device=dev), pcp.tensor(idx), axis=1).numpy(),
+                                  np.take(x, idx, axis=1))
+    assert_same_grads(dev, lambda t: (pcp.take(t, pcp.tensor(idx), axis=1) ** 2).sum(), x)
+
+
+def test_dropout_mask_matches_the_cpu(dev):
+    x = rnd(1001, 3)
+    outs = {}
+    for d in ("cpu", dev):
+        pcp.random.seed(7)
+        t = pcp.tensor(x, device=d, requires_grad=True)
+        y = pcp.dropout(t, 0.3)
+        (y * 2.0).sum().backward()
+        outs[d] = y.numpy(), t.grad.numpy()
+    np.testing.assert_array_equal(outs[dev][0], outs["cpu"][0])
+    np.testing.assert_array_equal(outs[dev][1], outs["cpu"][1])
+    kept = outs["cpu"][0] != 0
+    assert 0.25 < 1 - kept.mean() < 0.35
+    np.testing.assert_allclose(outs["cpu"][0][kept], x[kept] / 0.7, rtol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention(dev, causal):
+    q, k, v = rnd(2, 3, 9, 8, seed=1), rnd(2, 3, 9, 8, seed=2), rnd(2, 3, 9, 8, seed=3)
+    g = rnd(2, 3, 9, 8, seed=4)
+    f = lambda a, b, c: (pcp.scaled_dot_product_attention(a, b, c, causal=causal) * pcp.tensor(g, device=a.device)).sum()  # noqa: E731
+    assert_same_grads(dev, f, q, k, v)
+
+
+def test_split_concat_and_stack_gradients(dev):
+    x, y = rnd(4, 6), rnd(4, 3, seed=1)
+
+    def f(a, b):
+        p, q, r = pcp.split(a, 3, axis=1)
+        c = pcp.concatenate([r, b, p], axis=1)
+        return (c * c).sum() + (pcp.stack([q, q * 2.0]) ** 3).sum()
+    assert_same_grads(dev, f, x, y)
+
+
+@pytest.mark.parametrize("name", ["adamw", "adam", "sgd"])
+def test_optimizer_steps_match_the_cpu(dev, name):
+    w0, g0 = rnd(5, 7), rnd(5, 7, seed=1)
+    results = {}
+    for d in ("cpu", dev):
+        p = pcp.tensor(w0, device=d, requires_grad=True)
+        opt = {"adamw": lambda: pcp.optim.AdamW([p], lr=0.1, weight_decay=0.1),
+               "adam": lambda: pcp.optim.Adam([p], lr=0.1, weight_decay=0.01),
+               "sgd": lambda: pcp.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)}[name]()
+        for step in range(3):
+            p.grad = pcp.tensor(g0 * (step + 1), device=d)
+            opt.step()
+        results[d] = p.numpy()
+    np.testing.assert_allclose(results[dev], results["cpu"], rtol=1e-5, atol=1e-5)  # steps of ~lr = 0.1
+
+
+def test_clip_grad_norm(dev):
+    grads = [rnd(3, 4), rnd(10, seed=1)]
+    out = {}
+    for d in ("cpu", dev):
+        ps = [pcp.tensor(np.zeros_like(g), device=d, requires_grad=True) for g in grads]
+        for p, g in zip(ps, grads):
+            p.grad = pcp.tensor(g, device=d)
+        norm = pcp.optim.clip_grad_norm(ps, 1.0)
+        out[d] = float(norm.item() if hasattr(norm, "item") else norm), [p.grad.numpy() for p in ps]
+    ref = np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads))
+    assert out[dev][0] == pytest.approx(ref, rel=1e-5)
+    for a, b in zip(out[dev][1], out["cpu"][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_gpt_trains_the_same_on_the_gpu(dev):
+    """50 AdamW steps of a small GPT (dropout on) from the same weights and batches: the losses on
+    the GPU follow the CPU's within 1e-4 relative."""
+    from pcp.models import GPT2, GPT2Config
+    cfg = GPT2Config(vocab_size=23, n_positions=16, n_embd=32, n_layer=2, n_head=4, dropout=0.1)
+    rng = np.random.default_rng(0)
+    # Counting sequences with random starts and steps of 1 or 2: learnable in a few steps.
+    batches = [(rng.integers(0, 23, (4, 1)) + rng.integers(1, 3, (4, 1)) * np.arange(17)) % 23 for _ in range(50)]
+    losses = {}
+    for d in ("cpu", dev):
+        pcp.random.seed(0)
+        pcp.set_default_device(d)
+        try:
+            model = GPT2(cfg)
+            decay = [p for p in model.parameters() if p.ndim >= 2]
+            rest = [p for p in model.parameters() if p.ndim < 2]
+            opt = pcp.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
+                                  lr=3e-3)
+            out = []
+            for b in batches:
+                _, loss = model(pcp.tensor(b[:, :-1], device="cpu"), pcp.tensor(b[:, 1:], device="cpu"))
+                opt.zero_grad()
+                loss.backward()
+                pcp.optim.clip_grad_norm(model.parameters(), 1.0)
+                opt.step()
+                out.append(loss.item())
+            losses[d] = np.array(out)
+        finally:
+            pcp.set_default_device("cpu")
+    assert losses["cpu"][-1] < losses["cpu"][0] - 0.5  # it learns
+    np.testing.assert_allclose(losses[dev], losses["cpu"], rtol=1e-4)
