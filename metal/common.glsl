@@ -44,3 +44,10 @@ float pow_(float x, float y) {
   const float r = pow(-x, y);
   return mod(y, 2.0) == 1.0 ? -r : r;
 }
+
+// Element types of the kernels that mix dtypes (compare, where, cast). Their buffers are 32-bit
+// words; a bool is one byte, read out of its word and written four to a word.
+#define T_F32 0u
+#define T_I32 1u
+#define T_BOOL 2u
+#define BYTE_OF(words, i) (((words)[(i) >> 2] >> (((i) & 3u) * 8u)) & 0xFFu)

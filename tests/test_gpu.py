@@ -167,7 +167,67 @@ def test_errors(dev):
     g = pcp.ones(3, device=dev)
     with pytest.raises(ValueError, match=f"add: inputs are on different devices \\({dev} and cpu\\)"):
         g + pcp.ones(3)
-    with pytest.raises(NotImplementedError, match=f"astype: not implemented on {dev} yet"):
-        g.astype(pcp.int32)
+    with pytest.raises(NotImplementedError, match=f"binary op: int64 is not supported on {dev} yet"):
+        pcp.arange(3, device=dev) + 1
     with pytest.raises(NotImplementedError, match="float64 is not supported"):
         pcp.exp(pcp.ones(3, dtype=pcp.float64).to(dev))
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons_give_bools(dev, op):
+    a, b = rnd(4, 5), rnd(1, 5, seed=1)
+    a[0, :2] = b[0, :2]  # some ties
+    out = getattr(pcp, op)(pcp.tensor(a, device=dev), pcp.tensor(b, device=dev))
+    assert out.dtype == pcp.bool_ and out.device == dev
+    np.testing.assert_array_equal(out.numpy(), getattr(np, {"eq": "equal", "ne": "not_equal", "lt": "less",
+                                                           "le": "less_equal", "gt": "greater",
+                                                           "ge": "greater_equal"}[op])(a, b))
+    ia = pcp.tensor(a, device=dev).astype(pcp.int32)
+    np.testing.assert_array_equal(getattr(pcp, op)(ia, ia.T.T).numpy(), getattr(np, {"eq": "equal", "ne": "not_equal",
+                                  "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}[op])(
+                                  a.astype(np.int32), a.astype(np.int32)))
+
+
+def test_where_logic_and_casts(dev):
+    a, b = rnd(3, 7), rnd(3, 7, seed=1)
+    ga, gb = pcp.tensor(a, device=dev), pcp.tensor(b, device=dev)
+    m = ga > gb
+    np.testing.assert_array_equal(pcp.where(m, ga, 0.0).numpy(), np.where(a > b, a, 0.0))
+    np.testing.assert_array_equal(pcp.where(m.T, gb.T, ga.T).numpy(), np.where((a > b).T, b.T, a.T))
+    np.testing.assert_array_equal(pcp.logical_not(m).numpy(), ~(a > b))
+    np.testing.assert_array_equal(pcp.logical_and(m, ga > 0).numpy(), (a > b) & (a > 0))
+    np.testing.assert_array_equal(pcp.logical_or(m, ga > 0).numpy(), (a > b) | (a > 0))
+    np.testing.assert_array_equal(m.T.astype(pcp.float32).numpy(), (a > b).T.astype(np.float32))
+    np.testing.assert_array_equal((ga * 3).astype(pcp.int32).numpy(), (a * 3).astype(np.int32))  # toward zero
+    np.testing.assert_array_equal(ga.astype(pcp.bool_).numpy(), a.astype(bool))
+    np.testing.assert_array_equal((ga * 3).astype(pcp.int32).astype(pcp.float32).numpy(),
+                                  (a * 3).astype(np.int32).astype(np.float32))
+
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_argmax_argmin(dev, axis):
+    x = rnd(6, 300)
+    x[2, 7] = np.nan
+    x[3, :] = 1.0  # ties: the first occurrence wins
+    g = pcp.tensor(x, device=dev)
+    for f, ref in ((pcp.argmax, np.argmax), (pcp.argmin, np.argmin)):
+        out = f(g, axis=axis)
+        assert out.dtype == pcp.int64
+        np.testing.assert_array_equal(out.numpy(), ref(x, axis=axis))
+
+
+def test_gradients_through_comparisons_match_the_cpu(dev):
+    """relu, abs, maximum, pow and max-reductions differentiate through masks built on the GPU."""
+    a, b = rnd(4, 6), rnd(4, 6, seed=1)
+    a[0, 0] = b[0, 0]  # a tie for maximum
+
+    def f(x, y):
+        return ((pcp.relu(x) * pcp.abs(y)).sum() + pcp.maximum(x, y).sum() + (x ** 3).sum()
+                + (pcp.abs(y) ** 1.5).sum() + x.max(axis=1).sum())
+    grads = {}
+    for d in ("cpu", dev):
+        x, y = pcp.tensor(a, device=d, requires_grad=True), pcp.tensor(b, device=d, requires_grad=True)
+        f(x, y).backward()
+        grads[d] = x.grad.numpy(), y.grad.numpy()
+    for g_gpu, g_cpu in zip(grads[dev], grads["cpu"]):
+        np.testing.assert_allclose(g_gpu, g_cpu, rtol=1e-4, atol=1e-5)

@@ -374,9 +374,9 @@ def clear_cache(device: typing.Any = None) -> None:
     """
 def clip(x: typing.Any, min: typing.Any = None, max: typing.Any = None) -> Tensor:
     ...
-def clip_grad_norm(grads: collections.abc.Sequence[Tensor], max_norm: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-06) -> float:
+def clip_grad_norm(grads: collections.abc.Sequence[Tensor], max_norm: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-06) -> Tensor:
     """
-    Scales float32 gradients in place so their global L2 norm is at most max_norm; returns the norm before
+    Scales float32 gradients in place so their global L2 norm is at most max_norm; returns the norm before, a 0-d tensor on their device
     """
 def concatenate(tensors: collections.abc.Sequence, axis: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
     ...

@@ -141,9 +141,13 @@ class Where : public Primitive {
  public:
   explicit Where(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "where"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(shape_, in[1].dtype());
-    cpu::where(in[0], in[1], in[2], out);
+    Tensor out = Tensor::empty(shape_, in[1].dtype(), in[1].device());
+    if (out.device().is_gpu())
+      gpu::where(in[0], in[1], in[2], out);
+    else
+      cpu::where(in[0], in[1], in[2], out);
     return out;
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
@@ -159,9 +163,13 @@ class Cast : public Primitive {
  public:
   explicit Cast(DType to) : to_(to) {}
   const char* name() const override { return "astype"; }
+  bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(in[0].shape(), to_);
-    cpu::cast_copy(in[0], out);
+    Tensor out = Tensor::empty(in[0].shape(), to_, in[0].device());
+    if (out.device().is_gpu())
+      gpu::cast(in[0], out);
+    else
+      cpu::cast_copy(in[0], out);
     out.impl()->weak = in[0].weak();
     return out;
   }
@@ -197,6 +205,7 @@ Tensor unary(UnaryOp op, const Tensor& x_in) {
   Tensor x = x_in;
   if (op == UnaryOp::LogicalNot) {
     x = astype(x, DType::Bool);
+    if (x.device().is_gpu()) return eq(x, weak_scalar_bool(false));
     Tensor out = Tensor::empty(x.shape(), DType::Bool);
     cpu::unary(op, x, out);
     return out;
@@ -279,7 +288,12 @@ Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   check_defined(b_in, "where");
   DType dt = result_type(a_in.dtype(), a_in.weak(), b_in.dtype(), b_in.weak());
   Shape shape = broadcast_shapes(broadcast_shapes(cond_in.shape(), a_in.shape(), "where"), b_in.shape(), "where");
-  Tensor out = pcp::apply<Where>({astype(cond_in, DType::Bool), astype(a_in, dt), astype(b_in, dt)}, shape);
+  Tensor cond = astype(cond_in, DType::Bool), a = astype(a_in, dt), b = astype(b_in, dt);
+  // 0-d CPU operands (Python scalars) follow the others to their GPU, as in binary().
+  Device dev = cond.device().is_gpu() ? cond.device() : a.device().is_gpu() ? a.device() : b.device();
+  for (Tensor* t : {&cond, &a, &b})
+    if (t->device() != dev && t->ndim() == 0 && !t->device().is_gpu()) *t = to_device(*t, dev);
+  Tensor out = pcp::apply<Where>({cond, a, b}, shape);
   out.impl()->weak = a_in.weak() && b_in.weak();
   return out;
 }

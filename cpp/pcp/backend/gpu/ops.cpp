@@ -39,6 +39,24 @@ void require_f32(const char* op, const Tensor& t) {
                               " yet (float32 only)");
 }
 
+// Element type codes of the mixed-dtype kernels (T_* in metal/common.glsl).
+uint32_t type_code(const char* op, const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::Float32: return 0;
+    case DType::Int32: return 1;
+    case DType::Bool: return 2;
+    default:
+      fail<NotImplementedError>(op, ": ", dtype_name(t.dtype()), " is not supported on ", t.device().str(),
+                                " yet (float32, int32 and bool)");
+  }
+}
+
+// Kernels that write bools fill whole 32-bit words: a contiguous result starting on a word.
+void require_word_aligned(const char* op, const Tensor& out) {
+  if (!out.is_contiguous() || out.offset() % 4)
+    fail<NotImplementedError>(op, ": bool results on the GPU must be contiguous and start on a 4-byte boundary");
+}
+
 // Shape and per-operand strides with unit dims dropped and mergeable neighbours merged.
 struct Layout {
   uint32_t ndim = 0;
@@ -113,6 +131,8 @@ void fill(const Tensor& out, double value) {
 }
 
 void copy(const Tensor& x, const Tensor& out) {
+  if (x.dtype() == DType::Bool && out.dtype() == DType::Bool && out.is_contiguous() && out.offset() % 4 == 0)
+    return cast(x, out);
   if (x.itemsize() != 4 || x.dtype() != out.dtype())
     fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
                               " yet (32-bit types only)");
@@ -143,8 +163,8 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
 }
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (out.dtype() == DType::Bool) return compare(op, a, b, out);
   require_f32("binary op", a);
-  if (op >= BinaryOp::Eq) fail<NotImplementedError>("comparisons are not supported on the GPU yet");
   if (!out.numel()) return;
   Layout l = layout("binary op", out.shape(),
                     {cpu::broadcast_strides(a, out.shape()), cpu::broadcast_strides(b, out.shape())});
@@ -159,14 +179,68 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   launch(a, "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
 }
 
+void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  const uint32_t type = type_code("comparison", a);
+  require_word_aligned("comparison", out);
+  if (!out.numel()) return;
+  Layout l = layout("comparison", out.shape(),
+                    {cpu::broadcast_strides(a, out.shape()), cpu::broadcast_strides(b, out.shape())});
+  struct {
+    uint32_t n, ndim, a_off, b_off, out_word, op, type, shape[kMaxDims];
+    int32_t a_strides[kMaxDims], b_strides[kMaxDims];
+  } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
+      u32(out.offset() / 4, "offset"), uint32_t(op), type, {}, {}, {}};
+  std::memcpy(p.shape, l.shape, sizeof p.shape);
+  std::memcpy(p.a_strides, l.strides[0], sizeof p.a_strides);
+  std::memcpy(p.b_strides, l.strides[1], sizeof p.b_strides);
+  launch(a, "compare", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, (out.numel() + 3) / 4);
+}
+
+void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (cond.dtype() != DType::Bool || a.itemsize() != 4)
+    fail<NotImplementedError>("where: ", dtype_name(a.dtype()), " values are not supported on ", a.device().str(),
+                              " yet (32-bit types only)");
+  if (!out.numel()) return;
+  const Shape& s = out.shape();
+  Layout l = layout("where", s, {cpu::broadcast_strides(cond, s), cpu::broadcast_strides(a, s),
+                                 cpu::broadcast_strides(b, s)});
+  struct {
+    uint32_t n, ndim, c_off, a_off, b_off, out_off, shape[kMaxDims];
+    int32_t c_strides[kMaxDims], a_strides[kMaxDims], b_strides[kMaxDims];
+  } p{u32(out.numel(), "size"), l.ndim, u32(cond.offset(), "offset"), u32(a.offset(), "offset"),
+      u32(b.offset(), "offset"), u32(out.offset(), "offset"), {}, {}, {}, {}};
+  std::memcpy(p.shape, l.shape, sizeof p.shape);
+  std::memcpy(p.c_strides, l.strides[0], sizeof p.c_strides);
+  std::memcpy(p.a_strides, l.strides[1], sizeof p.a_strides);
+  std::memcpy(p.b_strides, l.strides[2], sizeof p.b_strides);
+  launch(a, "where", {buffer_of(cond), buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
+}
+
+void cast(const Tensor& x, const Tensor& out) {
+  const uint32_t src = type_code("astype", x), dst = type_code("astype", out);
+  if (dst == 2) require_word_aligned("astype", out);
+  if (!out.numel()) return;
+  Layout l = layout("astype", x.shape(), {x.strides()});
+  struct {
+    uint32_t n, ndim, in_off, out_off, src, dst, shape[kMaxDims];
+    int32_t strides[kMaxDims];
+  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), src, dst, {}, {}};
+  std::memcpy(p.shape, l.shape, sizeof p.shape);
+  std::memcpy(p.strides, l.strides[0], sizeof p.strides);
+  launch(x, "cast", {buffer_of(x), buffer_of(out)}, p, (x.numel() + 3) / 4);
+}
+
 void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
   require_f32("reduction", x);
-  if (op != cpu::ReduceOp::Sum && op != cpu::ReduceOp::Max && op != cpu::ReduceOp::Min)
-    fail<NotImplementedError>("argmax/argmin: not supported on the GPU yet");
+  const bool arg = op == cpu::ReduceOp::ArgMax || op == cpu::ReduceOp::ArgMin;
+  if (arg && out.dtype() != DType::Int64) fail<ValueError>("argmax/argmin: the result must be int64");
   if (O * I == 0) return;
+  const uint32_t code = op == cpu::ReduceOp::Sum ? 0 : op == cpu::ReduceOp::Max ? 1 : op == cpu::ReduceOp::Min ? 2
+                        : op == cpu::ReduceOp::ArgMax ? 3 : 4;
+  // The kernel writes 32-bit words; an int64 result element is two of them.
   struct { uint32_t O, R, I, x_off, out_off, op; } p{
-      u32(O, "size"), u32(R, "size"), u32(I, "size"), u32(x.offset(), "offset"), u32(out.offset(), "offset"),
-      uint32_t(op == cpu::ReduceOp::Sum ? 0 : op == cpu::ReduceOp::Max ? 1 : 2)};
+      u32(O, "size"), u32(R, "size"), u32(I, "size"), u32(x.offset(), "offset"),
+      u32(out.offset() * (arg ? 2 : 1), "offset"), code};
   rt().dispatch(x.device().index, "reduce", {buffer_of(x), buffer_of(out)}, &p, sizeof p,
                 uint32_t(std::min<int64_t>(O * I, 65535)));
 }

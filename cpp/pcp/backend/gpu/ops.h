@@ -12,10 +12,18 @@ namespace pcp::gpu {
 Tensor to_device(const Tensor& x, Device device);
 // out (contiguous, on a GPU) = value.
 void fill(const Tensor& out, double value);
-// out = x elementwise; both may be strided views (same device, same 32-bit dtype).
+// out = x elementwise; both may be strided views (same device and dtype: 32-bit, or bool into a
+// contiguous result).
 void copy(const Tensor& x, const Tensor& out);
 void unary(UnaryOp op, const Tensor& x, const Tensor& out);
-void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
+void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);  // compare() for bool out
+// Comparisons (and logical and / or as minimum / maximum of bools) of float32, int32 or bool
+// operands into a contiguous bool tensor.
+void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
+// out (contiguous) = cond ? a : b with broadcasting; cond bool, a and b of one 32-bit dtype.
+void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+// out (contiguous) = x converted, between float32, int32 and bool.
+void cast(const Tensor& x, const Tensor& out);
 // Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
 void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
 // out[i] (M x N, contiguous) = a[i] @ b[i] over `batch` entries; a and b are (M, K) and (K, N)
