@@ -6,6 +6,7 @@ worker threads of one would otherwise slow the other). Prints both loss curves a
 iteration of each.
 
 Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-iters N] [--eval-iters N] [--data PATH]
+      [--device gpu]   (PCP on that device, PyTorch on cuda; batches stay CPU int64 tensors unless --batch-device)
 """
 import argparse
 import math
@@ -46,7 +47,7 @@ class TorchGPT(tnn.Module):
 
     def forward(self, idx, targets):
         B, T = idx.shape
-        x = self.wte(idx) + self.wpe(torch.arange(T))
+        x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
         for b in self.h:
             q, k, v = b.attn.c_attn(b.ln_1(x)).split(x.shape[-1], dim=2)
             q, k, v = (t.view(B, T, self.H, -1).transpose(1, 2) for t in (q, k, v))
@@ -65,7 +66,11 @@ def main():
     ap.add_argument("--data", default=SHARED if os.path.isfile(SHARED) else "")
     ap.add_argument("--seed", type=int, default=1337)
     ap.add_argument("--eval-iters", type=int, default=200, help="fixed batches per loss estimate (nanoGPT: 20)")
+    ap.add_argument("--device", default="cpu", help="PCP device, e.g. gpu (PyTorch then runs on cuda)")
+    ap.add_argument("--batch-device", default="cpu", help="device of PCP's int64 batches (default cpu)")
     args = ap.parse_args()
+    pdev = pcp.device(args.device)
+    tdev = "cpu" if pdev == "cpu" else ("cuda" if torch.cuda.is_available() else "cpu")
     over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval).items() if v is not None}
     if "max_iters" in over:
         over["lr_decay_iters"] = over["max_iters"]
@@ -77,9 +82,11 @@ def main():
     torch.manual_seed(cfg.seed)
     pcp.random.seed(cfg.seed)
     tok, data = build_data(cfg)
+    pcp.set_default_device(pdev)  # parameters (and optimizer state) on PCP's device
     model = build_model(cfg, tok.vocab_size)
     opt = build_optimizer(cfg, model)
-    tmodel = TorchGPT(tok.vocab_size, cfg.block_size, cfg.n_embd, cfg.n_layer, cfg.n_head, cfg.bias)
+    pcp.set_default_device("cpu")  # batches are drawn on the CPU, as in a CPU run
+    tmodel = TorchGPT(tok.vocab_size, cfg.block_size, cfg.n_embd, cfg.n_layer, cfg.n_head, cfg.bias).to(tdev)
     tmodel.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()}, strict=True)
     decay = [p for p in tmodel.parameters() if p.dim() >= 2]
     no_decay = [p for p in tmodel.parameters() if p.dim() < 2]
@@ -122,7 +129,10 @@ def main():
             return tmodel(x, y).item()
 
     def as_torch(b):
-        return torch.from_numpy(b[0].numpy()), torch.from_numpy(b[1].numpy())
+        return torch.from_numpy(b[0].numpy()).to(tdev), torch.from_numpy(b[1].numpy()).to(tdev)
+
+    def as_pcp(b):
+        return b if args.batch_device == "cpu" else (b[0].to(args.batch_device), b[1].to(args.batch_device))
 
     def train(step, evaluate, convert):
         """Runs the whole schedule for one framework alone (so neither one's idle threads slow the
@@ -143,7 +153,15 @@ def main():
     print(f"# {args.preset}: {model.num_parameters() / 1e6:.2f}M parameters, {cfg.max_iters} iterations, "
           f"batch {cfg.batch_size} x {cfg.block_size}, {threads} threads, PCP {pcp.cpu_features()['isa']}, "
           f"PyTorch {torch.__version__}; losses averaged over {args.eval_iters} fixed batches", flush=True)
-    p_evals, p_ms = train(pcp_step, pcp_eval, lambda b: b)
+    if pdev != "cpu":
+        tname = torch.cuda.get_device_name() if tdev == "cuda" else "torch.cuda unavailable: PyTorch on the CPU"
+        print(f"# PCP on {pdev} ({dict(pcp._core.devices())[pdev]}), batches on {args.batch_device}; "
+              f"PyTorch on {tdev} ({tname})", flush=True)
+    pcp.set_default_device(pdev)
+    try:
+        p_evals, p_ms = train(pcp_step, pcp_eval, as_pcp)
+    finally:
+        pcp.set_default_device("cpu")
     t_evals, t_ms = train(torch_step, torch_eval, as_torch)
     print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
     for it in eval_at:

@@ -7,6 +7,7 @@
 // Element offset of row-major flat index i over `shape` (dims 0..ndim-1) with `strides`.
 // Strides are signed (negative steps) and 0 for broadcast dimensions.
 int strided_offset(uint i, uint ndim, uint shape[MAX_DIMS], int strides[MAX_DIMS]) {
+  if (ndim <= 1) return int(i) * strides[0];  // contiguous runs: no divisions (ndim 0 has stride 0)
   int off = 0;
   for (int d = int(ndim) - 1; d >= 0; --d) {
     uint q = i / shape[d];

@@ -231,3 +231,18 @@ def test_gradients_through_comparisons_match_the_cpu(dev):
         grads[d] = x.grad.numpy(), y.grad.numpy()
     for g_gpu, g_cpu in zip(grads[dev], grads["cpu"]):
         np.testing.assert_allclose(g_gpu, g_cpu, rtol=1e-4, atol=1e-5)
+
+
+def test_index_assignment(dev):
+    a = rnd(3, 4)
+    g = pcp.tensor(np.zeros((3, 4), np.float32), device=dev)
+    g[...] = a
+    g[1, 1:3] = 7.0
+    g[:, 0] = pcp.tensor(np.array([1.0, 2.0, 3.0], np.float32), device=dev)
+    ref = a.copy()
+    ref[1, 1:3] = 7.0
+    ref[:, 0] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(g.numpy(), ref)
+    c = pcp.zeros(3)
+    c[...] = g[:, 2]  # GPU values into a CPU tensor
+    np.testing.assert_array_equal(c.numpy(), ref[:, 2])

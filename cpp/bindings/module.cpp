@@ -91,13 +91,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("device"), "Device for creation functions called without device=");
   m.def("get_default_device", [] { return default_device().str(); });
   m.def("synchronize", [](py::object device) {
+    // Read the argument while holding the GIL; only the wait runs without it.
+    const bool all = device.is_none();
+    const Device d = all ? cpu_device() : parse_device(py::str(device));
     py::gil_scoped_release release;
-    if (device.is_none()) {
+    if (all) {
       if (gpu::Runtime* rt = gpu::runtime())
         for (int i = 0; i < rt->device_count(); ++i) rt->synchronize(i);
-    } else {
-      Device d = parse_device(py::str(device));
-      if (d.is_gpu()) gpu::runtime()->synchronize(d.index);
+    } else if (d.is_gpu()) {
+      gpu::runtime()->synchronize(d.index);
     }
   }, py::arg("device") = py::none(), "Waits until the work recorded for the device (default: every GPU) is done");
   m.def("_gpu_kernels", [] {

@@ -347,7 +347,12 @@ void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Te
   if (!ok)
     fail<ValueError>("index_assign: cannot assign a value of shape ", shape_str(value.shape()), " to a selection of shape ",
                      shape_str(vs));
-  cpu::cast_copy(value, view);
+  if (view.device().is_gpu()) {
+    NoGradGuard ng;
+    gpu::copy(broadcast_to(to_device(astype(value, view.dtype()), view.device()), vs), view);
+    return;
+  }
+  cpu::cast_copy(value.device().is_gpu() ? value.host_copy() : value, view);
 }
 
 }  // namespace pcp

@@ -16,6 +16,10 @@ namespace avx2 { const KernelTable& kernel_table(); }
 namespace avx512 { const KernelTable& kernel_table(); }
 #endif
 
+void kernel_error(const char* kernel, const char* problem, const char* detail) {
+  fail<TypeError>(kernel, ": ", problem, detail);
+}
+
 namespace {
 
 const KernelTable* table_for(const std::string& isa) {

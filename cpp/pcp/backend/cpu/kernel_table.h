@@ -10,6 +10,11 @@
 
 namespace pcp::cpu {
 
+// Raises TypeError("<kernel>: <problem><detail>"). Defined once, outside the per-ISA files: a
+// template such as fail<> instantiated there could be merged by the linker with the same
+// instantiation elsewhere and run that ISA's code on any machine.
+[[noreturn]] void kernel_error(const char* kernel, const char* problem, const char* detail = "");
+
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 
 struct KernelTable {

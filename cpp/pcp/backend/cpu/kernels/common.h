@@ -8,7 +8,6 @@
 #include <type_traits>
 
 #include "pcp/backend/cpu/kernel_table.h"
-#include "pcp/core/error.h"
 #include "pcp/core/half.h"
 
 #ifndef PCP_ISA

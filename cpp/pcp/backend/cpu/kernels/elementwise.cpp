@@ -66,7 +66,7 @@ static void unary_typed(UnaryOp op, int64_t n, char* out, int64_t so, const char
       default: break;
     }
   }
-  fail<TypeError>("unary kernel: op ", int(op), " is not defined for this dtype");
+  kernel_error("unary kernel", "the op is not defined for this dtype");
 }
 
 static void unary(UnaryOp op, DType dt, int64_t n, char* out, int64_t so, const char* a, int64_t sa) {
@@ -74,7 +74,7 @@ static void unary(UnaryOp op, DType dt, int64_t n, char* out, int64_t so, const 
   switch (dt) {
     PCP_FLOAT_CASES(T, unary_typed<T>(op, n, out, so, a, sa))
     PCP_INT_CASES(T, unary_typed<T>(op, n, out, so, a, sa))
-    default: fail<TypeError>("unary kernel: dtype ", dtype_name(dt), " is not supported");
+    default: kernel_error("unary kernel", "unsupported dtype ", dtype_name(dt));
   }
 }
 
@@ -152,7 +152,7 @@ static void binary_typed(BinaryOp op, int64_t n, char* out, int64_t so, const ch
     }
   }
 #undef PCP_BIN
-  fail<TypeError>("binary kernel: op ", int(op), " is not defined for this dtype");
+  kernel_error("binary kernel", "the op is not defined for this dtype");
 }
 
 static void binary(BinaryOp op, DType dt, int64_t n, char* out, int64_t so, const char* a, int64_t sa,

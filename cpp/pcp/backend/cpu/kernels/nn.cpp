@@ -35,7 +35,7 @@ static void softmax_typed(const T* x, T* y, int64_t rows, int64_t n, bool log) {
 static void softmax_rows(DType dt, const char* x, char* y, int64_t rows, int64_t n, bool log) {
   switch (dt) {
     PCP_FLOAT_CASES(T, softmax_typed<T>(reinterpret_cast<const T*>(x), reinterpret_cast<T*>(y), rows, n, log))
-    default: fail<TypeError>("softmax kernel: dtype ", dtype_name(dt), " is not floating");
+    default: kernel_error("softmax kernel", "dtype is not floating: ", dtype_name(dt));
   }
 }
 
@@ -76,7 +76,7 @@ static void layer_norm_rows(DType dt, const char* x, const char* w, const char* 
     PCP_FLOAT_CASES(T, layer_norm_typed<T>(reinterpret_cast<const T*>(x), reinterpret_cast<const T*>(w),
                                            reinterpret_cast<const T*>(b), reinterpret_cast<T*>(y), mean, rstd,
                                            rows, n, eps))
-    default: fail<TypeError>("layer_norm kernel: dtype ", dtype_name(dt), " is not floating");
+    default: kernel_error("layer_norm kernel", "dtype is not floating: ", dtype_name(dt));
   }
 }
 
@@ -106,7 +106,7 @@ static void softmax_backward_rows(DType dt, const char* y, const char* g, char* 
   switch (dt) {
     PCP_FLOAT_CASES(T, softmax_backward_typed<T>(reinterpret_cast<const T*>(y), reinterpret_cast<const T*>(g),
                                                  reinterpret_cast<T*>(gx), rows, n, log))
-    default: fail<TypeError>("softmax backward kernel: dtype ", dtype_name(dt), " is not floating");
+    default: kernel_error("softmax backward kernel", "dtype is not floating: ", dtype_name(dt));
   }
 }
 
@@ -146,7 +146,7 @@ static void layer_norm_backward_rows(DType dt, const char* x, const char* w, con
     PCP_FLOAT_CASES(T, layer_norm_backward_typed<T>(reinterpret_cast<const T*>(x), reinterpret_cast<const T*>(w),
                                                     reinterpret_cast<const T*>(g), mean, rstd,
                                                     reinterpret_cast<T*>(gx), dw, db, rows, n))
-    default: fail<TypeError>("layer_norm backward kernel: dtype ", dtype_name(dt), " is not floating");
+    default: kernel_error("layer_norm backward kernel", "dtype is not floating: ", dtype_name(dt));
   }
 }
 
@@ -176,7 +176,7 @@ static void cross_entropy_rows(DType dt, const char* logits, const int64_t* targ
   switch (dt) {
     PCP_FLOAT_CASES(T, cross_entropy_typed<T>(reinterpret_cast<const T*>(logits), targets,
                                               reinterpret_cast<T*>(loss), rows, classes, ignore_index))
-    default: fail<TypeError>("cross_entropy kernel: dtype ", dtype_name(dt), " is not floating");
+    default: kernel_error("cross_entropy kernel", "dtype is not floating: ", dtype_name(dt));
   }
 }
 

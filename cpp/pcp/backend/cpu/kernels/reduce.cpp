@@ -106,7 +106,7 @@ static void reduce(ReduceOp op, DType dt, const char* x, int64_t O, int64_t R, i
     PCP_FLOAT_CASES(T, reduce_typed<T>(op, reinterpret_cast<const T*>(x), O, R, I, out))
     PCP_INT_CASES(T, reduce_typed<T>(op, reinterpret_cast<const T*>(x), O, R, I, out))
     PCP_BOOL_CASE(T, {
-      if (op == ReduceOp::Sum) fail<TypeError>("reduce kernel: sum of bool must be computed in int64");
+      if (op == ReduceOp::Sum) kernel_error("reduce kernel", "sum of bool must be computed in int64");
       reduce_typed<uint8_t>(op, reinterpret_cast<const uint8_t*>(x), O, R, I, out);
     })
   }
