@@ -21,7 +21,7 @@ Tensor checked_indices(const Tensor& idx, int64_t size, int axis, const char* op
   if (!is_integral(idx.dtype()))
     fail<TypeError>(op, ": indices must be an integer tensor, got ", dtype_name(idx.dtype()));
   Tensor out = Tensor::empty(idx.shape(), DType::Int64);
-  cpu::cast_copy(idx.device().is_gpu() ? idx.host_copy() : idx, out);
+  cpu::cast_copy(idx.host_copy(), out);
   int64_t* p = out.data<int64_t>();
   for (int64_t i = 0; i < out.numel(); ++i) {
     int64_t v = p[i];
@@ -352,7 +352,7 @@ void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Te
     gpu::copy(broadcast_to(to_device(astype(value, view.dtype()), view.device()), vs), view);
     return;
   }
-  cpu::cast_copy(value.device().is_gpu() ? value.host_copy() : value, view);
+  cpu::cast_copy(value.host_copy(), view);
 }
 
 }  // namespace pcp

@@ -371,7 +371,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
                      shape_str(logits_in.shape()), "; expected targets of shape ", shape_str(expect),
                      " (classes on the last axis)");
   const int64_t C = logits_in.shape().back();
-  Tensor t = contiguous(astype(targets.device().is_gpu() ? targets.host_copy() : targets, DType::Int64));
+  Tensor t = contiguous(astype(targets.host_copy(), DType::Int64));
   int64_t valid = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
     int64_t v = t.data<int64_t>()[i];

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -90,6 +91,13 @@ Layout layout(const char* op, const Shape& shape, const std::vector<Strides>& st
   return l;
 }
 
+// Copies a layout's shape and per-operand strides into a kernel's push-constant arrays.
+void put_dims(const Layout& l, uint32_t* shape, std::initializer_list<int32_t*> strides) {
+  std::memcpy(shape, l.shape, sizeof l.shape);
+  int k = 0;
+  for (int32_t* st : strides) std::memcpy(st, l.strides[k++], sizeof l.strides[0]);
+}
+
 template <class P>
 void launch(const Tensor& any, const char* kernel, const std::vector<Buffer*>& bufs, const P& push, int64_t work) {
   static_assert(sizeof(P) <= kMaxPushBytes);
@@ -142,9 +150,7 @@ void copy(const Tensor& x, const Tensor& out) {
     uint32_t n, ndim, in_off, out_off, shape[kMaxDims];
     int32_t in_strides[kMaxDims], out_strides[kMaxDims];
   } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), {}, {}, {}};
-  std::memcpy(p.shape, l.shape, sizeof p.shape);
-  std::memcpy(p.in_strides, l.strides[0], sizeof p.in_strides);
-  std::memcpy(p.out_strides, l.strides[1], sizeof p.out_strides);
+  put_dims(l, p.shape, {p.in_strides, p.out_strides});
   launch(x, "copy", {buffer_of(x), buffer_of(out)}, p, x.numel());
 }
 
@@ -157,8 +163,7 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
     uint32_t n, ndim, x_off, out_off, op, shape[kMaxDims];
     int32_t strides[kMaxDims];
   } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), uint32_t(op), {}, {}};
-  std::memcpy(p.shape, l.shape, sizeof p.shape);
-  std::memcpy(p.strides, l.strides[0], sizeof p.strides);
+  put_dims(l, p.shape, {p.strides});
   launch(x, "unary", {buffer_of(x), buffer_of(out)}, p, x.numel());
 }
 
@@ -173,9 +178,7 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
     int32_t a_strides[kMaxDims], b_strides[kMaxDims];
   } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
       u32(out.offset(), "offset"), uint32_t(op), {}, {}, {}};
-  std::memcpy(p.shape, l.shape, sizeof p.shape);
-  std::memcpy(p.a_strides, l.strides[0], sizeof p.a_strides);
-  std::memcpy(p.b_strides, l.strides[1], sizeof p.b_strides);
+  put_dims(l, p.shape, {p.a_strides, p.b_strides});
   launch(a, "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
 }
 
@@ -190,9 +193,7 @@ void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
     int32_t a_strides[kMaxDims], b_strides[kMaxDims];
   } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
       u32(out.offset() / 4, "offset"), uint32_t(op), type, {}, {}, {}};
-  std::memcpy(p.shape, l.shape, sizeof p.shape);
-  std::memcpy(p.a_strides, l.strides[0], sizeof p.a_strides);
-  std::memcpy(p.b_strides, l.strides[1], sizeof p.b_strides);
+  put_dims(l, p.shape, {p.a_strides, p.b_strides});
   launch(a, "compare", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, (out.numel() + 3) / 4);
 }
 
@@ -209,10 +210,7 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
     int32_t c_strides[kMaxDims], a_strides[kMaxDims], b_strides[kMaxDims];
   } p{u32(out.numel(), "size"), l.ndim, u32(cond.offset(), "offset"), u32(a.offset(), "offset"),
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), {}, {}, {}, {}};
-  std::memcpy(p.shape, l.shape, sizeof p.shape);
-  std::memcpy(p.c_strides, l.strides[0], sizeof p.c_strides);
-  std::memcpy(p.a_strides, l.strides[1], sizeof p.a_strides);
-  std::memcpy(p.b_strides, l.strides[2], sizeof p.b_strides);
+  put_dims(l, p.shape, {p.c_strides, p.a_strides, p.b_strides});
   launch(a, "where", {buffer_of(cond), buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
 }
 
@@ -225,8 +223,7 @@ void cast(const Tensor& x, const Tensor& out) {
     uint32_t n, ndim, in_off, out_off, src, dst, shape[kMaxDims];
     int32_t strides[kMaxDims];
   } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), src, dst, {}, {}};
-  std::memcpy(p.shape, l.shape, sizeof p.shape);
-  std::memcpy(p.strides, l.strides[0], sizeof p.strides);
+  put_dims(l, p.shape, {p.strides});
   launch(x, "cast", {buffer_of(x), buffer_of(out)}, p, (x.numel() + 3) / 4);
 }
 
