@@ -7,6 +7,8 @@ iteration of each.
 
 Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-iters N] [--eval-iters N] [--data PATH]
       [--device gpu]   (PCP on that device, PyTorch on cuda; batches stay CPU int64 tensors unless --batch-device)
+      [--dropout P]    (the preset's dropout otherwise; the PyTorch model has none, so use 0 to compare losses)
+      [--profile]      (GPU: PCP's time per kernel from device timestamps, summed over the timed iterations)
 """
 import argparse
 import math
@@ -68,10 +70,12 @@ def main():
     ap.add_argument("--eval-iters", type=int, default=200, help="fixed batches per loss estimate (nanoGPT: 20)")
     ap.add_argument("--device", default="cpu", help="PCP device, e.g. gpu (PyTorch then runs on cuda)")
     ap.add_argument("--batch-device", default="cpu", help="device of PCP's int64 batches (default cpu)")
+    ap.add_argument("--dropout", type=float, default=None)
+    ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     pdev = pcp.device(args.device)
     tdev = "cpu" if pdev == "cpu" else ("cuda" if torch.cuda.is_available() else "cpu")
-    over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval).items() if v is not None}
+    over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval, dropout=args.dropout).items() if v is not None}
     if "max_iters" in over:
         over["lr_decay_iters"] = over["max_iters"]
         over["warmup_iters"] = min(preset(args.preset).warmup_iters, over["max_iters"])
@@ -134,7 +138,7 @@ def main():
     def as_pcp(b):
         return b if args.batch_device == "cpu" else (b[0].to(args.batch_device), b[1].to(args.batch_device))
 
-    def train(step, evaluate, convert):
+    def train(step, evaluate, convert, profile=False):
         """Runs the whole schedule for one framework alone (so neither one's idle threads slow the
         other); returns {iter: (train loss, val loss)} and ms per training iteration."""
         evals, seconds = {}, 0.0
@@ -144,6 +148,9 @@ def main():
             if it == cfg.max_iters:
                 break
             x, y = convert(batches[it])
+            if profile and it == 5:
+                pcp.synchronize()
+                pcp._core.set_gpu_profiling(True, pdev)
             t0 = time.perf_counter()
             step(x, y, lr_at(it))
             if it >= 5:  # skip warm-up iterations
@@ -159,7 +166,14 @@ def main():
               f"PyTorch on {tdev} ({tname})", flush=True)
     pcp.set_default_device(pdev)
     try:
-        p_evals, p_ms = train(pcp_step, pcp_eval, as_pcp)
+        p_evals, p_ms = train(pcp_step, pcp_eval, as_pcp, profile=args.profile and pdev != "cpu")
+        if args.profile and pdev != "cpu":
+            pcp._core.set_gpu_profiling(False, pdev)
+            kernels = pcp._core.gpu_profile_results(pdev)  # includes evaluations after iteration 5
+            total = sum(s for _, _, s in kernels)
+            print(f"# PCP GPU time by kernel (iterations 5.. and their evaluations): {1e3 * total:.1f} ms busy")
+            for name, n, s in kernels[:25]:
+                print(f"  {name:28s} {n:8d} launches {1e3 * s:10.1f} ms {100 * s / total:5.1f}%")
     finally:
         pcp.set_default_device("cpu")
     t_evals, t_ms = train(torch_step, torch_eval, as_torch)

@@ -90,6 +90,57 @@ def test_binary_broadcast(dev, op, ref):
     np.testing.assert_allclose(got.numpy(), ref(a.astype(np.float64), b.astype(np.float64)), **TOL)
 
 
+@pytest.mark.parametrize("a_shape,b_shape,a_slice", [
+    ((6, 8), (6, 8), 0),  # same shape: four floats at a time
+    ((6, 8), (8,), 0),    # a bias row repeated along rows
+    ((3, 2, 8), (2, 8), 0),
+    ((6, 8), (), 0),      # a broadcast scalar
+    ((6, 8), (6, 8), 4),  # offset views starting on a 16-byte boundary
+    ((6, 8), (6, 8), 1),  # ... and not (the strided kernel)
+    ((5, 3), (3,), 0),    # rows of 3 floats: no vec4 layout
+])
+def test_binary_layouts(dev, a_shape, b_shape, a_slice):
+    n = int(np.prod(a_shape))
+    a, b = rnd(n + a_slice, seed=7), rnd(*b_shape, seed=8, low=0.5, high=2.0)
+    ga = pcp.tensor(a, device=dev)[a_slice:].reshape(a_shape)
+    gb = pcp.tensor(b, device=dev)
+    ref_a = a[a_slice:].reshape(a_shape).astype(np.float64)
+    for op, ref in (("add", np.add), ("mul", np.multiply), ("div", np.divide)):
+        np.testing.assert_allclose(getattr(pcp, op)(ga, gb).numpy(), ref(ref_a, b.astype(np.float64)), **TOL)
+        np.testing.assert_allclose(getattr(pcp, op)(gb, ga).numpy(), ref(b.astype(np.float64), ref_a), **TOL)
+    np.testing.assert_allclose(pcp.exp(ga).numpy(), np.exp(ref_a), **TOL)
+    np.testing.assert_array_equal(pcp.copy(ga).numpy(), ref_a.astype(np.float32))
+
+
+def test_copies_into_offset_views(dev):
+    a = rnd(10, 12, seed=9)
+    g = pcp.zeros((10, 12), device=dev)
+    g[2:5] = pcp.tensor(a[2:5], device=dev)  # contiguous rows: the buffer copy
+    g[:, 1:3] = pcp.tensor(a[:, 1:3], device=dev)  # strided columns: the copy kernel
+    want = np.zeros((10, 12), np.float32)
+    want[2:5], want[:, 1:3] = a[2:5], a[:, 1:3]
+    np.testing.assert_array_equal(g.numpy(), want)
+
+
+def test_gpu_profile_counts_kernels(dev):
+    x = pcp.tensor(rnd(64, 64, seed=10), device=dev)
+    pcp.synchronize(dev)
+    if not _core.set_gpu_profiling(True, dev):
+        pytest.skip("the device has no timestamps")
+    try:
+        for _ in range(3):
+            y = (x @ x + 1.0).sum()
+        y.item()
+    finally:
+        _core.set_gpu_profiling(False, dev)
+    times = {name: (n, s) for name, n, s in _core.gpu_profile_results(dev)}
+    assert times["matmul"][0] == 3 and times["binary4"][0] == 3 and times["download"][0] == 1
+    assert all(s >= 0 for _, s in times.values()) and times["matmul"][1] > 0
+    assert _core.gpu_profile_results(dev) == []  # read once, then cleared
+    with pytest.raises(ValueError, match="not a GPU"):
+        _core.set_gpu_profiling(True, "cpu")
+
+
 def test_python_scalars_follow_the_tensor(dev):
     a = rnd(5, seed=6, low=0.5, high=2.0)
     g = pcp.tensor(a, device=dev)

@@ -102,6 +102,24 @@ PYBIND11_MODULE(_core, m) {
       gpu::runtime()->synchronize(d.index);
     }
   }, py::arg("device") = py::none(), "Waits until the work recorded for the device (default: every GPU) is done");
+  m.def("set_gpu_profiling", [](bool on, py::object device) {
+    const Device d = parse_device(device.is_none() ? std::string("gpu") : std::string(py::str(device)));
+    if (!d.is_gpu()) fail<ValueError>("set_gpu_profiling: ", d.str(), " is not a GPU");
+    return gpu::runtime()->set_profiling(d.index, on);
+  }, py::arg("enabled"), py::arg("device") = py::none(),
+     "Time every GPU command with device timestamps (default device: the first GPU); False when the device cannot");
+  m.def("gpu_profile_results", [](py::object device) {
+    const Device d = parse_device(device.is_none() ? std::string("gpu") : std::string(py::str(device)));
+    if (!d.is_gpu()) fail<ValueError>("gpu_profile_results: ", d.str(), " is not a GPU");
+    std::vector<gpu::Runtime::KernelTime> times;
+    {
+      py::gil_scoped_release release;
+      times = gpu::runtime()->profile(d.index);
+    }
+    py::list out;
+    for (auto& t : times) out.append(py::make_tuple(t.name, t.count, t.seconds));
+    return out;
+  }, py::arg("device") = py::none(), "[(kernel, launches, seconds on the GPU)] since the last call, sorted by time");
   m.def("_gpu_kernels", [] {
     py::dict out;
     for (const gpu::KernelSource& k : gpu::all_kernels())

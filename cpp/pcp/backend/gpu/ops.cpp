@@ -98,6 +98,28 @@ void put_dims(const Layout& l, uint32_t* shape, std::initializer_list<int32_t*> 
   for (int32_t* st : strides) std::memcpy(st, l.strides[k++], sizeof l.strides[0]);
 }
 
+// How binary4.comp reads an operand of a result of `shape`: 0 for one broadcast scalar; its
+// length in vec4s when it is contiguous, on a 16-byte boundary and repeated only along leading
+// dimensions of the result (the same shape, or a bias row); -1 when neither.
+int64_t vec4_period(const Tensor& t, const Shape& shape) {
+  if (t.numel() == 1) return 0;
+  if (!t.is_contiguous() || t.offset() % 4 || t.numel() % 4) return -1;
+  const Shape& s = t.shape();
+  size_t lead = 0;
+  while (lead < s.size() && s[lead] == 1) ++lead;
+  const size_t k = s.size() - lead;
+  if (k > shape.size()) return -1;
+  for (size_t i = 0; i < k; ++i)
+    if (s[lead + i] != shape[shape.size() - k + i]) return -1;
+  return t.numel() / 4;
+}
+
+// Whether x and out can be read and written as vec4s from the same positions.
+bool vec4_aligned(const Tensor& x, const Tensor& out) {
+  return x.is_contiguous() && out.is_contiguous() && x.offset() % 4 == 0 && out.offset() % 4 == 0 &&
+         out.numel() % 4 == 0;
+}
+
 template <class P>
 void launch(const Tensor& any, const char* kernel, const std::vector<Buffer*>& bufs, const P& push, int64_t work) {
   static_assert(sizeof(P) <= kMaxPushBytes);
@@ -145,6 +167,9 @@ void copy(const Tensor& x, const Tensor& out) {
     fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
                               " yet (32-bit types only)");
   if (!out.numel()) return;
+  if (x.is_contiguous() && out.is_contiguous())  // the driver's buffer copy
+    return rt().copy(x.device().index, buffer_of(x), size_t(x.offset()) * 4, buffer_of(out), size_t(out.offset()) * 4,
+                     size_t(x.numel()) * 4);
   Layout l = layout("copy", x.shape(), {x.strides(), out.strides()});
   struct {
     uint32_t n, ndim, in_off, out_off, shape[kMaxDims];
@@ -158,6 +183,11 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
   require_f32("unary op", x);
   if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
   if (!out.numel()) return;
+  if (vec4_aligned(x, out)) {
+    struct { uint32_t n4, op, x_off4, out_off4; } p{
+        u32(out.numel() / 4, "size"), uint32_t(op), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset")};
+    return launch(x, "unary4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
+  }
   Layout l = layout("unary op", x.shape(), {x.strides()});
   struct {
     uint32_t n, ndim, x_off, out_off, op, shape[kMaxDims];
@@ -171,6 +201,13 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.dtype() == DType::Bool) return compare(op, a, b, out);
   require_f32("binary op", a);
   if (!out.numel()) return;
+  const int64_t pa = vec4_period(a, out.shape()), pb = vec4_period(b, out.shape());
+  if (pa >= 0 && pb >= 0 && out.is_contiguous() && out.offset() % 4 == 0 && out.numel() % 4 == 0) {
+    struct { uint32_t n4, op, out_off4, a_off, a_period, b_off, b_period; } p{
+        u32(out.numel() / 4, "size"), uint32_t(op), u32(out.offset() / 4, "offset"), u32(a.offset(), "offset"),
+        uint32_t(pa), u32(b.offset(), "offset"), uint32_t(pb)};
+    return launch(a, "binary4", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel() / 4);
+  }
   Layout l = layout("binary op", out.shape(),
                     {cpu::broadcast_strides(a, out.shape()), cpu::broadcast_strides(b, out.shape())});
   struct {

@@ -55,6 +55,18 @@ class Runtime {
                         const void* push, size_t push_bytes, uint32_t groups_x) = 0;
   // Submits the stream and waits for it to finish.
   virtual void synchronize(int device) = 0;
+
+  // Kernel timing from GPU timestamps: while on, every command's time on the device is added to
+  // its kernel's total ("copy", "upload" and "download" for transfers). Returns false where the
+  // runtime or device cannot time. profile() waits for the device, returns the totals sorted by
+  // time and clears them.
+  struct KernelTime {
+    std::string name;
+    uint64_t count;
+    double seconds;
+  };
+  virtual bool set_profiling(int /*device*/, bool /*on*/) { return false; }
+  virtual std::vector<KernelTime> profile(int /*device*/) { return {}; }
 };
 
 // The runtime of this machine (Vulkan on Linux and Windows, Metal on macOS), or nullptr when no

@@ -49,7 +49,8 @@ namespace {
   X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)         \
   X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)                      \
   X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)                    \
-  X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkDeviceWaitIdle)
+  X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkDeviceWaitIdle) X(vkCreateQueryPool)          \
+  X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
 
 #define PCP_DECLARE(name) PFN_##name name = nullptr;
 
@@ -74,6 +75,7 @@ struct Pipeline {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   uint32_t bindings = 0;
+  const char* name = nullptr;
 };
 
 // One command buffer with what it keeps alive. Frames are used round robin: while one is being
@@ -83,6 +85,10 @@ struct Frame {
   VkFence fence = VK_NULL_HANDLE;
   VkDescriptorPool dpool = VK_NULL_HANDLE;
   bool submitted = false;
+  // Profiling: timestamp 0 when recording began, timestamp i + 1 after command i completed.
+  VkQueryPool queries = VK_NULL_HANDLE;
+  bool timed = false;
+  std::vector<const char*> commands;
   std::vector<Buffer*> staging;   // returned to the staging cache when the frame completes
   std::vector<Buffer*> released;  // destroyed when the frame completes
 };
@@ -103,6 +109,10 @@ struct Device {
   std::unordered_map<std::string, Pipeline> pipelines;
   std::multimap<size_t, Buffer*> staging_cache;     // host-visible buffers by size
   std::mutex mu;
+  bool can_time = false, profiling = false;
+  double ns_per_tick = 1.0;
+  uint64_t tick_mask = ~uint64_t(0);
+  std::map<std::string, Runtime::KernelTime> times;
 
   uint32_t find_memory(uint32_t type_bits, VkMemoryPropertyFlags want) const {
     VkPhysicalDeviceMemoryProperties mp;
@@ -149,12 +159,29 @@ struct Device {
     if (!fr.submitted) return;
     check(f->vkWaitForFences(dev, 1, &fr.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
     fr.submitted = false;
+    if (fr.timed) collect_times(fr);
     check(f->vkResetCommandBuffer(fr.cmd, 0), "vkResetCommandBuffer");
     check(f->vkResetDescriptorPool(dev, fr.dpool, 0), "vkResetDescriptorPool");
     for (Buffer* b : fr.staging) staging_cache.emplace(b->size, b);
     fr.staging.clear();
     for (Buffer* b : fr.released) destroy_buffer(b);
     fr.released.clear();
+  }
+
+  void collect_times(Frame& fr) {
+    const uint32_t n = uint32_t(fr.commands.size());
+    std::vector<uint64_t> ticks(n + 1);
+    check(f->vkGetQueryPoolResults(dev, fr.queries, 0, n + 1, ticks.size() * 8, ticks.data(), 8,
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+    for (uint32_t i = 0; i < n; ++i) {
+      auto& t = times[fr.commands[i]];
+      if (t.name.empty()) t.name = fr.commands[i];
+      t.count++;
+      t.seconds += double((ticks[i + 1] - ticks[i]) & tick_mask) * ns_per_tick * 1e-9;
+    }
+    fr.commands.clear();
+    fr.timed = false;
   }
 
   void begin() {
@@ -167,11 +194,16 @@ struct Device {
     check(f->vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
     recording = true;
     recorded = 0;
+    fr.timed = profiling;
+    if (fr.timed) {
+      f->vkCmdResetQueryPool(cmd, fr.queries, 0, kMaxDispatchesPerSubmit + 1);
+      f->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, fr.queries, 0);
+    }
   }
 
   // Everything recorded so far completes before anything recorded later starts (also across
   // frames: a barrier orders all earlier commands on the queue, in submission order).
-  void barrier() {
+  void barrier(const char* command) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
                        VK_ACCESS_TRANSFER_READ_BIT;
@@ -180,6 +212,11 @@ struct Device {
                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
                                 VK_PIPELINE_STAGE_HOST_BIT,
                             0, 1, &mb, 0, nullptr, 0, nullptr);
+    Frame& fr = frames[current];
+    if (fr.timed) {  // written once everything recorded before it has completed
+      fr.commands.push_back(command);
+      f->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, fr.queries, uint32_t(fr.commands.size()));
+    }
     if (++recorded >= kMaxDispatchesPerSubmit) submit();
   }
 
@@ -239,6 +276,7 @@ struct Device {
     if (!src) fail<ValueError>("gpu: no kernel named '", name, "'");
     Pipeline p;
     p.bindings = nbuf;
+    p.name = src->name;
     std::vector<VkDescriptorSetLayoutBinding> binds(nbuf);
     for (uint32_t i = 0; i < nbuf; ++i)
       binds[i] = {i + 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};  // see runtime.h
@@ -341,7 +379,7 @@ class VulkanRuntime : public Runtime {
     std::memcpy(s->mapped, src, n);
     VkBufferCopy region{0, off, n};
     d.f->vkCmdCopyBuffer(d.cmd, s->buffer, dst->buffer, 1, &region);
-    d.barrier();
+    d.barrier("upload");
   }
 
   void download(int device, const Buffer* src, size_t off, void* dst, size_t n) override {
@@ -351,7 +389,7 @@ class VulkanRuntime : public Runtime {
     Buffer* s = d.staging(n);
     VkBufferCopy region{off, 0, n};
     d.f->vkCmdCopyBuffer(d.cmd, src->buffer, s->buffer, 1, &region);
-    d.barrier();
+    d.barrier("download");
     d.flush();
     std::memcpy(dst, s->mapped, n);
   }
@@ -363,7 +401,7 @@ class VulkanRuntime : public Runtime {
     d.begin();
     VkBufferCopy region{so, doff, n};
     d.f->vkCmdCopyBuffer(d.cmd, src->buffer, dst->buffer, 1, &region);
-    d.barrier();
+    d.barrier("copy");
   }
 
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
@@ -400,13 +438,31 @@ class VulkanRuntime : public Runtime {
     std::memcpy(pc, push, push_bytes);
     d.f->vkCmdPushConstants(d.cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(kMaxPushBytes), pc);
     d.f->vkCmdDispatch(d.cmd, std::min<uint32_t>(groups_x, 65535), 1, 1);
-    d.barrier();
+    d.barrier(p.name);
   }
 
   void synchronize(int device) override {
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.flush();
+  }
+
+  bool set_profiling(int device, bool on) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.profiling = on && d.can_time;  // takes effect with the next command buffer
+    return d.can_time;
+  }
+
+  std::vector<KernelTime> profile(int device) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.flush();
+    std::vector<KernelTime> out;
+    for (auto& [name, t] : d.times) out.push_back(t);
+    d.times.clear();
+    std::sort(out.begin(), out.end(), [](const KernelTime& a, const KernelTime& b) { return a.seconds > b.seconds; });
+    return out;
   }
 
  private:
@@ -422,6 +478,11 @@ class VulkanRuntime : public Runtime {
     bool found = false;
     for (uint32_t i = 0; i < nq && !found; ++i)
       if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) d.family = i, found = true;
+    if (found && qs[d.family].timestampValidBits > 0 && pr.limits.timestampPeriod > 0) {
+      d.can_time = true;
+      d.ns_per_tick = pr.limits.timestampPeriod;
+      if (qs[d.family].timestampValidBits < 64) d.tick_mask = (uint64_t(1) << qs[d.family].timestampValidBits) - 1;
+    }
     if (!found || pr.limits.maxPushConstantsSize < kMaxPushBytes) return false;
     uint32_t ne = 0;
     f_.vkEnumerateDeviceExtensionProperties(p, nullptr, &ne, nullptr);
@@ -468,6 +529,12 @@ class VulkanRuntime : public Runtime {
       VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
       check(f_.vkCreateFence(d.dev, &fi, nullptr, &fr.fence), "vkCreateFence");
       check(f_.vkCreateDescriptorPool(d.dev, &pi, nullptr, &fr.dpool), "vkCreateDescriptorPool");
+      if (d.can_time) {
+        VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = kMaxDispatchesPerSubmit + 1;
+        check(f_.vkCreateQueryPool(d.dev, &qi, nullptr, &fr.queries), "vkCreateQueryPool");
+      }
     }
     return true;
   }
