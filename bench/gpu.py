@@ -189,6 +189,29 @@ def cases(args, pdev, tdev):
         return (lambda: pa @ pb), (lambda: ta @ tb), (lambda: rel_err(pa @ pb, ta @ tb))
     yield "matmul fp32", f"{M}x{M}x{M}", "TFLOP/s", 2 * M ** 3, matmul
 
+    # The matmuls of a GPT training step (shakespeare-char: B*T = 16384 rows, C = 384, 6 heads):
+    # the MLP's forward, its two backward products (transposed operands), and attention's batch.
+    BT, Cg = max(256, 16384 * M // 4096), 384  # rows scale with --mm / --quick
+
+    def mm_case(a_shape, b_shape, ta_t=False, tb_t=False):
+        def make():
+            ta, tb = randn(*a_shape), randn(*b_shape)
+            pa, pb = to_pcp(ta, pdev), to_pcp(tb, pdev)
+            if ta_t:
+                ta, pa = ta.transpose(-1, -2), pa.swapaxes(-1, -2)
+            if tb_t:
+                tb, pb = tb.transpose(-1, -2), pb.swapaxes(-1, -2)
+            return (lambda: pa @ pb), (lambda: ta @ tb), (lambda: rel_err(pa @ pb, ta @ tb))
+        return make
+    gpt = [("matmul gpt x@W", (BT, Cg), (Cg, 4 * Cg), False, False, BT * Cg * 4 * Cg),
+           ("matmul gpt dY@W^T", (BT, 4 * Cg), (Cg, 4 * Cg), False, True, BT * Cg * 4 * Cg),
+           ("matmul gpt X^T@dY", (BT, Cg), (BT, 4 * Cg), True, False, BT * Cg * 4 * Cg),
+           ("matmul gpt attention q@k^T", (BT // 256 * 6, 256, 64), (BT // 256 * 6, 256, 64), False, True,
+            BT * 6 * 256 * 64)]
+    for name, sa, sb, at, bt, macs in gpt:
+        yield name, f"{'x'.join(map(str, sa))}{'^T' if at else ''} @ {'x'.join(map(str, sb))}{'^T' if bt else ''}", \
+            "TFLOP/s", 2 * macs, mm_case(sa, sb, at, bt)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
