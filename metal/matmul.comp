@@ -12,7 +12,12 @@ layout(push_constant) uniform Params {
   uint M, N, K, batch;
   uint a_off, b_off, c_off, tiles_n;
   int rsa, csa, rsb, csb;
-  int a_batch, b_batch;  // element strides between batch entries (0: broadcast)
+  // Batch entry bi = bo * inner + bn: its A starts bo * a_outer + bn * a_batch elements after
+  // a_off (strides 0: broadcast), so two batch dimensions, like attention's (batch, head), need
+  // no copy even when they do not merge into one stride.
+  int a_batch, b_batch;
+  uint inner;
+  int a_outer, b_outer;
 } p;
 
 const uint TM = 64, TN = 64, TK = 16;
@@ -25,17 +30,23 @@ void main() {
   for (uint t = gl_WorkGroupID.x; t < tiles * p.batch; t += gl_NumWorkGroups.x) {
     const uint bi = t / tiles, tile = t % tiles;
     const uint m0 = (tile / p.tiles_n) * TM, n0 = (tile % p.tiles_n) * TN;
-    const int abase = int(p.a_off) + int(bi) * p.a_batch, bbase = int(p.b_off) + int(bi) * p.b_batch;
+    const int bo = int(bi / p.inner), bn = int(bi % p.inner);
+    const int abase = int(p.a_off) + bo * p.a_outer + bn * p.a_batch;
+    const int bbase = int(p.b_off) + bo * p.b_outer + bn * p.b_batch;
     float acc[4][4];
     for (uint i = 0; i < 4; ++i)
       for (uint j = 0; j < 4; ++j) acc[i][j] = 0.0;
     for (uint k0 = 0; k0 < p.K; k0 += TK) {
       // Stage A[m0:m0+64, k0:k0+16] and B[k0:k0+16, n0:n0+64]: 1024 values each, 4 per invocation.
+      // Neighbouring invocations read along each operand's unit-stride axis (coalesced loads),
+      // whether it is stored row-major or transposed.
       for (uint e = lid; e < TM * TK; e += 256) {
-        uint r = e / TK, k = e % TK;
+        const bool a_cols = p.csa == 1;  // A's rows are contiguous: walk along k
+        uint r = a_cols ? e / TK : e % TM, k = a_cols ? e % TK : e / TM;
         uint gm = m0 + r, gk = k0 + k;
         As[k][r] = (gm < p.M && gk < p.K) ? a[abase + int(gm) * p.rsa + int(gk) * p.csa] : 0.0;
-        uint kb = e / TN, col = e % TN;
+        const bool b_rows = p.csb == 1 || p.rsb != 1;  // B row-major: walk along n
+        uint kb = b_rows ? e / TN : e % TK, col = b_rows ? e % TN : e / TK;
         uint gn = n0 + col, gkb = k0 + kb;
         Bs[kb][col] = (gkb < p.K && gn < p.N) ? b[bbase + int(gkb) * p.rsb + int(gn) * p.csb] : 0.0;
       }

@@ -115,11 +115,53 @@ def test_binary_layouts(dev, a_shape, b_shape, a_slice):
 def test_copies_into_offset_views(dev):
     a = rnd(10, 12, seed=9)
     g = pcp.zeros((10, 12), device=dev)
-    g[2:5] = pcp.tensor(a[2:5], device=dev)  # contiguous rows: the buffer copy
+    g[2:5] = pcp.tensor(a[2:5], device=dev)  # contiguous rows on 16-byte boundaries: copy4
     g[:, 1:3] = pcp.tensor(a[:, 1:3], device=dev)  # strided columns: the copy kernel
     want = np.zeros((10, 12), np.float32)
     want[2:5], want[:, 1:3] = a[2:5], a[:, 1:3]
     np.testing.assert_array_equal(g.numpy(), want)
+
+
+@pytest.mark.parametrize("shape,axis", [
+    ((3, 20000), 1),   # long rows: cut into chunks, then combined
+    ((20000, 40), 0),  # a leading axis with wide results: column blocks, also chunked
+    ((9000, 3), 0),    # narrow results: one workgroup each, chunked
+    ((4, 5000, 20), 1),
+    ((50000,), None),
+])
+def test_long_reductions(dev, shape, axis):
+    x = rnd(*shape, seed=11)
+    g = pcp.tensor(x, device=dev)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(pcp.sum(g, axis=axis).numpy(), x64.sum(axis=axis), rtol=1e-5, atol=1e-3)
+    np.testing.assert_array_equal(pcp.max(g, axis=axis).numpy(), x.max(axis=axis))
+    np.testing.assert_array_equal(pcp.min(g, axis=axis).numpy(), x.min(axis=axis))
+    np.testing.assert_array_equal(pcp.argmax(g, axis=axis).numpy(), np.argmax(x, axis=axis))
+
+
+def test_matmul_with_two_and_three_batch_dimensions(dev):
+    """Attention's (batch, head) products on views whose batch strides do not merge."""
+    B, T, H, D = 3, 5, 4, 8
+    q, k = rnd(B, T, H * D, seed=12), rnd(B, T, H * D, seed=13)
+    qh = np.swapaxes(q.reshape(B, T, H, D), 1, 2)  # (B, H, T, D), strides (T*H*D, D, H*D, 1)
+    kh = np.swapaxes(k.reshape(B, T, H, D), 1, 2)
+    gq = pcp.tensor(q, device=dev).reshape(B, T, H, D).swapaxes(1, 2)
+    gk = pcp.tensor(k, device=dev).reshape(B, T, H, D).swapaxes(1, 2)
+    want = qh.astype(np.float64) @ np.swapaxes(kh, -1, -2)
+    np.testing.assert_allclose((gq @ gk.swapaxes(-1, -2)).numpy(), want, **TOL)
+    x, w = rnd(2, 3, 4, 5, 6, seed=14), rnd(4, 6, 7, seed=15)  # three batch dims, one broadcast
+    np.testing.assert_allclose((pcp.tensor(x, device=dev) @ pcp.tensor(w, device=dev)).numpy(),
+                               x.astype(np.float64) @ w, **TOL)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_long_k_split(dev, ta, tb):
+    """Few output tiles over a long K: K is split into slices whose products are summed."""
+    M, K, N = 40, 3000, 70
+    a, b = rnd(M, K, seed=16), rnd(K, N, seed=17)
+    ga = pcp.tensor(np.ascontiguousarray(a.T), device=dev).T if ta else pcp.tensor(a, device=dev)
+    gb = pcp.tensor(np.ascontiguousarray(b.T), device=dev).T if tb else pcp.tensor(b, device=dev)
+    np.testing.assert_allclose((ga @ gb).numpy(), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
 
 
 def test_gpu_profile_counts_kernels(dev):
@@ -260,6 +302,8 @@ def test_argmax_argmin(dev, axis):
     x = rnd(6, 300)
     x[2, 7] = np.nan
     x[3, :] = 1.0  # ties: the first occurrence wins
+    x[:, 5] = -1.0  # ties down a column
+    x[4, 9] = np.nan
     g = pcp.tensor(x, device=dev)
     for f, ref in ((pcp.argmax, np.argmax), (pcp.argmin, np.argmin)):
         out = f(g, axis=axis)

@@ -80,26 +80,29 @@ class Matmul : public Primitive {
   }
 
  private:
-  // One dispatch covers the innermost batch dimension (a stride per operand); outer batch
-  // dimensions, rare in practice, loop here.
+  // One dispatch covers the two innermost batch dimensions (a stride per operand for each);
+  // further outer batch dimensions, rare in practice, loop here.
   Tensor forward_gpu(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K) {
     auto batch_stride = [&](const Tensor& t, size_t d) {
       const size_t lead = batch_.size() - (t.ndim() - 2);
       return d < lead || t.shape()[d - lead] == 1 ? int64_t(0) : t.strides()[d - lead];
     };
-    const int64_t inner = batch_.empty() ? 1 : batch_.back(), outer = numel(batch_) / std::max<int64_t>(inner, 1);
-    const size_t last = batch_.empty() ? 0 : batch_.size() - 1;
-    const int64_t sa = batch_.empty() ? 0 : batch_stride(a, last), sb = batch_.empty() ? 0 : batch_stride(b, last);
-    for (int64_t o = 0; o < outer; ++o) {
+    const size_t nd = batch_.size(), loop_dims = nd > 2 ? nd - 2 : 0;
+    gpu::MatmulBatch bt;
+    if (nd >= 1) bt.inner = batch_[nd - 1], bt.a_inner = batch_stride(a, nd - 1), bt.b_inner = batch_stride(b, nd - 1);
+    if (nd >= 2) bt.outer = batch_[nd - 2], bt.a_outer = batch_stride(a, nd - 2), bt.b_outer = batch_stride(b, nd - 2);
+    int64_t loops = 1;
+    for (size_t d = 0; d < loop_dims; ++d) loops *= batch_[d];
+    for (int64_t o = 0; o < loops; ++o) {
       int64_t oa = a.offset(), ob = b.offset(), rem = o;
-      for (int d = int(last) - 1; d >= 0; --d) {
+      for (int d = int(loop_dims) - 1; d >= 0; --d) {
         const int64_t i = rem % batch_[d];
         rem /= batch_[d];
         oa += i * batch_stride(a, size_t(d));
         ob += i * batch_stride(b, size_t(d));
       }
       gpu::matmul(a.alias(a.shape(), a.strides(), oa), b.alias(b.shape(), b.strides(), ob),
-                  out.alias(out.shape(), out.strides(), o * inner * M * N), M, N, K, inner, sa, sb);
+                  out.alias(out.shape(), out.strides(), o * bt.outer * bt.inner * M * N), M, N, K, bt);
     }
     return out;
   }

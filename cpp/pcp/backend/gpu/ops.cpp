@@ -167,9 +167,11 @@ void copy(const Tensor& x, const Tensor& out) {
     fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
                               " yet (32-bit types only)");
   if (!out.numel()) return;
-  if (x.is_contiguous() && out.is_contiguous())  // the driver's buffer copy
-    return rt().copy(x.device().index, buffer_of(x), size_t(x.offset()) * 4, buffer_of(out), size_t(out.offset()) * 4,
-                     size_t(x.numel()) * 4);
+  if (vec4_aligned(x, out)) {
+    struct { uint32_t n4, in_off4, out_off4; } p{
+        u32(out.numel() / 4, "size"), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset")};
+    return launch(x, "copy4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
+  }
   Layout l = layout("copy", x.shape(), {x.strides(), out.strides()});
   struct {
     uint32_t n, ndim, in_off, out_off, shape[kMaxDims];
@@ -271,28 +273,66 @@ void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, 
   if (O * I == 0) return;
   const uint32_t code = op == cpu::ReduceOp::Sum ? 0 : op == cpu::ReduceOp::Max ? 1 : op == cpu::ReduceOp::Min ? 2
                         : op == cpu::ReduceOp::ArgMax ? 3 : 4;
-  // The kernel writes 32-bit words; an int64 result element is two of them.
-  struct { uint32_t O, R, I, x_off, out_off, op; } p{
-      u32(O, "size"), u32(R, "size"), u32(I, "size"), u32(x.offset(), "offset"),
-      u32(out.offset() * (arg ? 2 : 1), "offset"), code};
-  rt().dispatch(x.device().index, "reduce", {buffer_of(x), buffer_of(out)}, &p, sizeof p,
-                uint32_t(std::min<int64_t>(O * I, 65535)));
+  // Wide results read coalesced column blocks; a reduction with few workgroups is cut into
+  // chunks of rows whose partial results a second pass combines (in a fixed order).
+  const bool cols = I >= 16;
+  const char* kernel = cols ? "reduce_cols" : "reduce";
+  auto workgroups = [&](int64_t o, int64_t chunks, int64_t i) { return o * chunks * (cols ? (i + 63) / 64 : i); };
+  int64_t chunks = 1;
+  constexpr int64_t kFill = 1024, kMinRows = 2048;  // enough workgroups for a large GPU; rows per chunk
+  if (!arg && R >= 2 * kMinRows && workgroups(O, 1, I) < kFill)
+    chunks = std::min((kFill + workgroups(O, 1, I) - 1) / workgroups(O, 1, I), R / kMinRows);
+  const int64_t rows = (R + chunks - 1) / chunks;
+  chunks = (R + rows - 1) / rows;
+  struct { uint32_t O, R, I, chunks, rows, x_off, out_off, op; } p{
+      u32(O, "size"), u32(R, "size"), u32(I, "size"), uint32_t(chunks), u32(rows, "size"), u32(x.offset(), "offset"),
+      0, code};
+  auto run = [&](const Tensor& in, const Tensor& res, uint32_t out_off) {
+    p.x_off = u32(in.offset(), "offset");
+    p.out_off = out_off;
+    rt().dispatch(x.device().index, kernel, {buffer_of(in), buffer_of(res)}, &p, sizeof p,
+                  uint32_t(std::min<int64_t>(workgroups(p.O, p.chunks, p.I), 65535)));
+  };
+  // The kernels write 32-bit words; an int64 result element is two of them.
+  const uint32_t out_off = u32(out.offset() * (arg ? 2 : 1), "offset");
+  if (chunks == 1) return run(x, out, out_off);
+  Tensor partial = Tensor::empty({O * chunks * I}, DType::Float32, x.device());
+  run(x, partial, 0);
+  p.R = uint32_t(chunks), p.chunks = 1, p.rows = uint32_t(chunks);
+  run(partial, out, out_off);
 }
 
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K, int64_t batch,
-            int64_t a_batch, int64_t b_batch) {
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
+            const MatmulBatch& bt) {
   require_f32("matmul", a);
   if (out.numel() == 0) return;
   if (K == 0) return fill(out, 0.0);
-  const int64_t tiles_n = (N + 63) / 64, tiles = ((M + 63) / 64) * tiles_n * batch;
+  const int64_t batch = bt.outer * bt.inner, tiles_n = (N + 63) / 64, tiles = ((M + 63) / 64) * tiles_n * batch;
   const Strides &sa = a.strides(), &sb = b.strides();
+  // Few output tiles over a long K (a weight gradient, X^T @ dY) leave most of the GPU idle: split
+  // K into S equal slices computed as a batch of S products, then sum them in a fixed order.
+  constexpr int64_t kFillTiles = 512, kMinSlice = 512;
+  if (batch == 1 && tiles < kFillTiles / 2 && K >= 2 * kMinSlice) {
+    int64_t S = std::min((kFillTiles + tiles - 1) / tiles, K / kMinSlice);
+    while (S > 1 && K % S) --S;
+    if (S > 1) {
+      const int64_t slice = K / S;
+      Tensor partial = Tensor::empty({S, M, N}, DType::Float32, out.device());
+      MatmulBatch split;
+      split.inner = S, split.a_inner = slice * sa.back(), split.b_inner = slice * sb[sb.size() - 2];
+      matmul(a, b, partial, M, N, slice, split);
+      return gpu::reduce(cpu::ReduceOp::Sum, partial, 1, S, M * N, out);
+    }
+  }
   struct {
     uint32_t M, N, K, batch, a_off, b_off, c_off, tiles_n;
     int32_t rsa, csa, rsb, csb, a_batch, b_batch;
+    uint32_t inner;
+    int32_t a_outer, b_outer;
   } p{u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(a.offset(), "offset"),
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
-      int32_t(a_batch), int32_t(b_batch)};
+      int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
   rt().dispatch(a.device().index, "matmul", {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
                 uint32_t(std::min<int64_t>(tiles, 65535)));
 }

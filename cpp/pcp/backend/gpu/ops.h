@@ -26,10 +26,16 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
 void cast(const Tensor& x, const Tensor& out);
 // Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
 void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
-// out[i] (M x N, contiguous) = a[i] @ b[i] over `batch` entries; a and b are (M, K) and (K, N)
-// with any row/column strides and batch strides a_batch, b_batch (0 broadcasts).
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K, int64_t batch,
-            int64_t a_batch, int64_t b_batch);
+// Up to two batch dimensions (outer, inner) of a matmul, with each operand's element strides
+// along them (0 broadcasts).
+struct MatmulBatch {
+  int64_t outer = 1, inner = 1;
+  int64_t a_outer = 0, b_outer = 0, a_inner = 0, b_inner = 0;
+};
+// out[i] (M x N, contiguous) = a[i] @ b[i] over the batch entries in row-major order; a and b
+// are (M, K) and (K, N) with any row/column strides.
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
+            const MatmulBatch& batch);
 
 
 // Row kernels over contiguous float32 (rows, n) blocks. causal_T > 0: row r keeps columns
