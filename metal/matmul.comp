@@ -1,73 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Batched float32 matmul C[b] = A[b] @ B[b] with arbitrary element strides for A and B (so
-// transposed operands need no copy) and a contiguous C. 64 x 64 tiles of C per workgroup, each of
-// the 256 invocations computing a 4 x 4 block, with 64 x 16 panels of A and B staged in shared memory.
+// Batched float32 matmul with 64 x 64 tiles (4 x 4 results per invocation): small products.
 #include "common.glsl"
 layout(local_size_x = 256) in;
-layout(std430, set = 0, binding = 1) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 2) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer C { float c[]; };
-layout(push_constant) uniform Params {
-  uint M, N, K, batch;
-  uint a_off, b_off, c_off, tiles_n;
-  int rsa, csa, rsb, csb;
-  // Batch entry bi = bo * inner + bn: its A starts bo * a_outer + bn * a_batch elements after
-  // a_off (strides 0: broadcast), so two batch dimensions, like attention's (batch, head), need
-  // no copy even when they do not merge into one stride.
-  int a_batch, b_batch;
-  uint inner;
-  int a_outer, b_outer;
-} p;
-
-const uint TM = 64, TN = 64, TK = 16;
-shared float As[TK][TM];
-shared float Bs[TK][TN];
-
-void main() {
-  const uint lid = gl_LocalInvocationID.x, tr = lid / 16, tc = lid % 16;
-  const uint tiles = ((p.M + TM - 1) / TM) * p.tiles_n;
-  for (uint t = gl_WorkGroupID.x; t < tiles * p.batch; t += gl_NumWorkGroups.x) {
-    const uint bi = t / tiles, tile = t % tiles;
-    const uint m0 = (tile / p.tiles_n) * TM, n0 = (tile % p.tiles_n) * TN;
-    const int bo = int(bi / p.inner), bn = int(bi % p.inner);
-    const int abase = int(p.a_off) + bo * p.a_outer + bn * p.a_batch;
-    const int bbase = int(p.b_off) + bo * p.b_outer + bn * p.b_batch;
-    float acc[4][4];
-    for (uint i = 0; i < 4; ++i)
-      for (uint j = 0; j < 4; ++j) acc[i][j] = 0.0;
-    for (uint k0 = 0; k0 < p.K; k0 += TK) {
-      // Stage A[m0:m0+64, k0:k0+16] and B[k0:k0+16, n0:n0+64]: 1024 values each, 4 per invocation.
-      // Neighbouring invocations read along each operand's unit-stride axis (coalesced loads),
-      // whether it is stored row-major or transposed.
-      for (uint e = lid; e < TM * TK; e += 256) {
-        const bool a_cols = p.csa == 1;  // A's rows are contiguous: walk along k
-        uint r = a_cols ? e / TK : e % TM, k = a_cols ? e % TK : e / TM;
-        uint gm = m0 + r, gk = k0 + k;
-        As[k][r] = (gm < p.M && gk < p.K) ? a[abase + int(gm) * p.rsa + int(gk) * p.csa] : 0.0;
-        const bool b_rows = p.csb == 1 || p.rsb != 1;  // B row-major: walk along n
-        uint kb = b_rows ? e / TN : e % TK, col = b_rows ? e % TN : e / TK;
-        uint gn = n0 + col, gkb = k0 + kb;
-        Bs[kb][col] = (gkb < p.K && gn < p.N) ? b[bbase + int(gkb) * p.rsb + int(gn) * p.csb] : 0.0;
-      }
-      barrier();
-      for (uint k = 0; k < TK; ++k) {
-        float av[4], bv[4];
-        for (uint i = 0; i < 4; ++i) av[i] = As[k][tr * 4 + i];
-        for (uint j = 0; j < 4; ++j) bv[j] = Bs[k][tc * 4 + j];
-        for (uint i = 0; i < 4; ++i)
-          for (uint j = 0; j < 4; ++j) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
-      }
-      barrier();
-    }
-    const uint cbase = p.c_off + bi * p.M * p.N;
-    for (uint i = 0; i < 4; ++i) {
-      uint gm = m0 + tr * 4 + i;
-      if (gm >= p.M) continue;
-      for (uint j = 0; j < 4; ++j) {
-        uint gn = n0 + tc * 4 + j;
-        if (gn < p.N) c[cbase + gm * p.N + gn] = acc[i][j];
-      }
-    }
-  }
-}
+#define TM 64
+#define TN 64
+#define TK 16
+#include "matmul_tiled.glsl"

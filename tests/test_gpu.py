@@ -202,11 +202,14 @@ def test_reductions(dev, axis):
     np.testing.assert_allclose(g.min(axis=axis).numpy(), a64.min(axis=axis), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (65, 33, 130), (128, 256, 64), (7, 300, 5)])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (65, 33, 130), (128, 256, 64), (7, 300, 5),
+                                   (130, 77, 257), (256, 64, 128)])  # the last two: 128 x 128 tiles
 def test_matmul(dev, m, k, n):
     a, b = rnd(m, k, seed=8), rnd(k, n, seed=9)
     got = pcp.tensor(a, device=dev) @ pcp.tensor(b, device=dev)
     np.testing.assert_allclose(got.numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    at, bt = pcp.tensor(np.ascontiguousarray(a.T), device=dev).T, pcp.tensor(np.ascontiguousarray(b.T), device=dev).T
+    np.testing.assert_allclose((at @ bt).numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_matmul_transposed_and_batched(dev):

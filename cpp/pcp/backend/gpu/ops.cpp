@@ -307,7 +307,9 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
   require_f32("matmul", a);
   if (out.numel() == 0) return;
   if (K == 0) return fill(out, 0.0);
-  const int64_t batch = bt.outer * bt.inner, tiles_n = (N + 63) / 64, tiles = ((M + 63) / 64) * tiles_n * batch;
+  const int64_t tile = M >= 128 && N >= 128 ? 128 : 64;  // matmul128.comp or matmul.comp
+  const int64_t batch = bt.outer * bt.inner, tiles_n = (N + tile - 1) / tile;
+  const int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
   const Strides &sa = a.strides(), &sb = b.strides();
   // Few output tiles over a long K (a weight gradient, X^T @ dY) leave most of the GPU idle: split
   // K into S equal slices computed as a batch of S products, then sum them in a fixed order.
@@ -333,7 +335,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
       int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
-  rt().dispatch(a.device().index, "matmul", {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
+  rt().dispatch(a.device().index, tile == 128 ? "matmul128" : "matmul", {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
                 uint32_t(std::min<int64_t>(tiles, 65535)));
 }
 
