@@ -307,8 +307,11 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
   require_f32("matmul", a);
   if (out.numel() == 0) return;
   if (K == 0) return fill(out, 0.0);
-  const int64_t tile = M >= 128 && N >= 128 ? 128 : 64;  // matmul128.comp or matmul.comp
-  const int64_t batch = bt.outer * bt.inner, tiles_n = (N + tile - 1) / tile;
+  // 128 x 128 tiles (matmul128.comp) pay off only with many tiles and a deep K (measured on an
+  // H200 at GPT shapes); otherwise 64 x 64 (matmul.comp) keeps more workgroups busy.
+  const int64_t batch = bt.outer * bt.inner;
+  const int64_t tile = ((M + 127) / 128) * ((N + 127) / 128) * batch >= 1024 && K >= 256 ? 128 : 64;
+  const int64_t tiles_n = (N + tile - 1) / tile;
   const int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
   const Strides &sa = a.strides(), &sb = b.strides();
   // Few output tiles over a long K (a weight gradient, X^T @ dY) leave most of the GPU idle: split
