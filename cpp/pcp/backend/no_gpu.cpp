@@ -1,10 +1,13 @@
 // Built without a GPU backend (glslc or the Vulkan headers were missing at configure time).
+#include <stdexcept>
+
 #include "pcp/backend/gpu/runtime.h"
 
 namespace pcp::gpu {
 
-Runtime* runtime() { return nullptr; }
-std::string unavailable_reason() { return "PCP was built without a GPU backend (glslc or Vulkan headers missing)"; }
+Runtime* create_runtime() {
+  throw std::runtime_error("PCP was built without a GPU backend (glslc or Vulkan headers missing)");
+}
 const std::vector<KernelSource>& all_kernels() {
   static const std::vector<KernelSource> none;
   return none;

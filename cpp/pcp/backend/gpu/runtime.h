@@ -72,6 +72,9 @@ class Runtime {
 // The runtime of this machine (Vulkan on Linux and Windows, Metal on macOS), or nullptr when no
 // GPU API or no device is available. Created on first use; never throws.
 Runtime* runtime();
+// Defined by the backend that is built (Vulkan, Metal or none): a new runtime, or an exception
+// saying why there is none. runtime() calls it once.
+Runtime* create_runtime();
 // Why runtime() is null, for error messages ("libvulkan.so.1 not found", ...).
 std::string unavailable_reason();
 

@@ -398,25 +398,8 @@ class MetalRuntime : public Runtime {
   std::vector<std::unique_ptr<Device>> devices_;
 };
 
-std::string g_reason;
-
 }  // namespace
 
-Runtime* runtime() {
-  static Runtime* rt = []() -> Runtime* {
-    try {
-      return new MetalRuntime();  // lives for the whole process
-    } catch (const std::exception& e) {
-      g_reason = e.what();
-      return nullptr;
-    }
-  }();
-  return rt;
-}
-
-std::string unavailable_reason() {
-  runtime();
-  return g_reason;
-}
+Runtime* create_runtime() { return new MetalRuntime(); }
 
 }  // namespace pcp::gpu

@@ -545,25 +545,8 @@ class VulkanRuntime : public Runtime {
   std::vector<std::unique_ptr<Device>> devices_;
 };
 
-std::string g_reason;
-
 }  // namespace
 
-Runtime* runtime() {
-  static Runtime* rt = []() -> Runtime* {
-    try {
-      return new VulkanRuntime();  // lives for the whole process
-    } catch (const std::exception& e) {
-      g_reason = e.what();
-      return nullptr;
-    }
-  }();
-  return rt;
-}
-
-std::string unavailable_reason() {
-  runtime();
-  return g_reason;
-}
+Runtime* create_runtime() { return new VulkanRuntime(); }
 
 }  // namespace pcp::gpu
