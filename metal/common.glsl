@@ -35,20 +35,45 @@ float erf_(float v) {
   return v < 0.0 ? -y : y;
 }
 
-// x^y with C's conventions where GLSL's pow is undefined: negative bases with integral
-// exponents, and zero bases (0^0 = 1, 0^-y = inf).
+// x^y with C's conventions where GLSL's pow is undefined or differs: negative bases with integral
+// exponents, zero bases (0^-1 = inf, -0^-1 = -inf), 1^y = 1 and x^0 = 1 even for NaN, (-1)^inf = 1.
 float pow_(float x, float y) {
-  if (y == 0.0) return 1.0;
-  if (x == 0.0) return y > 0.0 ? 0.0 : 1.0 / 0.0;
+  if (y == 0.0 || x == 1.0) return 1.0;
+  if (isnan(x) || isnan(y)) return x + y;
+  const bool odd_y = abs(y) < 16777216.0 && floor(y) == y && mod(y, 2.0) == 1.0;
+  if (x == 0.0) {
+    const float r = y > 0.0 ? 0.0 : 1.0 / 0.0;
+    return odd_y && floatBitsToUint(x) != 0u ? -r : r;  // -0 keeps its sign for odd y
+  }
   if (x > 0.0) return pow(x, y);
+  if (isinf(y)) return x == -1.0 ? 1.0 : (abs(x) < 1.0) == (y > 0.0) ? 0.0 : 1.0 / 0.0;
   if (floor(y) != y) return 0.0 / 0.0;  // NaN, as NumPy
   const float r = pow(-x, y);
-  return mod(y, 2.0) == 1.0 ? -r : r;
+  return odd_y ? -r : r;
 }
 
 // Element types of the kernels that mix dtypes (compare, where, cast). Their buffers are 32-bit
-// words; a bool is one byte, read out of its word and written four to a word.
+// words; a bool is one byte of its word, a float16 or bfloat16 one half.
 #define T_F32 0u
 #define T_I32 1u
 #define T_BOOL 2u
+#define T_F16 3u
+#define T_BF16 4u
 #define BYTE_OF(words, i) (((words)[(i) >> 2] >> (((i) & 3u) * 8u)) & 0xFFu)
+#define HALF_OF(words, i) (((words)[(i) >> 1] >> (((i) & 1u) * 16u)) & 0xFFFFu)
+
+// float32 to float16 / bfloat16 bits, rounding to nearest even; the same bits as the CPU
+// (pcp/core/half.h), where GLSL's packHalf2x16 leaves rounding to the implementation.
+uint f16_bits(float f) {
+  const uint u = floatBitsToUint(f), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return sign | 0x7E00u;                                  // NaN
+  if (a >= 0x477FF000u) return sign | 0x7C00u;                                 // rounds past 65504
+  if (a < 0x38800000u) return sign | uint(roundEven(uintBitsToFloat(a) * 16777216.0));  // subnormal
+  return sign | ((a + 0xFFFu + ((a >> 13) & 1u) - (112u << 23)) >> 13);
+}
+
+uint bf16_bits(float f) {
+  const uint u = floatBitsToUint(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;  // quiet NaN
+  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}

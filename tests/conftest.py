@@ -1,4 +1,6 @@
 """Shared helpers for the pytest suite: NumPy references, finite differences, optional PyTorch."""
+import re
+
 import numpy as np
 import pytest
 
@@ -21,7 +23,8 @@ TOL = {
 
 
 def to_np(t):
-    """float64 (or exact int/bool) NumPy copy of a pcp tensor."""
+    """float64 (or exact int/bool) NumPy copy of a pcp tensor (on any device)."""
+    t = t.to("cpu")
     if t.dtype in (pcp.float16, pcp.bfloat16, pcp.float32):
         return np.asarray(t.astype(pcp.float64).numpy())
     return np.array(t.numpy())
@@ -48,3 +51,57 @@ def numeric_grad(f, x, eps=1e-6):
 def _seed():
     pcp.random.seed(0)
     yield
+
+
+# The op suite (modules that set ``pytestmark = on_each_device``) runs once per available device:
+# the fixture makes that device the default, so every tensor a test creates lives there.
+# The GPU backend computes in float32 (as PyTorch's MPS and MLX's GPU backends) and has no float64
+# or int64 kernels. On the GPU, a case parametrized with either dtype is skipped up front, and a
+# case that fails only because it builds one internally (NumPy's float64 default, finite
+# differences) is reported as skipped with the op's own NotImplementedError as the reason. Integer
+# arithmetic and integer reductions have no GPU kernels yet either; they are skipped the same way.
+DEVICES = ["cpu"] + (["gpu"] if any(name != "cpu" for name in pcp.devices()) else [])
+GPU_CPU_ONLY = (pcp.float64, pcp.int64)
+_CPU_ONLY_ERROR = re.compile(r"\b(float64|int64)\b.* (is not supported|copies are not supported|"
+                             r"tensors cannot be created|values are not supported) on vulkan|"
+                             r"^(binary op|unary op|reduction): (int32|bool) is not supported on vulkan")
+on_each_device = pytest.mark.usefixtures("device")
+
+
+def _mentions_cpu_only_dtype(value):
+    if isinstance(value, (tuple, list)):
+        return any(_mentions_cpu_only_dtype(v) for v in value)
+    return any(value is d for d in GPU_CPU_ONLY)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cpu_only: an op-suite test about host memory; not run per device")
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    if request.param != "cpu":
+        if request.node.get_closest_marker("cpu_only"):
+            pytest.skip("a CPU-only test (host memory)")
+        callspec = getattr(request.node, "callspec", None)
+        for v in (callspec.params.values() if callspec else ()):
+            if _mentions_cpu_only_dtype(v):
+                pytest.skip(f"{v} is CPU-only: the GPU backend has no float64/int64 kernels")
+    previous = pcp.get_default_device()
+    pcp.set_default_device(request.param)
+    try:
+        yield request.param
+    finally:
+        pcp.set_default_device(previous)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    callspec = getattr(item, "callspec", None)
+    if (report.when == "call" and report.failed and callspec and callspec.params.get("device") == "gpu"
+            and call.excinfo.errisinstance(NotImplementedError)
+            and _CPU_ONLY_ERROR.search(str(call.excinfo.value))):
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"not on the GPU: {call.excinfo.value}")

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import pcp
-from conftest import numeric_grad, requires_torch, to_np, torch
+from conftest import numeric_grad, requires_torch, to_np, torch, on_each_device
+
+pytestmark = on_each_device
 
 F64 = pcp.float64
 

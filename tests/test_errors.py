@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 import pcp
+from conftest import on_each_device
+
+pytestmark = on_each_device
 
 
 def esc(*parts):

@@ -350,3 +350,80 @@ def test_index_assignment(dev):
     c = pcp.zeros(3)
     c[...] = g[:, 2]  # GPU values into a CPU tensor
     np.testing.assert_array_equal(c.numpy(), ref[:, 2])
+
+
+# float16 / bfloat16 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [pcp.float16, pcp.bfloat16], ids=str)
+def test_half_casts_round_like_the_cpu(dev, dtype):
+    # Bit patterns across the range: subnormals, ties, overflow to inf, NaN, both zeros.
+    bits = np.random.default_rng(3).integers(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32)
+    special = np.array([0.0, -0.0, 65504.0, 65520.0, 65519.99, 6e-8, 2.98e-8, 1e-40, np.inf, -np.inf, np.nan,
+                        1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-8, 1 + 3 * 2**-8], np.float32)
+    x = np.concatenate([bits.view(np.float32), special])
+    cpu = pcp.tensor(x).astype(dtype)
+    gpu = pcp.tensor(x, device=dev).astype(dtype)
+    np.testing.assert_array_equal(gpu.to("cpu").astype(pcp.float32).numpy().view(np.uint32),
+                                  cpu.astype(pcp.float32).numpy().view(np.uint32))
+    back = gpu.astype(pcp.float32).numpy()  # and widening on the GPU is exact
+    np.testing.assert_array_equal(back.view(np.uint32), cpu.astype(pcp.float32).numpy().view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", [pcp.float16, pcp.bfloat16, pcp.bool_], ids=str)
+def test_sub_word_results_keep_their_neighbours(dev, dtype):
+    # Two float16s or four bools share a 32-bit word: strided and odd-offset writes must merge.
+    base = (rnd(7, 9) > 0) if dtype == pcp.bool_ else rnd(7, 9)
+    for key in [(slice(None), slice(1, 8, 2)), (slice(2, 5), slice(1, 6)), (3, slice(None)), (slice(None), 4)]:
+        g = pcp.tensor(base, device=dev).astype(dtype)
+        c = pcp.tensor(base).astype(dtype)
+        value = (rnd(7, 9, seed=1) < 0)[key] if dtype == pcp.bool_ else rnd(7, 9, seed=1)[key]
+        g[key] = pcp.tensor(value, device=dev).astype(dtype)
+        c[key] = pcp.tensor(value).astype(dtype)
+        np.testing.assert_array_equal(g.to("cpu").astype(pcp.float32).numpy(), c.astype(pcp.float32).numpy())
+        np.testing.assert_array_equal(g[key].astype(pcp.float32).numpy(), c[key].astype(pcp.float32).numpy())
+
+
+@pytest.mark.parametrize("dtype", [pcp.float16, pcp.bfloat16], ids=str)
+@pytest.mark.parametrize("m,k,n,ta,tb", [(128, 256, 128, False, False), (256, 64, 384, False, True),
+                                         (192, 320, 256, True, False), (130, 70, 66, True, True),
+                                         (5, 7, 9, False, False), (64, 48, 31, False, False)])
+def test_half_matmul_accumulates_in_float32(dev, dtype, m, k, n, ta, tb):
+    # Tensor cores where the device has them (aligned 128-bit staging and the checked path), the
+    # float32 kernel on widened copies elsewhere (lavapipe, odd N): the same float32-accumulated
+    # result, rounded once to 16 bits.
+    a = rnd(k, m, seed=1) if ta else rnd(m, k, seed=1)
+    b = rnd(n, k, seed=2) if tb else rnd(k, n, seed=2)
+    ga, gb = pcp.tensor(a, device=dev).astype(dtype), pcp.tensor(b, device=dev).astype(dtype)
+    ga, gb = (ga.T if ta else ga), (gb.T if tb else gb)
+    got = (ga @ gb).to("cpu")
+    assert got.dtype == dtype and got.shape == (m, n)
+    ra = ga.to("cpu").astype(pcp.float64).numpy()
+    rb = gb.to("cpu").astype(pcp.float64).numpy()
+    ref = ra @ rb
+    ulp = 2.0 ** (-11 if dtype == pcp.float16 else -8)  # one rounding of the result
+    bound = ulp * np.abs(ref) + 1e-5 * (np.abs(ra) @ np.abs(rb))
+    err = np.abs(got.astype(pcp.float64).numpy() - ref)
+    assert (err <= bound).all(), f"max error {err.max()} (bound {bound[err > bound].min()})"
+
+
+def test_half_matmul_batched_on_views(dev):
+    # (batch, head) products of a non-mergeable view, as attention's in a bfloat16 model.
+    x = rnd(2, 64, 3, 32, seed=4)  # (B, T, H, D) -> (B, H, T, D)
+    g = pcp.tensor(x, device=dev).astype(pcp.bfloat16).transpose(0, 2, 1, 3)
+    got = (g @ g.mT).astype(pcp.float32).numpy()
+    r = g.to("cpu").astype(pcp.float64).numpy()
+    ref = r @ np.swapaxes(r, -1, -2)
+    np.testing.assert_allclose(got, ref, rtol=2 ** -8, atol=1e-4 * np.abs(r).sum(-1).max() ** 2)
+
+
+def test_half_ops_run_in_float32(dev):
+    # As on the CPU: computed in float32, rounded once, so at most one 16-bit rounding step apart
+    # (the GPU's float32 exp/erf may differ from the CPU's in the last bit).
+    x = rnd(33, 65, seed=5)
+    for dtype, step in ((pcp.float16, 2.0**-10), (pcp.bfloat16, 2.0**-7)):
+        g, c = pcp.tensor(x, device=dev).astype(dtype), pcp.tensor(x).astype(dtype)
+        for f in (lambda t: pcp.softmax(t, -1), lambda t: pcp.gelu(t), lambda t: t.sum(0), lambda t: t * 2 + 1,
+                  lambda t: pcp.layer_norm(t, (65,)), lambda t: t.max(1), lambda t: t[::2, 1:].exp()):
+            got, ref = f(g).astype(pcp.float32).numpy(), f(c).astype(pcp.float32).numpy()
+            np.testing.assert_allclose(got, ref, rtol=step, atol=1e-6)

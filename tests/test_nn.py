@@ -7,7 +7,9 @@ import pytest
 
 import pcp
 from pcp import nn
-from conftest import requires_torch, to_np, torch
+from conftest import requires_torch, to_np, torch, on_each_device
+
+pytestmark = on_each_device
 
 F32 = pcp.float32
 F64 = pcp.float64

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import pcp
-from conftest import TOL, requires_torch, to_np, torch
+from conftest import TOL, requires_torch, to_np, torch, on_each_device
+
+pytestmark = on_each_device
 
 FLOATS = [pcp.float32, pcp.float64]
 LOW = [pcp.float16, pcp.bfloat16]
@@ -1515,6 +1517,7 @@ def test_from_numpy_keeps_array_alive():
     assert_close(t, np.arange(1000.0), pcp.float64)
 
 
+@pytest.mark.cpu_only  # CPU memory and repr; GPU tensors: tests/test_gpu.py
 def test_numpy_is_zero_copy(rng):
     t, x = make(rng, (3, 4))
     a = t.numpy()
@@ -1540,6 +1543,7 @@ def test_array_protocol(dtype, rng):
     np.testing.assert_array_equal(np.array(t, dtype=np.float64), x.astype(np.float64))
 
 
+@pytest.mark.cpu_only  # DLPack shares host memory
 @pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != pcp.bfloat16], ids=str)
 def test_dlpack_numpy_round_trip(dtype, rng):
     t, x = make(rng, (3, 5), dtype, -4, 4)
@@ -1564,6 +1568,7 @@ def test_dlpack_numpy_round_trip(dtype, rng):
     assert_close(pcp.from_dlpack(n), n, pcp.float64)
 
 
+@pytest.mark.cpu_only  # DLPack shares host memory
 @requires_torch
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_dlpack_torch_round_trip(dtype, rng):
@@ -1582,6 +1587,7 @@ def test_dlpack_torch_round_trip(dtype, rng):
     np.testing.assert_array_equal(to_np(p), to_np(t))
 
 
+@pytest.mark.cpu_only  # DLPack shares host memory
 @requires_torch
 def test_dlpack_torch_non_contiguous_and_offset():
     base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
@@ -1776,6 +1782,7 @@ def test_item_and_tolist():
     assert [10, 20, 30][pcp.tensor(1)] == 20  # __index__
 
 
+@pytest.mark.cpu_only  # CPU memory and repr; GPU tensors: tests/test_gpu.py
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_repr_and_properties(dtype):
     t = pcp.zeros((2, 3, 4), dtype=dtype)
@@ -1794,6 +1801,7 @@ def test_repr_and_properties(dtype):
     assert z.size == 0 and z.shape == (0, 3) and "float32" in repr(z)
 
 
+@pytest.mark.cpu_only  # CPU memory and repr; GPU tensors: tests/test_gpu.py
 def test_repr_values():
     assert repr(pcp.tensor([1, 2, 3])) == "tensor([1, 2, 3], dtype=int64)"
     assert repr(pcp.tensor(True)) == "tensor(True, dtype=bool)"

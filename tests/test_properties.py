@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays, mutually_broadcastable_shapes
 
 import pcp
-from conftest import TOL, to_np
+from conftest import TOL, to_np, on_each_device
+
+pytestmark = on_each_device
 
 SETTINGS = settings(max_examples=50, deadline=None, database=None)
 

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import pcp
-from conftest import numeric_grad, requires_torch, to_np, torch
+from conftest import numeric_grad, requires_torch, to_np, torch, on_each_device
+
+pytestmark = on_each_device
 
 if torch is not None:
     import torch.nn.functional as TF

@@ -26,6 +26,14 @@ py::object item(const Tensor& t) {
 
 }  // namespace
 
+// The other operand of an operator: NumPy arrays and lists move to the tensor's device (Python
+// scalars are folded into the kernels wherever the tensor lives).
+static Tensor operand(py::handle obj, const Tensor& like, const char* op) {
+  Tensor t = to_tensor(obj, op);
+  const bool number = py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj);
+  return py::isinstance<Tensor>(obj) || number ? t : to_device(t, like.device());
+}
+
 void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", "An n-dimensional array with automatic differentiation");
   cls.def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
@@ -103,9 +111,9 @@ void bind_tensor(py::module_& m) {
 
   // Operators with Python scalars, NumPy arrays and lists on either side.
 #define PCP_BINOP(py_name, fn) \
-  cls.def(py_name, [](const Tensor& a, py::handle b) { return fn(a, to_tensor(b, #fn)); }, py::is_operator())
+  cls.def(py_name, [](const Tensor& a, py::handle b) { return fn(a, operand(b, a, #fn)); }, py::is_operator())
 #define PCP_RBINOP(py_name, fn) \
-  cls.def(py_name, [](const Tensor& a, py::handle b) { return fn(to_tensor(b, #fn), a); }, py::is_operator())
+  cls.def(py_name, [](const Tensor& a, py::handle b) { return fn(operand(b, a, #fn), a); }, py::is_operator())
   PCP_BINOP("__add__", add);
   PCP_RBINOP("__radd__", add);
   PCP_BINOP("__sub__", sub);

@@ -132,7 +132,7 @@ std::vector<Tensor> mask_to_indices(const Tensor& mask, const Shape& shape, int 
     if (dim + i >= int(shape.size()) || shape[dim + i] != mask.shape()[i])
       fail<IndexError>("index: boolean index of shape ", shape_str(mask.shape()),
                        " does not match the indexed dimensions of shape ", shape_str(shape), " at axis ", dim);
-  Tensor m = contiguous(mask);
+  Tensor m = contiguous(mask.host_copy());  // a GPU mask is read back: its count is the result's shape
   const bool* p = m.data<bool>();
   int64_t count = 0;
   for (int64_t i = 0; i < m.numel(); ++i) count += p[i];
@@ -181,7 +181,7 @@ Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src,
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
   if (!is_integral(indices.dtype()))
     fail<TypeError>("one_hot: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
-  Tensor classes = arange(0, double(num_classes), 1, DType::Int64);
+  Tensor classes = to_device(arange(0, double(num_classes), 1, indices.dtype()), indices.device());
   return astype(eq(unsqueeze(indices, -1), classes), dtype);
 }
 

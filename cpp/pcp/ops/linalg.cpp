@@ -83,6 +83,14 @@ class Matmul : public Primitive {
   // One dispatch covers the two innermost batch dimensions (a stride per operand for each);
   // further outer batch dimensions, rare in practice, loop here.
   Tensor forward_gpu(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K) {
+    const bool half = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16;
+    if (half && !gpu::tensor_core_matmul(a, out, N)) {
+      // float16/bfloat16 without tensor-core kernels: the float32 kernel on widened copies.
+      Tensor wide = Tensor::empty(out.shape(), DType::Float32, out.device());
+      forward_gpu(astype(a, DType::Float32), astype(b, DType::Float32), wide, M, N, K);
+      gpu::cast(wide, out);
+      return out;
+    }
     auto batch_stride = [&](const Tensor& t, size_t d) {
       const size_t lead = batch_.size() - (t.ndim() - 2);
       return d < lead || t.shape()[d - lead] == 1 ? int64_t(0) : t.strides()[d - lead];

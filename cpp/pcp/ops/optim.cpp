@@ -53,7 +53,7 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
   const float bc1 = float(1.0 - std::pow(c.beta1, double(step))), bc2 = float(1.0 - std::pow(c.beta2, double(step)));
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].device().is_gpu()) {
-      gpu::adam(params[i], grads[i], m[i], v[i], float(c.lr), float(c.beta1), float(c.beta2), float(c.eps),
+      gpu::adam(params[i], grads[i], m[i], v[i], float(c.lr), c.beta1, c.beta2, float(c.eps),
                 float(c.weight_decay), bc1, bc2, c.decoupled);
       continue;
     }

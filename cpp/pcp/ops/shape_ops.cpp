@@ -422,8 +422,8 @@ static Tensor triangle(const Tensor& x, int64_t k, bool lower, const char* op) {
   Tensor rows = reshape(arange(0, double(n), 1, DType::Int64), {n, 1});
   Tensor cols = reshape(arange(0, double(m), 1, DType::Int64), {1, m});
   Tensor diff = sub(cols, rows);  // j - i
-  Tensor mask = lower ? le(diff, weak_scalar_int(k)) : ge(diff, weak_scalar_int(k));
-  return where(mask, x, zeros({}, x.dtype()));
+  Tensor mask = lower ? le(diff, weak_scalar_int(k)) : ge(diff, weak_scalar_int(k));  // built on the host
+  return where(to_device(mask, x.device()), x, to_device(zeros({}, x.dtype()), x.device()));
 }
 
 Tensor tril(const Tensor& x, int64_t k) { return triangle(x, k, true, "tril"); }

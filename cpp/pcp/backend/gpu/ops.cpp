@@ -46,16 +46,36 @@ uint32_t type_code(const char* op, const Tensor& t) {
     case DType::Float32: return 0;
     case DType::Int32: return 1;
     case DType::Bool: return 2;
+    case DType::Float16: return 3;
+    case DType::BFloat16: return 4;
     default:
       fail<NotImplementedError>(op, ": ", dtype_name(t.dtype()), " is not supported on ", t.device().str(),
-                                " yet (float32, int32 and bool)");
+                                " yet (float32, float16, bfloat16, int32 and bool)");
   }
 }
 
-// Kernels that write bools fill whole 32-bit words: a contiguous result starting on a word.
-void require_word_aligned(const char* op, const Tensor& out) {
-  if (!out.is_contiguous() || out.offset() % 4)
-    fail<NotImplementedError>(op, ": bool results on the GPU must be contiguous and start on a 4-byte boundary");
+// Elements of `t` per 32-bit word: 4 bools, 2 float16/bfloat16, 1 otherwise.
+int64_t per_word(const Tensor& t) { return 4 / int64_t(t.itemsize()); }
+
+// Whether a result fills whole 32-bit words, as the kernels that write bools whole words need.
+bool word_aligned(const Tensor& out) { return out.is_contiguous() && out.offset() % per_word(out) == 0; }
+
+// float16 and bfloat16 run the float32 kernels, as the CPU does: inputs are widened into float32
+// copies, the kernel computes in float32 and the result is rounded once into the 16-bit output.
+bool is_half(const Tensor& t) { return t.defined() && (t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16); }
+
+Tensor widened(const Tensor& t) {
+  if (!is_half(t)) return t;
+  Tensor f = Tensor::empty(t.shape(), DType::Float32, t.device());
+  cast(t, f);
+  return f;
+}
+
+// A float32 stand-in for a 16-bit result (the result itself otherwise); narrow() rounds it back.
+Tensor f32_like(const Tensor& out) { return is_half(out) ? Tensor::empty(out.shape(), DType::Float32, out.device()) : out; }
+
+void narrow(const Tensor& f32, const Tensor& out) {
+  if (is_half(out)) cast(f32, out);
 }
 
 // Shape and per-operand strides with unit dims dropped and mergeable neighbours merged.
@@ -146,6 +166,11 @@ Tensor to_device(const Tensor& x, Device device) {
 }
 
 void fill(const Tensor& out, double value) {
+  if (out.dtype() == DType::Bool || is_half(out)) {  // sub-word elements: through a cast
+    Tensor full = Tensor::empty(out.shape(), out.dtype() == DType::Bool ? DType::Int32 : DType::Float32, out.device());
+    fill(full, out.dtype() == DType::Bool ? double(value != 0) : value);
+    return cast(full, out);
+  }
   uint32_t bits;
   if (out.dtype() == DType::Float32) {
     float f = float(value);
@@ -154,24 +179,25 @@ void fill(const Tensor& out, double value) {
     bits = uint32_t(int32_t(value));
   } else {
     fail<NotImplementedError>("full: ", dtype_name(out.dtype()), " tensors cannot be created on ", out.device().str(),
-                              " yet (float32 and int32 only)");
+                              " yet (float32, float16, bfloat16, int32 and bool only)");
   }
   struct { uint32_t n, offset, value; } p{u32(out.numel(), "size"), u32(out.offset(), "offset"), bits};
   if (out.numel()) launch(out, "fill", {buffer_of(out)}, p, out.numel());
 }
 
 void copy(const Tensor& x, const Tensor& out) {
-  if (x.dtype() == DType::Bool && out.dtype() == DType::Bool && out.is_contiguous() && out.offset() % 4 == 0)
-    return cast(x, out);
-  if (x.itemsize() != 4 || x.dtype() != out.dtype())
+  if (x.dtype() != out.dtype() || (x.itemsize() != 4 && x.itemsize() != 2 && x.dtype() != DType::Bool))
     fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
-                              " yet (32-bit types only)");
+                              " yet (32-bit, 16-bit and bool only)");
   if (!out.numel()) return;
-  if (vec4_aligned(x, out)) {
-    struct { uint32_t n4, in_off4, out_off4; } p{
-        u32(out.numel() / 4, "size"), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset")};
-    return launch(x, "copy4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
+  const int64_t w = per_word(x);  // elements per 32-bit word; copy4 moves 4 words at a time
+  if (x.is_contiguous() && out.is_contiguous() && x.offset() % (4 * w) == 0 && out.offset() % (4 * w) == 0 &&
+      out.numel() % (4 * w) == 0) {
+    struct { uint32_t n4, in_off4, out_off4; } p{u32(out.numel() / (4 * w), "size"), u32(x.offset() / (4 * w), "offset"),
+                                               u32(out.offset() / (4 * w), "offset")};
+    return launch(x, "copy4", {buffer_of(x), buffer_of(out)}, p, out.numel() / (4 * w));
   }
+  if (w > 1) return cast(x, out);  // sub-word elements: merged into their words
   Layout l = layout("copy", x.shape(), {x.strides(), out.strides()});
   struct {
     uint32_t n, ndim, in_off, out_off, shape[kMaxDims];
@@ -182,6 +208,11 @@ void copy(const Tensor& x, const Tensor& out) {
 }
 
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
+  if (is_half(x)) {
+    Tensor o = f32_like(out);
+    unary(op, widened(x), o);
+    return narrow(o, out);
+  }
   require_f32("unary op", x);
   if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
   if (!out.numel()) return;
@@ -201,6 +232,11 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.dtype() == DType::Bool) return compare(op, a, b, out);
+  if (is_half(a) || is_half(b)) {
+    Tensor o = f32_like(out);
+    binary(op, widened(a), widened(b), o);
+    return narrow(o, out);
+  }
   require_f32("binary op", a);
   if (!out.numel()) return;
   const int64_t pa = vec4_period(a, out.shape()), pb = vec4_period(b, out.shape());
@@ -222,9 +258,14 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
 }
 
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (is_half(a) || is_half(b)) return compare(op, widened(a), widened(b), out);
   const uint32_t type = type_code("comparison", a);
-  require_word_aligned("comparison", out);
   if (!out.numel()) return;
+  if (!word_aligned(out)) {  // the kernel writes whole words: compare into one, then copy
+    Tensor words = Tensor::empty(out.shape(), DType::Bool, out.device());
+    compare(op, a, b, words);
+    return cast(words, out);
+  }
   Layout l = layout("comparison", out.shape(),
                     {cpu::broadcast_strides(a, out.shape()), cpu::broadcast_strides(b, out.shape())});
   struct {
@@ -237,6 +278,11 @@ void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
 }
 
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (is_half(out)) {
+    Tensor o = f32_like(out);
+    where(cond, widened(a), widened(b), o);
+    return narrow(o, out);
+  }
   if (cond.dtype() != DType::Bool || a.itemsize() != 4)
     fail<NotImplementedError>("where: ", dtype_name(a.dtype()), " values are not supported on ", a.device().str(),
                               " yet (32-bit types only)");
@@ -255,18 +301,24 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
 
 void cast(const Tensor& x, const Tensor& out) {
   const uint32_t src = type_code("astype", x), dst = type_code("astype", out);
-  if (dst == 2) require_word_aligned("astype", out);
   if (!out.numel()) return;
-  Layout l = layout("astype", x.shape(), {x.strides()});
+  const bool packed = word_aligned(out);
+  Layout l = layout("astype", x.shape(), {x.strides(), out.strides()});
   struct {
-    uint32_t n, ndim, in_off, out_off, src, dst, shape[kMaxDims];
-    int32_t strides[kMaxDims];
-  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), src, dst, {}, {}};
-  put_dims(l, p.shape, {p.strides});
-  launch(x, "cast", {buffer_of(x), buffer_of(out)}, p, (x.numel() + 3) / 4);
+    uint32_t n, ndim, in_off, out_off, src, dst, packed, shape[kMaxDims];
+    int32_t in_strides[kMaxDims], out_strides[kMaxDims];
+  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), src, dst, packed,
+      {}, {}, {}};
+  put_dims(l, p.shape, {p.in_strides, p.out_strides});
+  launch(x, "cast", {buffer_of(x), buffer_of(out)}, p, packed ? (x.numel() + 3) / 4 : x.numel());
 }
 
 void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
+  if (is_half(x)) {
+    Tensor o = f32_like(out);
+    gpu::reduce(op, widened(x), O, R, I, o);
+    return narrow(o, out);
+  }
   require_f32("reduction", x);
   const bool arg = op == cpu::ReduceOp::ArgMax || op == cpu::ReduceOp::ArgMin;
   if (arg && out.dtype() != DType::Int64) fail<ValueError>("argmax/argmin: the result must be int64");
@@ -302,22 +354,31 @@ void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, 
   run(partial, out, out_off);
 }
 
+bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N) {
+  if (!is_half(a) || N % 2 || out.offset() % 2) return false;  // the kernels write pairs of results
+  const DeviceInfo info = rt().device_info(a.device().index);
+  return a.dtype() == DType::Float16 ? info.tensor_core_f16 : info.tensor_core_bf16;
+}
+
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
             const MatmulBatch& bt) {
-  require_f32("matmul", a);
+  if (is_half(a) && !tensor_core_matmul(a, out, N))
+    fail<NotImplementedError>("matmul: ", dtype_name(a.dtype()), " needs tensor-core kernels on ", a.device().str(),
+                              " (widen to float32 where tensor_core_matmul() is false)");
+  if (!is_half(a)) require_f32("matmul", a);
   if (out.numel() == 0) return;
   if (K == 0) return fill(out, 0.0);
   // 128 x 128 tiles (matmul128.comp) pay off only with many tiles and a deep K (measured on an
   // H200 at GPT shapes); otherwise 64 x 64 (matmul.comp) keeps more workgroups busy.
   const int64_t batch = bt.outer * bt.inner;
-  const int64_t tile = ((M + 127) / 128) * ((N + 127) / 128) * batch >= 1024 && K >= 256 ? 128 : 64;
+  const int64_t tile = is_half(a) || (((M + 127) / 128) * ((N + 127) / 128) * batch >= 1024 && K >= 256) ? 128 : 64;
   const int64_t tiles_n = (N + tile - 1) / tile;
   const int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
   const Strides &sa = a.strides(), &sb = b.strides();
   // Few output tiles over a long K (a weight gradient, X^T @ dY) leave most of the GPU idle: split
   // K into S equal slices computed as a batch of S products, then sum them in a fixed order.
   constexpr int64_t kFillTiles = 512, kMinSlice = 512;
-  if (batch == 1 && tiles < kFillTiles / 2 && K >= 2 * kMinSlice) {
+  if (!is_half(a) && batch == 1 && tiles < kFillTiles / 2 && K >= 2 * kMinSlice) {
     int64_t S = std::min((kFillTiles + tiles - 1) / tiles, K / kMinSlice);
     while (S > 1 && K % S) --S;
     if (S > 1) {
@@ -338,7 +399,11 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
       int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
-  rt().dispatch(a.device().index, tile == 128 ? "matmul128" : "matmul", {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
+  const char* kernel = a.dtype() == DType::Float16    ? "matmul_coop_f16"
+                       : a.dtype() == DType::BFloat16 ? "matmul_coop_bf16"
+                       : tile == 128                  ? "matmul128"
+                                                      : "matmul";
+  rt().dispatch(a.device().index, kernel, {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
                 uint32_t(std::min<int64_t>(tiles, 65535)));
 }
 
@@ -369,6 +434,11 @@ Tensor upload_indices(const Tensor& idx, Device device) {
 }  // namespace
 
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
+  if (is_half(x)) {
+    Tensor o = f32_like(y);
+    softmax(widened(x), o, log, causal_T);
+    return narrow(o, y);
+  }
   require_f32("softmax", x);
   const int64_t n = x.shape().back(), rows = rows_of(x);
   struct { uint32_t rows, n, x_off, y_off, log, causal, T; } p{
@@ -378,6 +448,11 @@ void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
 }
 
 void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
+  if (is_half(y)) {
+    Tensor o = f32_like(gx);
+    softmax_backward(widened(y), widened(g), o, log);
+    return narrow(o, gx);
+  }
   require_f32("softmax_backward", y);
   const int64_t n = y.shape().back(), rows = rows_of(y);
   struct { uint32_t rows, n, y_off, g_off, gx_off, log; } p{
@@ -388,6 +463,11 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
 
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps) {
+  if (is_half(x)) {
+    Tensor o = f32_like(y);
+    layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps);
+    return narrow(o, y);
+  }
   require_f32("layer_norm", x);
   const int64_t n = x.shape().back(), rows = rows_of(x);
   struct {
@@ -404,6 +484,11 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
                          const Tensor& packed) {
+  if (is_half(x)) {
+    Tensor o = f32_like(packed);
+    layer_norm_backward(widened(x), widened(w), widened(g), mean, rstd, o);
+    return narrow(o, packed);
+  }
   require_f32("layer_norm_backward", x);
   const int64_t n = x.shape().back(), rows = rows_of(x);
   Buffer* xb = buffer_of(x);
@@ -424,6 +509,11 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
 }
 
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse) {
+  if (is_half(logits)) {
+    Tensor o = f32_like(loss);
+    cross_entropy(widened(logits), targets, ignore, o, lse);
+    return narrow(o, loss);
+  }
   require_f32("cross_entropy", logits);
   const int64_t C = logits.shape().back(), rows = rows_of(logits);
   Tensor t = upload_indices(targets, logits.device());
@@ -436,6 +526,11 @@ void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, 
 
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
                             const Tensor& g, const Tensor& gx) {
+  if (is_half(logits)) {
+    Tensor o = f32_like(gx);
+    cross_entropy_backward(widened(logits), targets, ignore, lse, widened(g), o);
+    return narrow(o, gx);
+  }
   require_f32("cross_entropy_backward", logits);
   const int64_t C = logits.shape().back();
   Tensor t = upload_indices(targets, logits.device());
@@ -448,6 +543,11 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
 }
 
 void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out) {
+  if (is_half(x)) {
+    Tensor o = f32_like(out);
+    gather(widened(x), idx, N, I, o);
+    return narrow(o, out);
+  }
   if (x.itemsize() != 4)
     fail<NotImplementedError>("take: ", dtype_name(x.dtype()), " is not supported on ", x.device().str(),
                               " yet (32-bit types only)");
@@ -460,6 +560,11 @@ void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tens
 }
 
 void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out) {
+  if (is_half(src)) {
+    Tensor o = f32_like(out);
+    scatter_add(widened(src), idx, N, I, o);
+    return narrow(o, out);
+  }
   require_f32("scatter_add", src);
   if (!out.numel()) return;
   // Counting sort of the positions by index: plan = [segment starts (N + 1) | positions].
@@ -478,6 +583,11 @@ void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, con
 }
 
 void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
+  if (is_half(x)) {
+    Tensor o = f32_like(out);
+    dropout(widened(x), o, prob, scale, key, start);
+    return narrow(o, out);
+  }
   require_f32("dropout", x);
   if (!out.numel()) return;
   struct {
@@ -488,20 +598,24 @@ void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64
   launch(x, "dropout", {buffer_of(x), buffer_of(out)}, p, (x.numel() + 3) / 4);
 }
 
-void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, float lr, float b1, float b2,
+void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, float lr, double b1, double b2,
           float eps, float wd, float bc1, float bc2, bool decoupled) {
+  require_f32("adam", p);
+  require_f32("adam", g);
   if (!p.numel()) return;
   struct {
     uint32_t n, p_off, g_off, m_off, v_off, decoupled;
     float lr, b1, b2, omb1, omb2, eps, wd, inv_bc1, inv_sqrt_bc2;
   } q{u32(p.numel(), "size"), u32(p.offset(), "offset"), u32(g.offset(), "offset"), u32(m.offset(), "offset"),
-      u32(v.offset(), "offset"), decoupled, lr, b1, b2, 1.0f - b1, 1.0f - b2, eps, wd, 1.0f / bc1,
+      u32(v.offset(), "offset"), decoupled, lr, float(b1), float(b2), float(1.0 - b1), float(1.0 - b2), eps, wd, 1.0f / bc1,
       1.0f / std::sqrt(bc2)};
   launch(p, "adam", {buffer_of(p), buffer_of(g), buffer_of(m), buffer_of(v)}, q, p.numel());
 }
 
 void sgd(const Tensor& p, const Tensor& g, const Tensor& buf, float lr, float momentum, float dampening, float wd,
          bool nesterov, bool first_step) {
+  require_f32("sgd", p);
+  require_f32("sgd", g);
   if (!p.numel()) return;
   struct {
     uint32_t n, p_off, g_off, b_off, has_momentum, nesterov, first_step;

@@ -12,8 +12,7 @@ namespace pcp::gpu {
 Tensor to_device(const Tensor& x, Device device);
 // out (contiguous, on a GPU) = value.
 void fill(const Tensor& out, double value);
-// out = x elementwise; both may be strided views (same device and dtype: 32-bit, or bool into a
-// contiguous result).
+// out = x elementwise; both may be strided views (same device and dtype).
 void copy(const Tensor& x, const Tensor& out);
 void unary(UnaryOp op, const Tensor& x, const Tensor& out);
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);  // compare() for bool out
@@ -22,7 +21,7 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);  
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
 // out (contiguous) = cond ? a : b with broadcasting; cond bool, a and b of one 32-bit dtype.
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
-// out (contiguous) = x converted, between float32, int32 and bool.
+// out = x converted, between float32, float16, bfloat16, int32 and bool; both may be strided.
 void cast(const Tensor& x, const Tensor& out);
 // Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
 void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
@@ -33,7 +32,9 @@ struct MatmulBatch {
   int64_t a_outer = 0, b_outer = 0, a_inner = 0, b_inner = 0;
 };
 // out[i] (M x N, contiguous) = a[i] @ b[i] over the batch entries in row-major order; a and b
-// are (M, K) and (K, N) with any row/column strides.
+// are (M, K) and (K, N) with any row/column strides. float32, or float16/bfloat16 where
+// tensor_core_matmul() says so (the caller widens them to float32 elsewhere).
+bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N);
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
             const MatmulBatch& batch);
 
@@ -62,7 +63,8 @@ void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, con
 void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start);
 
 // In-place optimizer updates of one contiguous float32 parameter (see pcp/ops/optim.h).
-void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, float lr, float b1, float b2,
+// b1, b2 in double: 1 - b is computed before rounding (1 - float(0.999) is 1.3e-5 off).
+void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, float lr, double b1, double b2,
           float eps, float wd, float bc1, float bc2, bool decoupled);
 void sgd(const Tensor& p, const Tensor& g, const Tensor& buf, float lr, float momentum, float dampening, float wd,
          bool nesterov, bool first_step);

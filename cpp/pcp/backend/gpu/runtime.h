@@ -28,7 +28,9 @@ struct Buffer;
 struct DeviceInfo {
   std::string name;        // e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
   uint64_t memory_bytes;   // device-local memory
-  bool cooperative_matrix;  // VK_KHR_cooperative_matrix / simdgroup matrices
+  // Tensor-core matmuls (metal/coop/, Vulkan only): VK_KHR_cooperative_matrix 16x16x16 products
+  // of float16 / bfloat16 with float32 accumulation, and the kernel built in.
+  bool tensor_core_f16 = false, tensor_core_bf16 = false;
 };
 
 class Runtime {

@@ -262,7 +262,6 @@ class MetalRuntime : public Runtime {
       const NS::String* name = m->name();
       d->info.name = name && name->utf8String() ? name->utf8String() : "Metal device";
       d->info.memory_bytes = m->recommendedMaxWorkingSetSize();
-      d->info.cooperative_matrix = m->supportsFamily(MTL::GPUFamilyApple7);  // simdgroup matrices (M1 and later)
       devices_.push_back(std::move(d));
     }
     if (devices_.empty()) throw std::runtime_error("no Metal device found");

@@ -37,7 +37,8 @@ namespace {
 #define PCP_VK_INSTANCE_FNS(X)                                                                      \
   X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)              \
   X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkGetPhysicalDeviceMemoryProperties)               \
-  X(vkCreateDevice) X(vkEnumerateDeviceExtensionProperties)
+  X(vkCreateDevice) X(vkEnumerateDeviceExtensionProperties) X(vkGetPhysicalDeviceProperties2)           \
+  X(vkGetPhysicalDeviceFeatures2)
 #define PCP_VK_DEVICE_FNS(X)                                                                        \
   X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)                       \
   X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory)       \
@@ -64,6 +65,31 @@ struct Fns {
 void check(VkResult r, const char* what) {
   if (r != VK_SUCCESS) fail<RuntimeError>("vulkan: ", what, " failed (VkResult ", int(r), ")");
 }
+
+// VK_KHR_cooperative_matrix and VK_KHR_shader_bfloat16, declared here with the registry's values
+// because the Vulkan headers of older distributions (Debian 12: 1.3.239) predate them.
+struct CoopMatrixProperties {  // VkCooperativeMatrixPropertiesKHR
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MSize, NSize, KSize;
+  int32_t AType, BType, CType, ResultType;  // VkComponentTypeKHR
+  VkBool32 saturatingAccumulation;
+  int32_t scope;  // VkScopeKHR
+};
+struct CoopMatrixFeatures {  // VkPhysicalDeviceCooperativeMatrixFeaturesKHR
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;
+};
+struct Bfloat16Features {  // VkPhysicalDeviceShaderBfloat16FeaturesKHR
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type, shaderBFloat16DotProduct, shaderBFloat16CooperativeMatrix;
+};
+using PFN_GetCoopMatrixProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopMatrixProperties*);
+constexpr auto kCoopMatrixFeatures = VkStructureType(1000506000), kCoopMatrixProperties = VkStructureType(1000506001),
+               kBfloat16Features = VkStructureType(1000141000);
+constexpr int32_t kFloat16 = 0, kFloat32 = 1, kBfloat16 = 1000141000, kScopeSubgroup = 3;
 
 constexpr uint32_t kMaxDispatchesPerSubmit = 512;
 constexpr uint32_t kMaxSetsPerPool = kMaxDispatchesPerSubmit;
@@ -318,7 +344,7 @@ class VulkanRuntime : public Runtime {
     f_.vkCreateInstance = reinterpret_cast<PFN_vkCreateInstance>(f_.vkGetInstanceProcAddr(nullptr, "vkCreateInstance"));
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "pcp";
-    app.apiVersion = VK_API_VERSION_1_1;
+    app.apiVersion = VK_API_VERSION_1_3;  // the most PCP uses; devices keep their own version
     VkInstanceCreateInfo ii{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ii.pApplicationInfo = &app;
     if (f_.vkCreateInstance(&ii, nullptr, &instance_) != VK_SUCCESS)
@@ -489,9 +515,11 @@ class VulkanRuntime : public Runtime {
     std::vector<VkExtensionProperties> exts(ne);
     f_.vkEnumerateDeviceExtensionProperties(p, nullptr, &ne, exts.data());
     d.info.name = pr.deviceName;
-    d.info.cooperative_matrix = std::any_of(exts.begin(), exts.end(), [](const VkExtensionProperties& e) {
-      return std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0;
-    });
+    auto has_ext = [&](const char* name) {
+      return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
+        return std::strcmp(e.extensionName, name) == 0;
+      });
+    };
     VkPhysicalDeviceMemoryProperties mp;
     f_.vkGetPhysicalDeviceMemoryProperties(p, &mp);
     d.info.memory_bytes = 0;
@@ -506,6 +534,55 @@ class VulkanRuntime : public Runtime {
     VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     di.queueCreateInfoCount = 1;
     di.pQueueCreateInfos = &qi;
+    // Tensor-core kernels (metal/coop/, SPIR-V 1.6): Vulkan 1.3, subgroups of 32, 16x16x16
+    // products with float32 accumulation, and the features they use enabled.
+    VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    CoopMatrixFeatures coop{kCoopMatrixFeatures};
+    Bfloat16Features bf16{kBfloat16Features};
+    std::vector<const char*> enable;
+    if (pr.apiVersion >= VK_API_VERSION_1_3 && has_ext("VK_KHR_cooperative_matrix")) {
+      VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+      VkPhysicalDeviceProperties2 pr2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
+      f_.vkGetPhysicalDeviceProperties2(p, &pr2);
+      const bool bf16_ext = has_ext("VK_KHR_shader_bfloat16");
+      coop.pNext = &v12;
+      if (bf16_ext) bf16.pNext = &coop;
+      VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, bf16_ext ? (void*)&bf16 : (void*)&coop};
+      f_.vkGetPhysicalDeviceFeatures2(p, &f2);
+      auto props = reinterpret_cast<PFN_GetCoopMatrixProperties>(
+          f_.vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+      uint32_t np = 0;
+      if (props && sub.subgroupSize == 32 && coop.cooperativeMatrix && v12.shaderFloat16 &&
+          props(p, &np, nullptr) == VK_SUCCESS) {
+        std::vector<CoopMatrixProperties> cp(np, CoopMatrixProperties{kCoopMatrixProperties});
+        props(p, &np, cp.data());
+        auto supports = [&](int32_t type) {
+          return std::any_of(cp.begin(), cp.end(), [&](const CoopMatrixProperties& c) {
+            return c.MSize == 16 && c.NSize == 16 && c.KSize == 16 && c.AType == type && c.BType == type &&
+                   c.CType == kFloat32 && c.ResultType == kFloat32 && c.scope == kScopeSubgroup;
+          });
+        };
+        d.info.tensor_core_f16 = find_kernel("matmul_coop_f16") && supports(kFloat16);
+        d.info.tensor_core_bf16 = find_kernel("matmul_coop_bf16") && bf16_ext && bf16.shaderBFloat16Type &&
+                                  bf16.shaderBFloat16CooperativeMatrix && supports(kBfloat16);
+      }
+      if (d.info.tensor_core_f16 || d.info.tensor_core_bf16) {
+        enable.push_back("VK_KHR_cooperative_matrix");
+        coop = {kCoopMatrixFeatures, &v12, VK_TRUE, VK_FALSE};
+        const bool memory_model = v12.vulkanMemoryModel;
+        v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+        v12.shaderFloat16 = VK_TRUE;
+        v12.vulkanMemoryModel = memory_model;
+        di.pNext = &coop;
+        if (d.info.tensor_core_bf16) {
+          enable.push_back("VK_KHR_shader_bfloat16");
+          bf16 = {kBfloat16Features, &coop, VK_TRUE, VK_FALSE, VK_TRUE};
+          di.pNext = &bf16;
+        }
+      }
+    }
+    di.enabledExtensionCount = uint32_t(enable.size());
+    di.ppEnabledExtensionNames = enable.data();
     if (f_.vkCreateDevice(p, &di, nullptr, &d.dev) != VK_SUCCESS) return false;
 // The loader's trampolines (from the instance) dispatch to the right driver for any device.
 #define PCP_LOAD_DEVICE(name) f_.name = reinterpret_cast<PFN_##name>(f_.vkGetInstanceProcAddr(instance_, #name));
