@@ -75,7 +75,7 @@ def rel_err(p, t):
     if isinstance(t, (list, tuple)):
         return max(rel_err(a, b) for a, b in zip(p, t))
     ref = t.detach().float()
-    got = torch.from_numpy(np.ascontiguousarray(p.numpy())).to(ref.device).reshape(ref.shape)
+    got = torch.from_numpy(np.ascontiguousarray(p.astype(pcp.float32).numpy())).to(ref.device).reshape(ref.shape)
     scale = ref.abs().max().item()
     return (got - ref).abs().max().item() / (scale if scale > 0 else 1.0)
 
@@ -188,6 +188,17 @@ def cases(args, pdev, tdev):
         pa, pb = to_pcp(ta, pdev), to_pcp(tb, pdev)
         return (lambda: pa @ pb), (lambda: ta @ tb), (lambda: rel_err(pa @ pb, ta @ tb))
     yield "matmul fp32", f"{M}x{M}x{M}", "TFLOP/s", 2 * M ** 3, matmul
+
+    # 16-bit matmuls (float32 accumulation): PCP's tensor-core kernels where the device and the
+    # build have them, against PyTorch's cuBLAS in the same dtype.
+    def half_matmul(dtype, tdtype):
+        def make():
+            ta, tb = randn(M, M).to(tdtype), randn(M, M).to(tdtype)
+            pa, pb = to_pcp(ta.float(), pdev).astype(dtype), to_pcp(tb.float(), pdev).astype(dtype)
+            return (lambda: pa @ pb), (lambda: ta @ tb), (lambda: rel_err(pa @ pb, ta @ tb))
+        return make
+    yield "matmul fp16", f"{M}x{M}x{M}", "TFLOP/s", 2 * M ** 3, half_matmul(pcp.float16, torch.float16)
+    yield "matmul bf16", f"{M}x{M}x{M}", "TFLOP/s", 2 * M ** 3, half_matmul(pcp.bfloat16, torch.bfloat16)
 
     # The matmuls of a GPT training step (shakespeare-char: B*T = 16384 rows, C = 384, 6 heads):
     # the MLP's forward, its two backward products (transposed operands), and attention's batch.
