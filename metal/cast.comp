@@ -24,7 +24,7 @@ uint converted(uint i) {
   float f;
   int v;
   if (p.src == T_F32) f = uintBitsToFloat(in_[k]);
-  else if (p.src == T_F16) f = unpackHalf2x16(HALF_OF(in_, k)).x;
+  else if (p.src == T_F16) f = f16_value(HALF_OF(in_, k));
   else if (p.src == T_BF16) f = uintBitsToFloat(HALF_OF(in_, k) << 16);
   else v = p.src == T_I32 ? int(in_[k]) : int(BYTE_OF(in_, k));
   if (from_float) v = int(f);

@@ -72,6 +72,15 @@ uint f16_bits(float f) {
   return sign | ((a + 0xFFFu + ((a >> 13) & 1u) - (112u << 23)) >> 13);
 }
 
+// float16 bits to float32, exactly (NaN payloads and signs kept, as the CPU; unpackHalf2x16
+// canonicalises NaNs on NVIDIA).
+float f16_value(uint h) {
+  const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0x1Fu) return uintBitsToFloat(sign | 0x7F800000u | (m << 13));
+  if (e == 0u) return (sign != 0u ? -1.0 : 1.0) * float(m) * 5.9604644775390625e-8;
+  return uintBitsToFloat(sign | ((e + 112u) << 23) | (m << 13));
+}
+
 uint bf16_bits(float f) {
   const uint u = floatBitsToUint(f);
   if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;  // quiet NaN

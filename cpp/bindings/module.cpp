@@ -86,6 +86,19 @@ PYBIND11_MODULE(_core, m) {
   }, "[(device, description)] for the CPU and every GPU");
   m.def("device", [](const std::string& name) { return parse_device(name).str(); }, py::arg("name"),
         "The canonical name of a device: 'gpu' -> 'vulkan:0'; a ValueError when it does not exist");
+  m.def("gpu_info", [](const std::string& name) {
+    const Device d = parse_device(name);
+    if (!d.is_gpu()) fail<ValueError>("gpu_info: ", d.str(), " is not a GPU");
+    const gpu::DeviceInfo info = gpu::runtime()->device_info(d.index);
+    py::dict out;
+    out["name"] = info.name;
+    out["api"] = gpu::runtime()->api();
+    out["memory_bytes"] = info.memory_bytes;
+    out["tensor_core_float16"] = info.tensor_core_f16;
+    out["tensor_core_bfloat16"] = info.tensor_core_bf16;
+    out["tensor_core_note"] = info.tensor_core_note;
+    return out;
+  }, py::arg("device") = "gpu", "What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not)");
   m.def("gpu_unavailable_reason", [] { return gpu::runtime() ? std::string() : gpu::unavailable_reason(); });
   m.def("set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
         py::arg("device"), "Device for creation functions called without device=");

@@ -29,7 +29,7 @@ from ._core import (  # noqa: F401
 from . import random  # noqa: F401
 from ._autograd import no_grad, enable_grad, grad, value_and_grad  # noqa: F401
 from ._tensor import tensor, devices, device  # noqa: F401
-from ._core import set_default_device, get_default_device, synchronize, to_device  # noqa: F401
+from ._core import set_default_device, get_default_device, synchronize, to_device, gpu_info  # noqa: F401
 
 bool_ = DType.bool
 int32 = DType.int32

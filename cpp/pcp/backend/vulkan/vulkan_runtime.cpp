@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "pcp/backend/gpu/runtime.h"
@@ -540,7 +541,11 @@ class VulkanRuntime : public Runtime {
     CoopMatrixFeatures coop{kCoopMatrixFeatures};
     Bfloat16Features bf16{kBfloat16Features};
     std::vector<const char*> enable;
-    if (pr.apiVersion >= VK_API_VERSION_1_3 && has_ext("VK_KHR_cooperative_matrix")) {
+    d.info.tensor_core_note = !find_kernel("matmul_coop_f16") ? "not built (glslc without GL_KHR_cooperative_matrix)"
+                              : pr.apiVersion < VK_API_VERSION_1_3 ? "the device is older than Vulkan 1.3"
+                              : !has_ext("VK_KHR_cooperative_matrix") ? "no VK_KHR_cooperative_matrix"
+                                                                      : "";
+    if (d.info.tensor_core_note.empty()) {
       VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
       VkPhysicalDeviceProperties2 pr2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
       f_.vkGetPhysicalDeviceProperties2(p, &pr2);
@@ -552,8 +557,13 @@ class VulkanRuntime : public Runtime {
       auto props = reinterpret_cast<PFN_GetCoopMatrixProperties>(
           f_.vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
       uint32_t np = 0;
-      if (props && sub.subgroupSize == 32 && coop.cooperativeMatrix && v12.shaderFloat16 &&
-          props(p, &np, nullptr) == VK_SUCCESS) {
+      d.info.tensor_core_note = !props                    ? "no vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"
+                                : sub.subgroupSize != 32  ? "subgroups of " + std::to_string(sub.subgroupSize) + ", not 32"
+                                : !coop.cooperativeMatrix ? "cooperativeMatrix feature off"
+                                : !v12.shaderFloat16      ? "shaderFloat16 feature off"
+                                : props(p, &np, nullptr) != VK_SUCCESS ? "no cooperative matrix properties"
+                                                                       : "";
+      if (d.info.tensor_core_note.empty()) {
         std::vector<CoopMatrixProperties> cp(np, CoopMatrixProperties{kCoopMatrixProperties});
         props(p, &np, cp.data());
         auto supports = [&](int32_t type) {
@@ -565,6 +575,14 @@ class VulkanRuntime : public Runtime {
         d.info.tensor_core_f16 = find_kernel("matmul_coop_f16") && supports(kFloat16);
         d.info.tensor_core_bf16 = find_kernel("matmul_coop_bf16") && bf16_ext && bf16.shaderBFloat16Type &&
                                   bf16.shaderBFloat16CooperativeMatrix && supports(kBfloat16);
+        if (!d.info.tensor_core_f16) d.info.tensor_core_note = "no 16x16x16 float16 product into float32";
+        else if (!d.info.tensor_core_bf16) d.info.tensor_core_note = "float16 only (bfloat16: kernel or device lacks it)";
+        for (const CoopMatrixProperties& c : cp)  // what the device offers, for that note
+          if (!d.info.tensor_core_f16)
+            d.info.tensor_core_note += "; offers " + std::to_string(c.MSize) + "x" + std::to_string(c.NSize) + "x" +
+                                       std::to_string(c.KSize) + " types " + std::to_string(c.AType) + "," +
+                                       std::to_string(c.CType) + "," + std::to_string(c.ResultType) + " scope " +
+                                       std::to_string(c.scope);
       }
       if (d.info.tensor_core_f16 || d.info.tensor_core_bf16) {
         enable.push_back("VK_KHR_cooperative_matrix");
