@@ -1,8 +1,10 @@
 // Batched float16/bfloat16 matmul on tensor cores (VK_KHR_cooperative_matrix) with float32
 // accumulation: C[b] = A[b] @ B[b], rounded once to ELEM. Included by matmul_coop_f16.comp and
-// matmul_coop_bf16.comp, which define ELEM and enable its extension. Same push constants as
+// matmul_coop_bf16.comp, which define ELEM, LOW_HALF / HIGH_HALF (the two ELEMs of a 32-bit word)
+// and ROUND (float32 to ELEM bits), and enable ELEM's extension. Same push constants as
 // matmul_tiled.glsl; C must be contiguous with an even N and c_off (two results per 32-bit word).
 //
+// Correct on an H200 but slow there (about 35 TFLOP/s, 1/20 of cuBLAS); why is not known yet.
 // A workgroup of 8 subgroups of 32 computes a 128 x 128 tile of C; subgroup w owns rows
 // 64 (w / 4) .. +64 and columns 32 (w % 4) .. +32: 4 x 2 accumulators of 16 x 16. K advances 32 at
 // a time through two shared-memory buffers (loads of the next panel overlap the math on this
@@ -12,6 +14,7 @@
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require  // [[unroll]]: accumulators stay in registers
 #include "../common.glsl"
 layout(std430, set = 0, binding = 1) readonly buffer A { uint a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer A4 { uvec4 a4[]; };
@@ -31,16 +34,24 @@ layout(push_constant) uniform Params {
 #define BN 128
 #define BK 32
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-// Panel rows in uvec4s (8 elements), padded by one against bank conflicts.
-const uint ROW_K = BK / 8 + 1, ROW_MN = BM / 8 + 1, PANEL = BM * ROW_K;
-shared uvec4 As[2][PANEL];
-shared uvec4 Bs[2][PANEL];
-shared float scratch[8][256];
+// Panel rows in elements, padded by 8 against bank conflicts. Shared memory holds ELEM itself:
+// cooperative loads of the matrix's own type are the fast ones (NVIDIA).
+const uint ROW_K = BK + 8, ROW_MN = BM + 8, PANEL = BM * ROW_K;
+shared ELEM As[2 * PANEL];  // two panels, one flat array (coopMatLoad reads at an offset)
+shared ELEM Bs[2 * PANEL];
+
+// Stores 8 elements (two per word of v) at element `at` of a panel.
+#define STORE8(panel, at, v)                                             \
+  [[unroll]] for (uint h = 0; h < 4; ++h) {                              \
+    panel[(at) + 2 * h] = LOW_HALF(v[h]);                                \
+    panel[(at) + 2 * h + 1] = HIGH_HALF(v[h]);                           \
+  }
+shared float scratch[8 * 256];  // a 16 x 16 accumulator per subgroup
 
 // 8 elements starting at element e, stepping `step`, the first `valid` of them real (0 after).
 uvec4 gather8(bool is_a, int e, int step, uint valid) {
   uint h[8];
-  for (uint j = 0; j < 8; ++j) {
+  [[unroll]] for (uint j = 0; j < 8; ++j) {
     const uint k = uint(e + int(j) * step);
     h[j] = j < valid ? (is_a ? HALF_OF(a, k) : HALF_OF(b, k)) : 0u;
   }
@@ -64,13 +75,13 @@ void main() {
     const int abase = int(p.a_off) + int(bi / p.inner) * p.a_outer + int(bi % p.inner) * p.a_batch;
     const int bbase = int(p.b_off) + int(bi / p.inner) * p.b_outer + int(bi % p.inner) * p.b_batch;
     ACC acc[4][2];
-    for (uint i = 0; i < 4; ++i)
-      for (uint j = 0; j < 2; ++j) acc[i][j] = ACC(0.0);
+    [[unroll]] for (uint i = 0; i < 4; ++i)
+      [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = ACC(0.0);
 
     // Each invocation stages 2 chunks of A and 2 of B per panel (512 chunks each).
     uvec4 ra[2], rb[2];
     #define LOAD_PANEL(k0)                                                                              \
-      for (uint s = 0; s < 2; ++s) {                                                                    \
+      [[unroll]] for (uint s = 0; s < 2; ++s) {                                                                    \
         const uint q = lid + 256 * s;                                                                   \
         /* A chunk: 8 along k of row r (k-major), or 8 along m of column k */                           \
         const uint r = a_kmaj ? q / 4 : (q % 16) * 8, ka = a_kmaj ? (q % 4) * 8 : q / 16;               \
@@ -86,50 +97,50 @@ void main() {
         rb[s] = b_fast ? (vb > 0u ? b4[eb / 8] : uvec4(0)) : gather8(false, eb, b_kmaj ? p.rsb : p.csb, vb); \
       }
     #define STORE_PANEL(buf)                                                                            \
-      for (uint s = 0; s < 2; ++s) {                                                                    \
+      [[unroll]] for (uint s = 0; s < 2; ++s) {                                                                    \
         const uint q = lid + 256 * s;                                                                   \
-        As[buf][a_kmaj ? (q / 4) * ROW_K + q % 4 : (q / 16) * ROW_MN + q % 16] = ra[s];                 \
-        Bs[buf][b_kmaj ? (q / 4) * ROW_K + q % 4 : (q / 16) * ROW_MN + q % 16] = rb[s];                 \
+        STORE8(As, (buf) * PANEL + (a_kmaj ? (q / 4) * ROW_K + (q % 4) * 8 : (q / 16) * ROW_MN + (q % 16) * 8), ra[s]) \
+        STORE8(Bs, (buf) * PANEL + (b_kmaj ? (q / 4) * ROW_K + (q % 4) * 8 : (q / 16) * ROW_MN + (q % 16) * 8), rb[s]) \
       }
     LOAD_PANEL(0)
     STORE_PANEL(0)
     barrier();
     const uint panels = (p.K + BK - 1) / BK;
     for (uint kt = 0; kt < panels; ++kt) {
-      const uint cur = kt & 1;
+      const uint cur = (kt & 1) * PANEL;
       if (kt + 1 < panels) LOAD_PANEL((kt + 1) * BK)
-      for (uint ks = 0; ks < BK; ks += 16) {
+      [[unroll]] for (uint ks = 0; ks < BK; ks += 16) {
         coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[4];
         coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb[2];
-        for (uint i = 0; i < 4; ++i) {
+        [[unroll]] for (uint i = 0; i < 4; ++i) {
           const uint m = wm + 16 * i;
-          if (a_kmaj) coopMatLoad(fa[i], As[cur], m * ROW_K + ks / 8, ROW_K, gl_CooperativeMatrixLayoutRowMajor);
-          else coopMatLoad(fa[i], As[cur], ks * ROW_MN + m / 8, ROW_MN, gl_CooperativeMatrixLayoutColumnMajor);
+          if (a_kmaj) coopMatLoad(fa[i], As, cur + m * ROW_K + ks, ROW_K, gl_CooperativeMatrixLayoutRowMajor);
+          else coopMatLoad(fa[i], As, cur + ks * ROW_MN + m, ROW_MN, gl_CooperativeMatrixLayoutColumnMajor);
         }
-        for (uint j = 0; j < 2; ++j) {
+        [[unroll]] for (uint j = 0; j < 2; ++j) {
           const uint n = wn + 16 * j;
-          if (b_kmaj) coopMatLoad(fb[j], Bs[cur], n * ROW_K + ks / 8, ROW_K, gl_CooperativeMatrixLayoutColumnMajor);
-          else coopMatLoad(fb[j], Bs[cur], ks * ROW_MN + n / 8, ROW_MN, gl_CooperativeMatrixLayoutRowMajor);
+          if (b_kmaj) coopMatLoad(fb[j], Bs, cur + n * ROW_K + ks, ROW_K, gl_CooperativeMatrixLayoutColumnMajor);
+          else coopMatLoad(fb[j], Bs, cur + ks * ROW_MN + n, ROW_MN, gl_CooperativeMatrixLayoutRowMajor);
         }
-        for (uint i = 0; i < 4; ++i)
-          for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
+        [[unroll]] for (uint i = 0; i < 4; ++i)
+          [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
       }
-      if (kt + 1 < panels) STORE_PANEL(cur ^ 1)
+      if (kt + 1 < panels) STORE_PANEL((kt + 1) & 1)
       barrier();
     }
 
     // Each 16 x 16 accumulator goes through this subgroup's scratch, then out as pairs of
     // rounded results (one 32-bit word each).
     const uint cbase = p.c_off + bi * p.M * p.N;
-    for (uint i = 0; i < 4; ++i)
-      for (uint j = 0; j < 2; ++j) {
-        coopMatStore(acc[i][j], scratch[w], 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    [[unroll]] for (uint i = 0; i < 4; ++i)
+      [[unroll]] for (uint j = 0; j < 2; ++j) {
+        coopMatStore(acc[i][j], scratch, w * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
         subgroupMemoryBarrierShared();
         subgroupBarrier();
         for (uint q = lane; q < 128; q += gl_SubgroupSize) {
           const uint gm = m0 + wm + 16 * i + q / 8, gn = n0 + wn + 16 * j + 2 * (q % 8);
           if (gm < p.M && gn < p.N) {
-            const float x = scratch[w][(q / 8) * 16 + 2 * (q % 8)], y = scratch[w][(q / 8) * 16 + 2 * (q % 8) + 1];
+            const float x = scratch[w * 256 + 2 * q], y = scratch[w * 256 + 2 * q + 1];
             c[(cbase + gm * p.N + gn) / 2] = ROUND(x) | ROUND(y) << 16;
           }
         }

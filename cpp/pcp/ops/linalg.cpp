@@ -21,7 +21,7 @@ class Matmul : public Primitive {
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor a = in[0], b = in[1];
     DType dt = a.dtype();
-    if (dt == DType::Float16 || dt == DType::BFloat16) {  // computed in float32
+    if ((dt == DType::Float16 || dt == DType::BFloat16) && !a.device().is_gpu()) {  // computed in float32
       NoGradGuard ng;
       Tensor r = forward({astype(a, DType::Float32), astype(b, DType::Float32)});
       return astype(r, dt);
