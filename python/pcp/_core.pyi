@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
+__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_info', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
 class DType:
     """
     Element type of a tensor
@@ -440,6 +440,10 @@ def get_num_threads() -> int:
     ...
 def get_rng_state() -> tuple[int, int]:
     ...
+def gpu_info(device: str = 'gpu') -> dict:
+    """
+    What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not)
+    """
 def gpu_profile_results(device: typing.Any = None) -> list:
     """
     [(kernel, launches, seconds on the GPU)] since the last call, sorted by time
