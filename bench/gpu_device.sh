@@ -17,6 +17,13 @@
 #   bash bench/gpu_device.sh python3 bench/gpu.py
 #   bash bench/gpu_device.sh python3 -m pytest -q tests/test_gpu.py
 #
+# Tensor-core kernels (metal/coop/) need a newer glslc than Debian 12's: Debian sid's (shaderc
+# 2026.4) runs anywhere with its own glibc. Unpack glslc, libshaderc1, libc6, libstdc++6 and
+# libgcc-s1 from sid into .gpu-tools/sid (glslc, libshaderc.so.1, libc.so.6, libm.so.6,
+# libstdc++.so.6, libgcc_s.so.1, ld-linux-x86-64.so.2) with a wrapper .gpu-tools/sid/glslc-sid:
+#   exec "$D/ld-linux-x86-64.so.2" --library-path "$D" "$D/glslc" "$@"    (D: the script's folder)
+# and pass PCP_CMAKE_ARGS="-DPCP_GLSLC=$PWD/.gpu-tools/sid/glslc-sid".
+#
 # Environment: PCP_SKIP_GL=1 skips unpacking .gl (not root, or a loader is already installed);
 # PCP_BUILD_DIR (default build/device, kept between runs: rebuilds are incremental);
 # PCP_JOBS (default 16); PCP_CMAKE_ARGS (more configure arguments); PCP_ALLOW_NO_GPU=1 runs the command even when PCP sees no GPU.
