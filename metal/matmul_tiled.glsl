@@ -9,17 +9,7 @@
 layout(std430, set = 0, binding = 1) readonly buffer A { float a[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { float b[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer C { float c[]; };
-layout(push_constant) uniform Params {
-  uint M, N, K, batch;
-  uint a_off, b_off, c_off, tiles_n;
-  int rsa, csa, rsb, csb;
-  // Batch entry bi = bo * inner + bn: its A starts bo * a_outer + bn * a_batch elements after
-  // a_off (strides 0: broadcast), so two batch dimensions, like attention's (batch, head), need
-  // no copy even when they do not merge into one stride.
-  int a_batch, b_batch;
-  uint inner;
-  int a_outer, b_outer;
-} p;
+#include "matmul_params.glsl"
 
 const uint GM = TM / 64, GN = TN / 64;  // vec4 groups per invocation along M and N
 shared float As[TK][TM];

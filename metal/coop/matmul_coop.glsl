@@ -21,14 +21,7 @@ layout(std430, set = 0, binding = 1) readonly buffer A4 { uvec4 a4[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { uint b[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B4 { uvec4 b4[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer C { uint c[]; };
-layout(push_constant) uniform Params {
-  uint M, N, K, batch;
-  uint a_off, b_off, c_off, tiles_n;
-  int rsa, csa, rsb, csb;
-  int a_batch, b_batch;
-  uint inner;
-  int a_outer, b_outer;
-} p;
+#include "../matmul_params.glsl"
 
 #define BM 128
 #define BN 128
