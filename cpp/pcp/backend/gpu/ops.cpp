@@ -71,11 +71,14 @@ Tensor widened(const Tensor& t) {
   return f;
 }
 
-// A float32 stand-in for a 16-bit result (the result itself otherwise); narrow() rounds it back.
-Tensor f32_like(const Tensor& out) { return is_half(out) ? Tensor::empty(out.shape(), DType::Float32, out.device()) : out; }
-
-void narrow(const Tensor& f32, const Tensor& out) {
-  if (is_half(out)) cast(f32, out);
+// Runs `kernel` into a float32 stand-in for a 16-bit result (into the result itself otherwise),
+// then rounds the stand-in into the result.
+template <class Kernel>
+void into_float32(const Tensor& out, Kernel kernel) {
+  if (!is_half(out)) return kernel(out);
+  Tensor f32 = Tensor::empty(out.shape(), DType::Float32, out.device());
+  kernel(f32);
+  cast(f32, out);
 }
 
 // Shape and per-operand strides with unit dims dropped and mergeable neighbours merged.
@@ -209,9 +212,7 @@ void copy(const Tensor& x, const Tensor& out) {
 
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
   if (is_half(x)) {
-    Tensor o = f32_like(out);
-    unary(op, widened(x), o);
-    return narrow(o, out);
+    return into_float32(out, [&](const Tensor& o) { unary(op, widened(x), o); });
   }
   require_f32("unary op", x);
   if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
@@ -233,9 +234,7 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.dtype() == DType::Bool) return compare(op, a, b, out);
   if (is_half(a) || is_half(b)) {
-    Tensor o = f32_like(out);
-    binary(op, widened(a), widened(b), o);
-    return narrow(o, out);
+    return into_float32(out, [&](const Tensor& o) { binary(op, widened(a), widened(b), o); });
   }
   require_f32("binary op", a);
   if (!out.numel()) return;
@@ -279,9 +278,7 @@ void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
 
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (is_half(out)) {
-    Tensor o = f32_like(out);
-    where(cond, widened(a), widened(b), o);
-    return narrow(o, out);
+    return into_float32(out, [&](const Tensor& o) { where(cond, widened(a), widened(b), o); });
   }
   if (cond.dtype() != DType::Bool || a.itemsize() != 4)
     fail<NotImplementedError>("where: ", dtype_name(a.dtype()), " values are not supported on ", a.device().str(),
@@ -315,9 +312,7 @@ void cast(const Tensor& x, const Tensor& out) {
 
 void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
   if (is_half(x)) {
-    Tensor o = f32_like(out);
-    gpu::reduce(op, widened(x), O, R, I, o);
-    return narrow(o, out);
+    return into_float32(out, [&](const Tensor& o) { gpu::reduce(op, widened(x), O, R, I, o); });
   }
   require_f32("reduction", x);
   const bool arg = op == cpu::ReduceOp::ArgMax || op == cpu::ReduceOp::ArgMin;
@@ -435,9 +430,7 @@ Tensor upload_indices(const Tensor& idx, Device device) {
 
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
   if (is_half(x)) {
-    Tensor o = f32_like(y);
-    softmax(widened(x), o, log, causal_T);
-    return narrow(o, y);
+    return into_float32(y, [&](const Tensor& o) { softmax(widened(x), o, log, causal_T); });
   }
   require_f32("softmax", x);
   const int64_t n = x.shape().back(), rows = rows_of(x);
@@ -449,9 +442,7 @@ void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
 
 void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
   if (is_half(y)) {
-    Tensor o = f32_like(gx);
-    softmax_backward(widened(y), widened(g), o, log);
-    return narrow(o, gx);
+    return into_float32(gx, [&](const Tensor& o) { softmax_backward(widened(y), widened(g), o, log); });
   }
   require_f32("softmax_backward", y);
   const int64_t n = y.shape().back(), rows = rows_of(y);
@@ -464,9 +455,7 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps) {
   if (is_half(x)) {
-    Tensor o = f32_like(y);
-    layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps);
-    return narrow(o, y);
+    return into_float32(y, [&](const Tensor& o) { layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps); });
   }
   require_f32("layer_norm", x);
   const int64_t n = x.shape().back(), rows = rows_of(x);
@@ -485,9 +474,9 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
                          const Tensor& packed) {
   if (is_half(x)) {
-    Tensor o = f32_like(packed);
-    layer_norm_backward(widened(x), widened(w), widened(g), mean, rstd, o);
-    return narrow(o, packed);
+    return into_float32(packed, [&](const Tensor& o) {
+      layer_norm_backward(widened(x), widened(w), widened(g), mean, rstd, o);
+    });
   }
   require_f32("layer_norm_backward", x);
   const int64_t n = x.shape().back(), rows = rows_of(x);
@@ -510,9 +499,7 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
 
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse) {
   if (is_half(logits)) {
-    Tensor o = f32_like(loss);
-    cross_entropy(widened(logits), targets, ignore, o, lse);
-    return narrow(o, loss);
+    return into_float32(loss, [&](const Tensor& o) { cross_entropy(widened(logits), targets, ignore, o, lse); });
   }
   require_f32("cross_entropy", logits);
   const int64_t C = logits.shape().back(), rows = rows_of(logits);
@@ -527,9 +514,9 @@ void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, 
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
                             const Tensor& g, const Tensor& gx) {
   if (is_half(logits)) {
-    Tensor o = f32_like(gx);
-    cross_entropy_backward(widened(logits), targets, ignore, lse, widened(g), o);
-    return narrow(o, gx);
+    return into_float32(gx, [&](const Tensor& o) {
+      cross_entropy_backward(widened(logits), targets, ignore, lse, widened(g), o);
+    });
   }
   require_f32("cross_entropy_backward", logits);
   const int64_t C = logits.shape().back();
@@ -544,9 +531,7 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
 
 void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out) {
   if (is_half(x)) {
-    Tensor o = f32_like(out);
-    gather(widened(x), idx, N, I, o);
-    return narrow(o, out);
+    return into_float32(out, [&](const Tensor& o) { gather(widened(x), idx, N, I, o); });
   }
   if (x.itemsize() != 4)
     fail<NotImplementedError>("take: ", dtype_name(x.dtype()), " is not supported on ", x.device().str(),
@@ -561,9 +546,7 @@ void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tens
 
 void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out) {
   if (is_half(src)) {
-    Tensor o = f32_like(out);
-    scatter_add(widened(src), idx, N, I, o);
-    return narrow(o, out);
+    return into_float32(out, [&](const Tensor& o) { scatter_add(widened(src), idx, N, I, o); });
   }
   require_f32("scatter_add", src);
   if (!out.numel()) return;
@@ -584,9 +567,7 @@ void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, con
 
 void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
   if (is_half(x)) {
-    Tensor o = f32_like(out);
-    dropout(widened(x), o, prob, scale, key, start);
-    return narrow(o, out);
+    return into_float32(out, [&](const Tensor& o) { dropout(widened(x), o, prob, scale, key, start); });
   }
   require_f32("dropout", x);
   if (!out.numel()) return;
