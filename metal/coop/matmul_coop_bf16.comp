@@ -4,8 +4,6 @@
 // bfloat16 matmul on tensor cores (see matmul_coop.glsl). Built only when glslc supports
 // GL_EXT_bfloat16; used only on devices that report 16x16x16 bfloat16 products.
 #define ELEM bfloat16_t
-#define LOW_HALF(w) bfloat16_t(uintBitsToFloat((w) << 16))
-#define HIGH_HALF(w) bfloat16_t(uintBitsToFloat((w) & 0xFFFF0000u))
 #define ROUND bf16_bits
 layout(local_size_x = 256) in;  // 8 subgroups of 32
 #include "matmul_coop.glsl"

@@ -4,8 +4,6 @@
 // float16 matmul on tensor cores (see matmul_coop.glsl). Built only when glslc supports
 // GL_KHR_cooperative_matrix; used only on devices that report 16x16x16 float16 products.
 #define ELEM float16_t
-#define LOW_HALF(w) float16_t(unpackHalf2x16(w).x)
-#define HIGH_HALF(w) float16_t(unpackHalf2x16(w).y)
 #define ROUND f16_bits
 layout(local_size_x = 256) in;  // 8 subgroups of 32
 #include "matmul_coop.glsl"
