@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Casts and copies between float32, int32, bool, float16 and bfloat16 (T_* codes), from a strided
-// tensor into a strided one. Float to int truncates toward zero (as C and NumPy); anything nonzero
+// Casts and copies between float32, int32, bool, float16 and bfloat16 (T_* codes), and from int64,
+// from a strided tensor into a strided one. Float to int truncates toward zero (as C and NumPy),
+// int64 to int32 keeps the low word (as NumPy); anything nonzero
 // is true; float32 to float16/bfloat16 rounds to nearest even. Bools (bytes) and 16-bit types
 // (halves) share 32-bit words: a contiguous result that starts on a word (packed = 1) is written
 // whole words at a time, four elements per invocation; any other result (and a last partial word)
@@ -26,13 +27,15 @@ uint converted(uint i) {
   if (p.src == T_F32) f = uintBitsToFloat(in_[k]);
   else if (p.src == T_F16) f = f16_value(HALF_OF(in_, k));
   else if (p.src == T_BF16) f = uintBitsToFloat(HALF_OF(in_, k) << 16);
-  else v = p.src == T_I32 ? int(in_[k]) : int(BYTE_OF(in_, k));
+  else v = p.src == T_I32 || p.src == T_I64 ? int(in_[p.src == T_I64 ? 2 * k : k]) : int(BYTE_OF(in_, k));
   if (from_float) v = int(f);
+  else if (p.src == T_I64)  // exact when it fits 32 bits (the high word is the sign of the low)
+    f = int(in_[2 * k + 1]) == (v >> 31) ? float(v) : float(int(in_[2 * k + 1])) * 4294967296.0 + float(in_[2 * k]);
   else f = float(v);
   switch (p.dst) {
     case T_F32: return floatBitsToUint(f);
     case T_I32: return uint(v);
-    case T_BOOL: return (from_float ? f != 0.0 : v != 0) ? 1u : 0u;
+    case T_BOOL: return (from_float || p.src == T_I64 ? f != 0.0 : v != 0) ? 1u : 0u;
     case T_F16: return f16_bits(f);
     default: return bf16_bits(f);
   }

@@ -54,11 +54,19 @@ float pow_(float x, float y) {
 
 // Element types of the kernels that mix dtypes (compare, where, cast). Their buffers are 32-bit
 // words; a bool is one byte of its word, a float16 or bfloat16 one half.
+// Device-side fault codes (enum Fault in cpp/pcp/backend/gpu/faults.h). A kernel records the
+// first fault in the record {code, value, bound, detail}; the host raises it at the next sync.
+#define FAULT_CROSS_ENTROPY_TARGET 1
+#define RECORD_FAULT(rec, code, value, bound, detail)               \
+  if (atomicCompSwap(rec[0], 0, code) == 0) {                       \
+    rec[1] = (value), rec[2] = (bound), rec[3] = (detail);          \
+  }
 #define T_F32 0u
 #define T_I32 1u
 #define T_BOOL 2u
 #define T_F16 3u
 #define T_BF16 4u
+#define T_I64 5u  // a cast's input only (two words per element, little-endian)
 #define BYTE_OF(words, i) (((words)[(i) >> 2] >> (((i) & 3u) * 8u)) & 0xFFu)
 #define HALF_OF(words, i) (((words)[(i) >> 1] >> (((i) & 1u) * 16u)) & 0xFFFFu)
 

@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // Cross-entropy per row of C contiguous float32 logits, one workgroup per row:
 // loss = logsumexp(x) - x[target] (0 where target == ignore), saving (max, log sum exp(x - max))
-// per row for the backward.
+// per row for the backward. A target outside [0, C) that is not `ignore` gives a NaN loss and a
+// fault record (the host raises it at the next sync).
 #include "common.glsl"
 #include "rows.glsl"
 layout(local_size_x = 256) in;
@@ -10,7 +11,8 @@ layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 2) readonly buffer T { int target[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Loss { float loss[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Lse { vec2 lse_[]; };
-layout(push_constant) uniform Params { uint rows, C, x_off, loss_off; int ignore; } p;
+layout(std430, set = 0, binding = 5) buffer Fault { int fault[]; };
+layout(push_constant) uniform Params { uint rows, C, x_off, loss_off, t_off; int ignore; } p;
 
 void main() {
   const uint lid = gl_LocalInvocationID.x;
@@ -20,8 +22,15 @@ void main() {
     for (uint c = lid; c < p.C; c += 256) online_add(m, s, x[xb + c]);
     const vec2 ml = wg_max_logsum(m, s);
     if (lid == 0) {
-      const int t = target[r];
-      loss[p.loss_off + r] = t == p.ignore ? 0.0 : ml.y - (x[xb + uint(t)] - ml.x);
+      const int t = target[p.t_off + r];
+      float l = 0.0;
+      if (t != p.ignore && (t < 0 || t >= int(p.C))) {
+        RECORD_FAULT(fault, FAULT_CROSS_ENTROPY_TARGET, t, int(p.C), p.ignore)
+        l = uintBitsToFloat(0x7FC00000u);
+      } else if (t != p.ignore) {
+        l = ml.y - (x[xb + uint(t)] - ml.x);
+      }
+      loss[p.loss_off + r] = l;
       lse_[r] = ml;
     }
   }

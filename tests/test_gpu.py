@@ -263,6 +263,11 @@ def test_memory_returns_to_the_cache(dev):
     assert pcp.memory_stats(dev)["active_bytes"] == before
     pcp.clear_cache(dev)
     assert pcp.memory_stats(dev)["cached_bytes"] == 0
+    pcp.set_default_device(dev)  # without an argument: the default device's stats, as in PyTorch
+    try:
+        assert pcp.memory_stats() == pcp.memory_stats(dev) != pcp.memory_stats("cpu")
+    finally:
+        pcp.set_default_device("cpu")
 
 
 def test_errors(dev):
@@ -304,6 +309,16 @@ def test_where_logic_and_casts(dev):
     np.testing.assert_array_equal(ga.astype(pcp.bool_).numpy(), a.astype(bool))
     np.testing.assert_array_equal((ga * 3).astype(pcp.int32).astype(pcp.float32).numpy(),
                                   (a * 3).astype(np.int32).astype(np.float32))
+
+
+def test_int64_casts_to_the_computing_types(dev):
+    # int64 is storage only on the GPU; astype is how it gets used. NumPy is the reference:
+    # low word for int32, rounded for floats, nonzero for bool, also through a strided view.
+    v = np.array([0, -3, 7, 2**31, -2**31, 2**32, 2**33 + 5, -2**40, 2**53 + 1, -1], np.int64).reshape(2, 5)
+    g = pcp.tensor(v, device=dev)
+    for dt, ref in ((pcp.int32, np.int32), (pcp.float32, np.float32), (pcp.bool_, bool), (pcp.float16, np.float16)):
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(g.T.astype(dt).numpy(), v.T.astype(ref))
 
 
 @pytest.mark.parametrize("axis", [0, 1, None])

@@ -94,18 +94,31 @@ def test_cross_entropy(dev, reduction):
     picked = np.take_along_axis(l64, np.maximum(targets, 0)[..., None], -1)[..., 0]
     per = np.where(targets == -100, 0.0, lse - picked)
     ref = {"none": per, "sum": per.sum(), "mean": per.sum() / (targets != -100).sum()}[reduction]
-    for t in (pcp.tensor(targets), pcp.tensor(targets, device=dev)):  # host or device targets
+    # Host targets (checked there), and int64 / int32 targets on the GPU (checked by the kernel).
+    for t in (pcp.tensor(targets), pcp.tensor(targets, device=dev), pcp.tensor(targets.astype(np.int32), device=dev)):
         out = pcp.cross_entropy(pcp.tensor(logits, device=dev), t, reduction=reduction)
         np.testing.assert_allclose(out.numpy(), ref, **TOL)
     w = rnd(6, 4, seed=2) if reduction == "none" else np.float32(1.5)
-    assert_same_grads(dev, lambda x: (pcp.cross_entropy(x, pcp.tensor(targets), reduction=reduction)
-                                      * pcp.tensor(w, device=x.device)).sum(), logits)
+    for beside_logits in (False, True):  # host targets, then targets on the logits' device
+        assert_same_grads(dev, lambda x: (pcp.cross_entropy(
+            x, pcp.tensor(targets, device=x.device if beside_logits else "cpu"), reduction=reduction)
+            * pcp.tensor(w, device=x.device)).sum(), logits)
 
 
 def test_cross_entropy_bad_targets(dev):
     logits = pcp.zeros((2, 3), device=dev)
     with pytest.raises(IndexError, match="cross_entropy: target 3 is out of range for 3 classes"):
-        pcp.cross_entropy(logits, pcp.tensor([0, 3], device=dev))
+        pcp.cross_entropy(logits, pcp.tensor([0, 3]))  # host targets: at once
+    # GPU targets: found by the kernel, raised at the next synchronisation (as CUDA's device
+    # asserts); the record is cleared, so the device goes on working.
+    loss = pcp.cross_entropy(logits, pcp.tensor([0, 3], dtype=pcp.int32, device=dev))
+    with pytest.raises(IndexError, match="cross_entropy: target 3 is out of range for 3 classes .*found on the GPU"):
+        loss.item()
+    loss = pcp.cross_entropy(logits, pcp.tensor([-1, 1], dtype=pcp.int32, device=dev), ignore_index=7)
+    with pytest.raises(IndexError, match="cross_entropy: target -1 .*ignore_index 7"):
+        pcp.synchronize()
+    good = pcp.cross_entropy(logits, pcp.tensor([2, -1], dtype=pcp.int32, device=dev), ignore_index=-1)
+    assert good.item() == pytest.approx(np.log(3), rel=1e-6)
 
 
 def test_embedding_and_its_scatter_add_gradient(dev):

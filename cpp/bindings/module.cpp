@@ -8,6 +8,7 @@
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
 #include "pcp/backend/gpu/memory.h"
+#include "pcp/backend/gpu/faults.h"
 #include "pcp/backend/gpu/runtime.h"
 #include "pcp/ops/primitive.h"
 
@@ -110,9 +111,9 @@ PYBIND11_MODULE(_core, m) {
     py::gil_scoped_release release;
     if (all) {
       if (gpu::Runtime* rt = gpu::runtime())
-        for (int i = 0; i < rt->device_count(); ++i) rt->synchronize(i);
+        for (int i = 0; i < rt->device_count(); ++i) gpu::synchronize(i);
     } else if (d.is_gpu()) {
-      gpu::runtime()->synchronize(d.index);
+      gpu::synchronize(d.index);
     }
   }, py::arg("device") = py::none(), "Waits until the work recorded for the device (default: every GPU) is done");
   m.def("set_gpu_profiling", [](bool on, py::object device) {
@@ -152,20 +153,20 @@ PYBIND11_MODULE(_core, m) {
     return d;
   };
   m.def("memory_stats", [=](py::object device) {
-    Device d = device.is_none() ? cpu_device() : parse_device(py::str(device));
+    Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     return stats_dict(d.is_gpu() ? gpu::memory_stats(d.index) : CpuAllocator::instance().stats());
   }, py::arg("device") = py::none(),
-     "Allocator statistics of a device (default: cpu): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
+     "Allocator statistics of a device (default: the default device): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
   m.def("reset_peak_memory_stats", [](py::object device) {
-    Device d = device.is_none() ? cpu_device() : parse_device(py::str(device));
+    Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     if (d.is_gpu()) gpu::reset_peak_memory_stats(d.index);
     else CpuAllocator::instance().reset_peak();
   }, py::arg("device") = py::none());
   m.def("clear_cache", [](py::object device) {
-    Device d = device.is_none() ? cpu_device() : parse_device(py::str(device));
+    Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     if (d.is_gpu()) gpu::clear_cache(d.index);
     else CpuAllocator::instance().clear_cache();
-  }, py::arg("device") = py::none(), "Return a device's cached blocks to the system (default: cpu)");
+  }, py::arg("device") = py::none(), "Return a device's cached blocks to the system (default: the default device)");
 
   // Threads and SIMD.
   m.def("set_num_threads", &set_num_threads, py::arg("n"), "Threads used by CPU kernels (<= 0: default)");

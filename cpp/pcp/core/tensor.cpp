@@ -8,6 +8,7 @@
 #include "pcp/core/error.h"
 #include "pcp/core/half.h"
 #include "pcp/autograd/node.h"
+#include "pcp/backend/gpu/faults.h"
 #include "pcp/backend/gpu/runtime.h"
 
 namespace pcp {
@@ -87,7 +88,7 @@ Tensor Tensor::host_copy() const {
     for (int d = 0; d < ndim(); ++d) (strides()[d] < 0 ? lo : hi) += (shape()[d] - 1) * strides()[d];
   const int64_t span = numel() > 0 ? hi - lo + 1 : 0;
   auto host = std::make_shared<Storage>(size_t(span) * itemsize(), cpu_device());
-  gpu::runtime()->download(device().index, static_cast<const gpu::Buffer*>(storage()->data()), size_t(lo) * itemsize(),
+  gpu::download(device().index, static_cast<const gpu::Buffer*>(storage()->data()), size_t(lo) * itemsize(),
                            host->data(), size_t(span) * itemsize());
   return view_of(host, shape(), strides(), offset() - lo, dtype());
 }

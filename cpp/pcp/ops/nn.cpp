@@ -238,7 +238,8 @@ class CrossEntropyBackward : public Primitive {
 };
 
 // Per-row loss over the last axis of contiguous logits. The targets are host int64 class indices,
-// checked before (metadata of the op, like a slice's bounds), so GPU logits never wait on them.
+// checked before (metadata of the op, like a slice's bounds), or int32 on the logits' GPU, checked
+// by the kernel; either way GPU logits never wait on them.
 class CrossEntropy : public Primitive {
  public:
   CrossEntropy(Tensor targets, int64_t ignore_index) : targets_(std::move(targets)), ignore_(ignore_index) {}
@@ -276,7 +277,7 @@ class CrossEntropy : public Primitive {
   }
 
  private:
-  Tensor targets_;  // host int64
+  Tensor targets_;  // host int64, or int32 on the logits' GPU
   int64_t ignore_;
   Tensor lse_;      // per row: max and log sum exp(x - max) (GPU forward)
 };
@@ -371,22 +372,33 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
                      shape_str(logits_in.shape()), "; expected targets of shape ", shape_str(expect),
                      " (classes on the last axis)");
   const int64_t C = logits_in.shape().back();
-  Tensor t = contiguous(astype(targets.host_copy(), DType::Int64));
-  int64_t valid = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    int64_t v = t.data<int64_t>()[i];
-    if (v == ignore_index) continue;
-    if (v < 0 || v >= C)
-      fail<IndexError>("cross_entropy: target ", v, " is out of range for ", C, " classes (expected 0 <= target < ",
-                       C, ", or ignore_index ", ignore_index, ")");
-    ++valid;
-  }
   Tensor logits = contiguous(astype(logits_in, to_floating(logits_in.dtype())));
+  Tensor t, valid;  // the targets the primitive gets; how many are not ignored (float32 on the GPU)
+  if (logits.device().is_gpu() && targets.device() == logits.device()) {
+    // Targets on the logits' GPU stay there, so nothing waits for the device: the kernel checks
+    // them (an IndexError at the next synchronisation) and the mean's count is made on the GPU.
+    t = contiguous(astype(targets, DType::Int32));
+    valid = sum(astype(ne(t, weak_scalar_int(ignore_index)), DType::Float32));
+  } else {
+    t = contiguous(astype(targets.host_copy(), DType::Int64));
+    int64_t n = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      int64_t v = t.data<int64_t>()[i];
+      if (v == ignore_index) continue;
+      if (v < 0 || v >= C)
+        fail<IndexError>("cross_entropy: target ", v, " is out of range for ", C, " classes (expected 0 <= target < ",
+                         C, ", or ignore_index ", ignore_index, ")");
+      ++n;
+    }
+    valid = S(double(n));
+  }
   Tensor loss = pcp::apply<CrossEntropy>({logits}, t, ignore_index);
   if (reduction == Reduction::None) return loss;
   Tensor total = sum(loss);
   if (reduction == Reduction::Sum) return total;
-  return div(total, S(double(valid)));  // mean over non-ignored targets (nan when there are none)
+  // The mean over non-ignored targets (nan when there are none).
+  if (valid.device().is_gpu()) return astype(div(astype(total, DType::Float32), valid), total.dtype());
+  return div(total, valid);
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {

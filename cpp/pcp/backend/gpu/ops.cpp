@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/faults.h"
 #include "pcp/backend/gpu/runtime.h"
 #include "pcp/core/error.h"
 
@@ -297,7 +298,9 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
 }
 
 void cast(const Tensor& x, const Tensor& out) {
-  const uint32_t src = type_code("astype", x), dst = type_code("astype", out);
+  // int64 lives on the GPU as storage only; casting it to a computing type is how it gets used
+  // (a PyTorch user's int64 targets moved to the GPU).
+  const uint32_t src = x.dtype() == DType::Int64 ? 5 : type_code("astype", x), dst = type_code("astype", out);
   if (!out.numel()) return;
   const bool packed = word_aligned(out);
   Layout l = layout("astype", x.shape(), {x.strides(), out.strides()});
@@ -426,6 +429,17 @@ Tensor upload_indices(const Tensor& idx, Device device) {
   return upload_ints(v.empty() ? std::vector<int32_t>{0} : v, device);
 }
 
+// Cross-entropy targets as int32 on `device`: a contiguous int32 GPU tensor as is (the kernels
+// check its values), host int64 (checked by the caller) uploaded.
+Tensor class_indices(const Tensor& targets, Device device) {
+  if (targets.device().is_gpu()) {
+    if (targets.dtype() != DType::Int32 || !targets.is_contiguous())
+      fail<ValueError>("cross_entropy: GPU targets must be contiguous int32, got ", dtype_name(targets.dtype()));
+    return targets;
+  }
+  return upload_indices(targets, device);
+}
+
 }  // namespace
 
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
@@ -503,12 +517,13 @@ void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, 
   }
   require_f32("cross_entropy", logits);
   const int64_t C = logits.shape().back(), rows = rows_of(logits);
-  Tensor t = upload_indices(targets, logits.device());
-  struct { uint32_t rows, C, x_off, loss_off; int32_t ignore; } p{
+  Tensor t = class_indices(targets, logits.device());
+  struct { uint32_t rows, C, x_off, loss_off, t_off; int32_t ignore; } p{
       u32(rows, "rows"), u32(C, "size"), u32(logits.offset(), "offset"), u32(loss.offset(), "offset"),
-      int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
-  launch_rows(logits, "cross_entropy", {buffer_of(logits), buffer_of(t), buffer_of(loss), buffer_of(lse)}, &p,
-              sizeof p, rows);
+      u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+  launch_rows(logits, "cross_entropy",
+              {buffer_of(logits), buffer_of(t), buffer_of(loss), buffer_of(lse), fault_buffer(logits.device().index)},
+              &p, sizeof p, rows);
 }
 
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
@@ -520,10 +535,10 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
   }
   require_f32("cross_entropy_backward", logits);
   const int64_t C = logits.shape().back();
-  Tensor t = upload_indices(targets, logits.device());
-  struct { uint32_t n, C, x_off, g_off, gx_off; int32_t ignore; } p{
+  Tensor t = class_indices(targets, logits.device());
+  struct { uint32_t n, C, x_off, g_off, gx_off, t_off; int32_t ignore; } p{
       u32(logits.numel(), "size"), u32(C, "size"), u32(logits.offset(), "offset"), u32(g.offset(), "offset"),
-      u32(gx.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+      u32(gx.offset(), "offset"), u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
   if (logits.numel())
     launch(logits, "cross_entropy_backward",
            {buffer_of(logits), buffer_of(t), buffer_of(lse), buffer_of(g), buffer_of(gx)}, p, logits.numel());
