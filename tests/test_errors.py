@@ -428,6 +428,8 @@ def test_scaled_dot_product_attention_errors():
         pcp.scaled_dot_product_attention(pcp.ones(8), pcp.ones((5, 8)), pcp.ones((5, 8)))
     with pytest.raises(ValueError, match=esc(op, "(3, 4, 8)", "(2, 5, 8)")):  # batch dims do not broadcast
         pcp.scaled_dot_product_attention(pcp.ones((3, 4, 8)), pcp.ones((2, 5, 8)), pcp.ones((2, 5, 8)))
+    with pytest.raises(ValueError, match=esc(op, "dropout_p must be in [0, 1], got -0.1")):
+        pcp.scaled_dot_product_attention(pcp.ones((4, 8)), pcp.ones((4, 8)), pcp.ones((4, 8)), dropout_p=-0.1)
 
 
 # ----------------------------------------------------------------------------------------------

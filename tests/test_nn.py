@@ -634,3 +634,23 @@ def test_cross_entropy_vs_numpy_float64():
     np.testing.assert_allclose(nn.cross_entropy(t64(logits_np), pcp.tensor(tgt_np)).item(), ref.mean(), rtol=1e-12)
     np.testing.assert_allclose(nn.cross_entropy(t64(logits_np), pcp.tensor(tgt_np), reduction="sum").item(),
                                ref.sum(), rtol=1e-12)
+
+
+def test_gpt2_drops_attention_weights_only_in_training():
+    # With every nn.Dropout at p = 0, what still varies with the seed in training is the attention
+    # dropout; in eval mode nothing does.
+    from pcp.models import GPT2, GPT2Config
+    model = GPT2(GPT2Config(vocab_size=11, n_positions=8, n_embd=16, n_layer=1, n_head=2, dropout=0.5))
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    idx = pcp.tensor(np.random.default_rng(0).integers(0, 11, (2, 8)))
+
+    def logits(seed):
+        pcp.random.seed(seed)
+        return model(idx)[0].numpy()
+    model.train()
+    assert not np.allclose(logits(1), logits(2))
+    np.testing.assert_array_equal(logits(1), logits(1))
+    model.eval()
+    np.testing.assert_array_equal(logits(1), logits(2))

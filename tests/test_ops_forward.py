@@ -1436,6 +1436,24 @@ def test_fused_attention_on_head_views_of_packed_qkv(causal, rng):
     assert_close(y, expected, err_scale=np.abs(v).max())
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shape", [(2, 3, 7, 8), (5, 4)], ids=str)  # the fused kernel's shape, and 2-D
+def test_scaled_dot_product_attention_dropout(causal, shape, rng):
+    # The attention weights are dropped with the global generator's next draws: a dropout of ones
+    # of the weights' shape, drawn from the same seed, is the mask (scaled by 1 / (1 - p)).
+    (tq, q), (tk, k), (tv, v) = (make(rng, shape) for _ in range(3))
+    T = shape[-2]
+    pcp.random.seed(3)
+    mask = to_np(pcp.dropout(pcp.ones(shape[:-2] + (T, T)), 0.3))
+    pcp.random.seed(3)
+    y = pcp.scaled_dot_product_attention(tq, tk, tv, causal=causal, dropout_p=0.3)
+    w = np_sdpa(q, k, np.broadcast_to(np.eye(T), shape[:-2] + (T, T)), causal)  # the weights themselves
+    assert_close(y, np.matmul(w * mask, v), err_scale=np.abs(v).max())
+    assert 0 < (mask == 0).mean() < 0.6
+    assert_close(pcp.scaled_dot_product_attention(tq, tk, tv, causal=causal, dropout_p=0.0), np_sdpa(q, k, v, causal),
+                 err_scale=np.abs(v).max())
+
+
 @requires_torch
 @pytest.mark.parametrize("causal", [False, True])
 def test_scaled_dot_product_attention_matches_torch(causal, rng):

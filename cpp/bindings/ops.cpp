@@ -169,7 +169,8 @@ void bind_ops(py::module_& m) {
      "Cross-entropy of logits (..., C) against integer targets (...), classes on the last axis");
   m.def("dropout", &dropout, arg("x"), arg("p") = 0.5, arg("training") = true);
   m.def("scaled_dot_product_attention", &scaled_dot_product_attention, arg("q"), arg("k"), arg("v"),
-        arg("causal") = false, arg("scale") = py::none());
+        arg("causal") = false, arg("scale") = py::none(), arg("dropout_p") = 0.0,
+        "softmax(scale q k^T [causal]) v over (..., T, D); dropout_p drops attention weights (pass 0 when evaluating)");
 }
 
 }  // namespace pcp::bindings

@@ -370,7 +370,7 @@ def broadcast_to(x: Tensor, shape: typing.Any) -> Tensor:
     ...
 def clear_cache(device: typing.Any = None) -> None:
     """
-    Return a device's cached blocks to the system (default: cpu)
+    Return a device's cached blocks to the system (default: the default device)
     """
 def clip(x: typing.Any, min: typing.Any = None, max: typing.Any = None) -> Tensor:
     ...
@@ -484,7 +484,7 @@ def mean(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tens
     ...
 def memory_stats(device: typing.Any = None) -> dict:
     """
-    Allocator statistics of a device (default: cpu): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits
+    Allocator statistics of a device (default: the default device): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits
     """
 def min(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
     ...
@@ -530,8 +530,10 @@ def reshape(x: Tensor, shape: typing.Any) -> Tensor:
     ...
 def rsqrt(x: typing.Any) -> Tensor:
     ...
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False, scale: typing.SupportsFloat | typing.SupportsIndex | None = None) -> Tensor:
-    ...
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False, scale: typing.SupportsFloat | typing.SupportsIndex | None = None, dropout_p: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
+    """
+    softmax(scale q k^T [causal]) v over (..., T, D); dropout_p drops attention weights (pass 0 when evaluating)
+    """
 def seed(seed: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def set_default_device(device: str) -> None:

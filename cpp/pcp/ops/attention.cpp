@@ -1,5 +1,6 @@
 // scaled_dot_product_attention: a fused float32 CPU kernel for (B, H, T, D) self-attention shapes,
-// composed from ops otherwise (other dtypes, broadcast batches, cross-attention shapes, GPUs).
+// composed from ops otherwise (other dtypes, broadcast batches, cross-attention shapes, GPUs,
+// dropout on the attention weights).
 //
 // The fused path works one (batch, head) at a time: scores = scale q k^T into a T x T block,
 // the causal mask and softmax applied row by row, then out = p v, all with the packed GEMM.
@@ -143,8 +144,9 @@ class Attention : public Primitive {
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                                    std::optional<double> scale) {
+                                    std::optional<double> scale, double dropout_p) {
   const char* op = "scaled_dot_product_attention";
+  if (!(dropout_p >= 0.0 && dropout_p <= 1.0)) fail<ValueError>(op, ": dropout_p must be in [0, 1], got ", dropout_p);
   if (!q.defined() || !k.defined() || !v.defined()) fail<ValueError>(op, ": got an undefined tensor");
   if (q.ndim() < 2 || k.ndim() < 2 || v.ndim() < 2)
     fail<ValueError>(op, ": q, k, v must be (..., T, D), got shapes ", shape_str(q.shape()), ", ",
@@ -167,9 +169,9 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
   const bool fusable = q.ndim() == 4 && q.shape() == k.shape() && q.shape() == v.shape() && q.numel() > 0 &&
                        q.dtype() == DType::Float32 && k.dtype() == DType::Float32 && v.dtype() == DType::Float32 &&
-                       !q.device().is_gpu();
+                       !q.device().is_gpu() && dropout_p == 0.0;
   if (fusable) return pcp::apply<Attention>({q, k, v}, sc, causal);
-  return matmul(attention_weights(q, k, sc, causal), v);
+  return matmul(dropout(attention_weights(q, k, sc, causal), dropout_p), v);
 }
 
 }  // namespace pcp

@@ -142,7 +142,9 @@ Reduction reduction_from_name(const std::string& name);
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
                      Reduction reduction = Reduction::Mean);
 Tensor dropout(const Tensor& x, double p, bool training = true);
+// softmax(scale q k^T [causal mask]) v; dropout_p drops attention weights (training only, as
+// PyTorch's dropout_p: pass 0 at evaluation).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
-                                    std::optional<double> scale = std::nullopt);
+                                    std::optional<double> scale = std::nullopt, double dropout_p = 0.0);
 
 }  // namespace pcp

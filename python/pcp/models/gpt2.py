@@ -46,13 +46,15 @@ class CausalSelfAttention(nn.Module):
         self.n_head = cfg.n_head
         self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
         self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.attn_dropout = cfg.dropout
         self.resid_dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
         B, T, C = x.shape
         q, k, v = pcp.split(self.c_attn(x), 3, axis=2)
         heads = lambda t: t.reshape(B, T, self.n_head, C // self.n_head).transpose(0, 2, 1, 3)  # noqa: E731
-        y = pcp.scaled_dot_product_attention(heads(q), heads(k), heads(v), causal=True)
+        y = pcp.scaled_dot_product_attention(heads(q), heads(k), heads(v), causal=True,
+                                             dropout_p=self.attn_dropout if self.training else 0.0)
         y = y.transpose(0, 2, 1, 3).reshape(B, T, C)
         return self.resid_dropout(self.c_proj(y))
 
