@@ -1,0 +1,235 @@
+"""The DiLoCo shepherd: the Ray driver that owns the global model and the outer optimizer."""
+import json
+import math
+import os
+import socket
+import time
+
+import numpy as np
+
+from .compression import decode
+from .worker import Worker
+
+CHECKPOINT = "diloco.safetensors"
+
+
+def init_ray(address=""):
+    """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1."""
+    import ray
+    if ray.is_initialized():
+        return
+    if address:
+        host, _, port = address.rpartition(":")
+        try:  # fail fast: ray.init retries an unreachable address for a long time
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except OSError as e:
+            raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
+        try:
+            ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        except Exception as e:  # Ray raises ConnectionError, RuntimeError or its own types here
+            raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
+        return
+    # On Linux a local cluster takes the machine's interface address unless told otherwise.
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False, _node_ip_address="127.0.0.1",
+             num_cpus=max(os.cpu_count() or 1, 2))
+
+
+class Shepherd:
+    """Runs DiLoCo rounds over Worker actors. report(event: dict) receives every event (for the
+    dashboard or log lines): kind 'start', 'progress', 'round', 'worker_lost', 'worker_joined'."""
+
+    def __init__(self, train_cfg, diloco_cfg, report=None, resume=False):
+        import pcp
+        from pcp.train.loop import build_data, build_model
+
+        self.cfg = train_cfg.validate()
+        self.dcfg = diloco_cfg.validate()
+        self.report = report or (lambda event: None)
+        init_ray(self.dcfg.address)
+        import ray
+        os.makedirs(self.cfg.out, exist_ok=True)
+        pcp.random.seed(self.cfg.seed)
+        self.tokenizer, self.data = build_data(self.cfg)
+        self.model = build_model(self.cfg, self.tokenizer.vocab_size)
+        self.names = [n for n, _ in self.model.named_parameters()]
+        self.params = dict(self.model.named_parameters())
+        self.outer = pcp.optim.SGD(self.model.parameters(), lr=self.dcfg.outer_lr, momentum=self.dcfg.outer_momentum,
+                                   nesterov=self.dcfg.outer_momentum > 0)
+        train, val = self.data.splits["train"], self.data.splits["val"]
+        self.tokens_ref = ray.put(np.concatenate([np.asarray(train), np.asarray(val)]))
+        self.n_train = len(train)
+        self.round = 0
+        self.bytes_sent = self.bytes_received = 0
+        self.history = []  # one record per round
+        self.last_results = []  # the workers' results of the last round (pseudo-gradients included)
+        self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
+        if resume:
+            self._load()
+        with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
+            f.write(self.tokenizer.to_json())
+        for _ in range(self.dcfg.workers):
+            self.add_worker()
+
+    # -- workers -------------------------------------------------------------------------------
+    def add_worker(self):
+        """Starts one more worker; it joins at the next round with the global parameters then."""
+        import ray
+        rank = max(self.workers, default=-1) + 1
+        spec = {"train_config": self.cfg.to_dict(), "diloco_config": self.dcfg.to_dict(),
+                "vocab_size": self.tokenizer.vocab_size, "tokens": [self.tokens_ref], "n_train": self.n_train,
+                "rank": rank}
+        # Ray restarts a killed worker (same spec) and it rejoins at the next round; a round's task
+        # is not retried: that round goes on without it.
+        actor = ray.remote(Worker).options(max_restarts=-1, max_task_retries=0, max_concurrency=2,
+                                           num_cpus=0).remote(spec)
+        self.workers[rank] = {"actor": actor, "alive": True, "steps_done": 0, "last_loss": None,
+                              "last_seen": time.time(), "round": None}
+        self.report({"kind": "worker_joined", "rank": rank, "round": self.round})
+        return rank
+
+    def worker_pid(self, rank, timeout=60):
+        import ray
+        return ray.get(self.workers[rank]["actor"].pid.remote(), timeout=timeout)
+
+    # -- one round -----------------------------------------------------------------------------
+    def global_state(self):
+        return {k: v.numpy() for k, v in self.model.state_dict().items()}
+
+    def run_round(self):
+        """Sends the global parameters, waits for the workers' pseudo-gradients, averages those
+        that came back and applies the outer step. Returns the round's record."""
+        import ray
+        from ray.exceptions import GetTimeoutError, RayError
+
+        t0 = time.perf_counter()
+        rnd, H = self.round, self.dcfg.inner_steps
+        state = self.global_state()
+        state_ref = ray.put(state)  # once into the object store; workers read it without copies
+        state_bytes = sum(v.nbytes for v in state.values())
+        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H): rank for rank, w in self.workers.items()}
+        self.bytes_sent += state_bytes * len(pending)
+        results, lost = [], []
+        deadline = time.monotonic() + self.dcfg.round_timeout
+        while pending and time.monotonic() < deadline:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+            for ref in done:
+                rank = pending.pop(ref)
+                try:
+                    results.append(ray.get(ref))
+                    self.workers[rank].update(alive=True, last_seen=time.time())
+                except RayError as e:
+                    lost.append(rank)
+                    self.workers[rank]["alive"] = False
+                    self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": f"{type(e).__name__}: {e}"[:2000]})
+            self._poll_progress(pending.values())
+        for ref, rank in pending.items():  # past the deadline: left out of this round
+            ray.cancel(ref, force=False)
+            lost.append(rank)
+            self.workers[rank]["alive"] = False
+            self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
+
+        received = 0
+        if results:
+            avg = {k: np.zeros_like(state[k], dtype=np.float32) for k in self.names}
+            for r in results:
+                received += r["bytes"]
+                for k, v in decode(r["pseudo_grad"]).items():
+                    avg[k] += v
+                w = self.workers[r["rank"]]
+                w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], round=rnd)
+            self.apply_outer_step({k: v / len(results) for k, v in avg.items()})
+        self.bytes_received += received
+        self.last_results = results
+        self.round += 1
+        val = self.evaluate()
+        rec = {"round": self.round, "inner_steps": self.round * H, "val_loss": val,
+               "workers_in": sorted(r["rank"] for r in results), "workers_lost": sorted(lost),
+               "worker_val": {r["rank"]: r["val_loss"] for r in results},
+               "worker_train": {r["rank"]: r["train_loss"] for r in results},
+               "bytes_sent": state_bytes * (len(results) + len(lost)), "bytes_received": received,
+               "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
+               "tokens": sum(r["tokens"] for r in results)}
+        self.history.append(rec)
+        self.save()
+        self.report({"kind": "round", **rec})
+        return rec
+
+    def apply_outer_step(self, pseudo_grad):
+        """The outer optimizer (SGD, Nesterov) with the averaged pseudo-gradient as the gradient."""
+        import pcp
+        for name in self.names:
+            self.params[name].grad = pcp.tensor(pseudo_grad[name])
+        self.outer.step()
+        self.outer.zero_grad()
+
+    def _poll_progress(self, ranks):
+        import ray
+        refs = {self.workers[r]["actor"].progress.remote(): r for r in ranks}
+        try:
+            ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=0.2)
+        except Exception:
+            return
+        for ref in ready:
+            try:
+                p = ray.get(ref)
+            except Exception:
+                continue
+            w = self.workers[refs[ref]]
+            w.update(alive=True, last_seen=time.time(), live_step=p["step"], last_loss=p["loss"] or w["last_loss"])
+        self.report({"kind": "progress", "round": self.round, "workers": self.worker_table()})
+
+    def worker_table(self):
+        return {r: {k: w.get(k) for k in ("alive", "steps_done", "last_loss", "last_seen", "live_step")}
+                for r, w in self.workers.items()}
+
+    # -- evaluation, checkpoints -----------------------------------------------------------------
+    def evaluate(self):
+        import pcp
+        self.model.eval()
+        rng = np.random.default_rng(self.cfg.seed)  # the same val batches every round
+        val = self.data.splits["val"]
+        total = 0.0
+        with pcp.no_grad():
+            for _ in range(self.cfg.eval_iters):
+                ix = rng.integers(0, len(val) - self.cfg.block_size, self.cfg.batch_size)
+                block = np.asarray(val)[ix[:, None] + np.arange(self.cfg.block_size + 1)[None, :]].astype(np.int64)
+                total += self.model(pcp.tensor(block[:, :-1]), pcp.tensor(block[:, 1:]))[1].item()
+        self.model.train()
+        return total / self.cfg.eval_iters
+
+    def save(self):
+        from pcp.train.checkpoint import save_checkpoint
+        extra = {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
+                 "bytes_received": self.bytes_received}
+        save_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer, self.round, self.cfg.to_dict(),
+                        extra)
+
+    def _load(self):
+        from pcp.train.checkpoint import load_checkpoint
+        meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer)
+        self.round = meta["step"]
+        self.history = meta.get("history", [])
+        self.bytes_sent, self.bytes_received = meta.get("bytes_sent", 0), meta.get("bytes_received", 0)
+
+    # -- the whole run ---------------------------------------------------------------------------
+    def run(self):
+        """Rounds until dcfg.rounds; returns the history."""
+        self.report({"kind": "start", "round": self.round, "rounds": self.dcfg.rounds, "workers": len(self.workers),
+                     "parameters": self.model.num_parameters()})
+        if self.round == 0 and not self.history:
+            self.history.append({"round": 0, "inner_steps": 0, "val_loss": self.evaluate(), "workers_in": [],
+                                 "workers_lost": [], "worker_val": {}, "worker_train": {}, "bytes_sent": 0,
+                                 "bytes_received": 0, "total_bytes": 0, "seconds": 0.0, "tokens": 0})
+        while self.round < self.dcfg.rounds:
+            self.run_round()
+        return self.history
+
+    def shutdown(self):
+        import ray
+        for w in self.workers.values():
+            try:
+                ray.kill(w["actor"], no_restart=True)
+            except Exception:
+                pass
+        self.workers.clear()

@@ -1,0 +1,127 @@
+"""A DiLoCo worker: a model replica, its inner AdamW and a data shard. Ray runs it as an actor."""
+import os
+import threading
+import time
+import zlib
+
+import numpy as np
+
+from .compression import encode, nbytes
+
+
+def shard_bounds(n_train, split, rank, parts):
+    """[lo, hi) of the train tokens a worker samples: all of them (iid), or slice rank % parts."""
+    if split == "iid":
+        return 0, n_train
+    k = rank % parts
+    return n_train * k // parts, n_train * (k + 1) // parts
+
+
+def round_seed(seed, rank, rnd):
+    """The seed of a worker's round: the same after a restart, different across workers and rounds."""
+    return zlib.crc32(f"{seed}/{rank}/{rnd}".encode()) & 0x7FFFFFFF
+
+
+def state_digest(state):
+    """A checksum of a {name: array} state (which parameters a round started from)."""
+    crc = 0
+    for k in sorted(state):
+        crc = zlib.crc32(np.ascontiguousarray(state[k]).tobytes(), zlib.crc32(k.encode(), crc))
+    return crc
+
+
+class Worker:
+    """spec: dict(train_config, diloco_config, vocab_size, tokens, n_train, rank). tokens: the 1-D
+    train + val token array, or a one-element list holding its Ray object reference (fetched
+    here, read-only and without a copy on this node)."""
+
+    def __init__(self, spec):
+        import pcp
+        from pcp.train import TrainConfig
+        from pcp.train.loop import build_model, build_optimizer
+        from .config import DiLoCoConfig
+
+        self.rank = spec["rank"]
+        self.cfg = TrainConfig.from_dict(spec["train_config"])
+        self.dcfg = DiLoCoConfig.from_dict(spec["diloco_config"])
+        pcp.set_num_threads(self.dcfg.threads_per_worker)
+        tokens, n_train = spec["tokens"], spec["n_train"]
+        if isinstance(tokens, list):
+            import ray
+            tokens = ray.get(tokens[0])
+        lo, hi = shard_bounds(n_train, self.dcfg.split, self.rank, self.dcfg.workers)
+        self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[n_train:]
+        if len(self.train_tokens) <= self.cfg.block_size:
+            raise ValueError(f"worker {self.rank}: its shard has {len(self.train_tokens)} tokens, fewer than "
+                             f"block_size + 1 = {self.cfg.block_size + 1}")
+        pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
+        self.model = build_model(self.cfg, spec["vocab_size"])
+        self.opt = build_optimizer(self.cfg, self.model)
+        self.names = [n for n, _ in self.model.named_parameters()]
+        self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None,
+                          "time": time.time(), "pid": os.getpid()}
+        self._lock = threading.Lock()
+
+    def pid(self):
+        return os.getpid()
+
+    def progress(self):
+        """Where the current round is (callable while run_round runs: the actor has two threads)."""
+        with self._lock:
+            return dict(self._progress, time=time.time())
+
+    def _batch(self, rng, tokens):
+        import pcp
+        ix = rng.integers(0, len(tokens) - self.cfg.block_size, self.cfg.batch_size)
+        block = tokens[ix[:, None] + np.arange(self.cfg.block_size + 1)[None, :]].astype(np.int64)
+        return pcp.tensor(block[:, :-1]), pcp.tensor(block[:, 1:])
+
+    def run_round(self, rnd, params, inner_steps, first_step):
+        """Loads the global params ({name: array}), runs inner_steps AdamW steps and returns the
+        encoded pseudo-gradient (global - local) with the round's losses and timings."""
+        import pcp
+        from pcp.optim import clip_grad_norm, warmup_cosine
+
+        t0 = time.perf_counter()
+        self.model.load_state_dict(params, strict=True)
+        seed = round_seed(self.cfg.seed, self.rank, rnd)
+        rng = np.random.default_rng(seed)
+        pcp.random.seed(seed)  # dropout masks
+        horizon = self.dcfg.rounds * self.dcfg.inner_steps
+        lr_at = warmup_cosine(self.cfg.learning_rate, self.cfg.min_lr, self.cfg.warmup_iters,
+                              max(horizon, self.cfg.warmup_iters + 1))
+        self.model.train()
+        losses = []
+        with self._lock:
+            self._progress.update(round=rnd, step=0, loss=None)
+        for i in range(inner_steps):
+            lr = lr_at(first_step + i)
+            for g in self.opt.param_groups:
+                g["lr"] = lr
+            x, y = self._batch(rng, self.train_tokens)
+            _, loss = self.model(x, y)
+            self.opt.zero_grad()
+            loss.backward()
+            if self.cfg.grad_clip > 0:
+                clip_grad_norm(self.model.parameters(), self.cfg.grad_clip)
+            self.opt.step()
+            losses.append(loss.item())
+            with self._lock:
+                self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, loss=losses[-1])
+        local = {k: v.numpy() for k, v in self.model.state_dict().items()}
+        delta = {k: np.asarray(params[k], np.float32) - local[k].astype(np.float32) for k in self.names}
+        encoded = encode(delta, self.dcfg.compression)
+        val = self.evaluate(rng)
+        return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": state_digest(params), "bytes": nbytes(encoded),
+                "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
+                else float("nan"), "val_loss": val, "steps": inner_steps, "seconds": time.perf_counter() - t0,
+                "tokens": inner_steps * self.cfg.batch_size * self.cfg.block_size}
+
+    def evaluate(self, rng):
+        """The local model's loss on eval_iters val batches."""
+        import pcp
+        self.model.eval()
+        with pcp.no_grad():
+            total = sum(self.model(*self._batch(rng, self.val_tokens))[1].item() for _ in range(self.cfg.eval_iters))
+        self.model.train()
+        return total / self.cfg.eval_iters
