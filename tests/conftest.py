@@ -1,4 +1,5 @@
 """Shared helpers for the pytest suite: NumPy references, finite differences, optional PyTorch."""
+import os
 import re
 
 import numpy as np
@@ -110,3 +111,18 @@ def pytest_runtest_makereport(item, call):
             and _cpu_only_failure(call.excinfo.value)):
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"not on the GPU: {call.excinfo.value}")
+
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "tinyshakespeare.txt")
+
+
+@pytest.fixture(scope="session")
+def text_file(tmp_path_factory):
+    """The tiny-Shakespeare text when present beside the checkout, else a small text written here."""
+    if os.path.isfile(SHARED):
+        return os.path.abspath(SHARED)
+    path = tmp_path_factory.mktemp("data") / "tinyshakespeare.txt"
+    rng = np.random.default_rng(0)
+    words = ["the", "king", "queen", "to", "be", "or", "not", "my", "lord", "and", "thou", "art"]
+    path.write_text("\n".join(" ".join(rng.choice(words, 8)) for _ in range(3000)))
+    return str(path)

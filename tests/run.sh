@@ -22,7 +22,8 @@ if [ -n "$PKGS" ]; then
 fi
 
 echo "== installing Python test dependencies"
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja matplotlib
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja matplotlib \
+  'ray>=2.9' 'rich>=13'  # ray: tests/test_distributed.py runs DiLoCo on a local cluster
 # PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
   || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"

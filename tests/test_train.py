@@ -10,21 +10,6 @@ import pcp
 from pcp.data import BPETokenizer, CharTokenizer, TokenDataset, shakespeare
 from pcp.train import preset, train
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "tinyshakespeare.txt")
-
-
-@pytest.fixture(scope="module")
-def text_file(tmp_path_factory):
-    """The tiny-Shakespeare text when present beside the checkout, else a small text written here."""
-    if os.path.isfile(SHARED):
-        return os.path.abspath(SHARED)
-    path = tmp_path_factory.mktemp("data") / "tinyshakespeare.txt"
-    rng = np.random.default_rng(0)
-    words = ["the", "king", "queen", "to", "be", "or", "not", "my", "lord", "and", "thou", "art"]
-    path.write_text("\n".join(" ".join(rng.choice(words, 8)) for _ in range(3000)))
-    return str(path)
-
-
 def _has_matplotlib():
     try:
         import matplotlib  # noqa: F401

@@ -1,6 +1,4 @@
 """The DiLoCo shepherd: the Ray driver that owns the global model and the outer optimizer."""
-import json
-import math
 import os
 import socket
 import time
@@ -16,22 +14,28 @@ CHECKPOINT = "diloco.safetensors"
 def init_ray(address=""):
     """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1."""
     import ray
-    if ray.is_initialized():
-        return
     if address:
         host, _, port = address.rpartition(":")
         try:  # fail fast: ray.init retries an unreachable address for a long time
             socket.create_connection((host, int(port)), timeout=5).close()
-        except OSError as e:
+        except (OSError, ValueError) as e:
             raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
+    if ray.is_initialized():
+        return
+    if address:
         try:
             ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
         except Exception as e:  # Ray raises ConnectionError, RuntimeError or its own types here
             raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
         return
-    # On Linux a local cluster takes the machine's interface address unless told otherwise.
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False, _node_ip_address="127.0.0.1",
+    # On Linux a local cluster takes the machine's interface address unless clusters are off:
+    # Ray reads this variable at import (and its processes inherit it), so set the constant too
+    # for a Ray imported before us.
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = False
+    ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False,
              num_cpus=max(os.cpu_count() or 1, 2))
 
 
@@ -100,7 +104,7 @@ class Shepherd:
         """Sends the global parameters, waits for the workers' pseudo-gradients, averages those
         that came back and applies the outer step. Returns the round's record."""
         import ray
-        from ray.exceptions import GetTimeoutError, RayError
+        from ray.exceptions import RayError
 
         t0 = time.perf_counter()
         rnd, H = self.round, self.dcfg.inner_steps

@@ -1,0 +1,144 @@
+"""DiLoCo on a local Ray cluster: the outer step, compression, a worker really killed mid-round,
+a worker joining late, checkpoints and resume, bad configuration."""
+import math
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from pcp.distributed import DiLoCoConfig, Shepherd, decode, encode
+from pcp.distributed.compression import nbytes
+from pcp.distributed.shepherd import init_ray
+from pcp.distributed.worker import state_digest
+from pcp.train import preset
+
+ray = pytest.importorskip("ray", reason="Ray is not installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    init_ray()
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def tiny(tmp_path, text_file):
+    """A TrainConfig of a one-layer GPT writing to this test's folder."""
+    def make(**kw):
+        kw = {"n_layer": 1, "n_head": 2, "n_embd": 32, "block_size": 32, "batch_size": 4, "eval_iters": 2,
+              "warmup_iters": 2, **kw}
+        return preset("shakespeare-char-cpu", data=text_file, out=str(tmp_path), **kw)
+    return make
+
+
+def params64(sh):
+    return {k: v.astype(np.float64) for k, v in sh.global_state().items() if k in sh.names}
+
+
+def test_local_cluster_is_on_loopback():
+    assert {n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]} == {"127.0.0.1"}
+
+
+def test_outer_step_is_nesterov_on_the_averaged_pseudo_gradient(tiny):
+    sh = Shepherd(tiny(), DiLoCoConfig(workers=2, inner_steps=3, rounds=2, round_timeout=120))
+    try:
+        buf = None
+        for _ in range(2):
+            before, digest = params64(sh), state_digest(sh.global_state())
+            sh.run_round()
+            assert sorted(r["rank"] for r in sh.last_results) == [0, 1]
+            assert all(r["start_digest"] == digest for r in sh.last_results)  # both started from the global model
+            deltas = [decode(r["pseudo_grad"]) for r in sh.last_results]
+            avg = {k: np.mean([d[k].astype(np.float64) for d in deltas], axis=0) for k in before}
+            assert max(np.abs(v).max() for v in avg.values()) > 1e-4  # the workers did move
+            buf = avg if buf is None else {k: 0.9 * buf[k] + avg[k] for k in avg}  # PyTorch's Nesterov SGD
+            after = params64(sh)
+            for k in before:
+                np.testing.assert_allclose(after[k], before[k] - 0.7 * (avg[k] + 0.9 * buf[k]), rtol=1e-5, atol=1e-6)
+        rec = sh.history[-1]
+        n_params = sum(v.size for v in before.values())
+        assert rec["bytes_received"] == 2 * 4 * n_params  # two float32 pseudo-gradients
+        assert rec["bytes_sent"] >= 2 * 4 * n_params
+    finally:
+        sh.shutdown()
+
+
+@pytest.mark.parametrize("kind,tol", [("none", 0.0), ("float16", 2.0 ** -11), ("int8", 0.5 / 127)])
+def test_compression_round_trip(kind, tol):
+    x = {"a": np.random.default_rng(0).normal(size=(64, 33)).astype(np.float32), "b": np.zeros(5, np.float32)}
+    enc = encode(x, kind)
+    out = decode(enc)
+    for k in x:
+        assert out[k].dtype == np.float32
+        np.testing.assert_allclose(out[k], x[k], rtol=0, atol=tol * max(np.abs(x[k]).max(), 1e-30) * 1.0001)
+    per = {"none": 4, "float16": 2, "int8": 1}[kind]
+    assert nbytes(enc) == per * (64 * 33 + 5) + (8 if kind == "int8" else 0)
+
+
+def test_a_killed_worker_is_left_out_and_rejoins(tiny):
+    cfg = tiny(n_embd=64, block_size=64, batch_size=8)
+    killed = {}
+
+    def report(e):
+        # Mid-round 1 (worker 1 has started its steps but not finished them): SIGKILL its process.
+        if e["kind"] == "progress" and e["round"] == 1 and not killed:
+            step = e["workers"][1].get("live_step") or 0
+            if 1 <= step < 150:
+                os.kill(killed.setdefault("pid", pid), signal.SIGKILL)
+                killed["at_step"] = step
+
+    sh = Shepherd(cfg, DiLoCoConfig(workers=2, inner_steps=200, rounds=3, round_timeout=120), report=report)
+    try:
+        pid = sh.worker_pid(1)
+        history = sh.run()
+    finally:
+        sh.shutdown()
+    assert killed, "the worker was never caught mid-round"
+    assert [r["round"] for r in history] == [0, 1, 2, 3]
+    assert history[2]["workers_in"] == [0] and history[2]["workers_lost"] == [1]
+    assert history[3]["workers_in"] == [0, 1]  # restarted by Ray, back with the current parameters
+    assert all(math.isfinite(r["val_loss"]) for r in history)
+    assert history[3]["val_loss"] < history[0]["val_loss"]
+
+
+def test_a_worker_joining_later_gets_the_current_parameters(tiny):
+    sh = Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=2, rounds=2, round_timeout=120))
+    try:
+        sh.run_round()
+        rank = sh.add_worker()
+        digest = state_digest(sh.global_state())
+        sh.run_round()
+        assert sorted(r["rank"] for r in sh.last_results) == [0, rank]
+        assert all(r["start_digest"] == digest for r in sh.last_results)
+    finally:
+        sh.shutdown()
+
+
+def test_checkpoint_and_resume(tiny):
+    sh = Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=2, rounds=2, round_timeout=120))
+    try:
+        sh.run()
+        state, momentum = sh.global_state(), {k: v["momentum_buffer"].numpy() for k, v in sh.outer.state.items()}
+    finally:
+        sh.shutdown()
+    again = Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=2, rounds=3, round_timeout=120), resume=True)
+    try:
+        assert again.round == 2 and len(again.history) == 3
+        assert state_digest(again.global_state()) == state_digest(state)
+        restored = sorted(v["momentum_buffer"].numpy().tobytes() for v in again.outer.state.values())
+        assert restored == sorted(v.tobytes() for v in momentum.values())
+        again.run()
+        assert again.round == 3 and [r["round"] for r in again.history] == [0, 1, 2, 3]
+    finally:
+        again.shutdown()
+
+
+def test_bad_configuration_fails_before_anything_starts():
+    for bad, msg in ((dict(workers=0), "workers must be at least 1"), (dict(inner_steps=0), "inner_steps"),
+                     (dict(compression="zip"), "compression"), (dict(address="nowhere"), "HOST:PORT")):
+        with pytest.raises(ValueError, match=msg):
+            DiLoCoConfig(**bad).validate()
+    with pytest.raises(ConnectionError, match="cannot reach the Ray cluster at 127.0.0.1:9"):
+        init_ray("127.0.0.1:9")
