@@ -1,5 +1,6 @@
 """DiLoCo on a local Ray cluster: the outer step, compression, a worker really killed mid-round,
 a worker joining late, checkpoints and resume, bad configuration."""
+import importlib.util
 import math
 import os
 import signal
@@ -142,3 +143,18 @@ def test_bad_configuration_fails_before_anything_starts():
             DiLoCoConfig(**bad).validate()
     with pytest.raises(ConnectionError, match="cannot reach the Ray cluster at 127.0.0.1:9"):
         init_ray("127.0.0.1:9")
+
+
+def test_cli_runs_resumes_and_plots(tmp_path, text_file, capsys):
+    from pcp.cli import main
+    flags = ["--workers", "2", "--inner-steps", "3", "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
+             "--block-size", "32", "--batch-size", "4", "--eval-iters", "2", "--data", text_file, "--out", str(tmp_path)]
+    assert main(["diloco", "--rounds", "2", *flags]) == 0
+    assert main(["diloco", "--rounds", "3", "--resume", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "round 2/2: val" in out and "round 3/3: val" in out and "round 1/3" not in out
+    assert (tmp_path / "diloco.safetensors").exists() and (tmp_path / "tokenizer.json").exists()
+    if importlib.util.find_spec("matplotlib"):
+        assert (tmp_path / "loss.png").stat().st_size > 0
+    assert main(["diloco", "--workers", "0", *flags[2:]]) == 2
+    assert "workers must be at least 1" in capsys.readouterr().err

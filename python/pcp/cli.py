@@ -1,4 +1,4 @@
-"""The `pcp` command: `pcp train` and `pcp sample`."""
+"""The `pcp` command: `pcp train`, `pcp sample`, and DiLoCo: `pcp diloco`, `pcp shepherd`, `pcp worker`."""
 import argparse
 import dataclasses
 import os
@@ -50,6 +50,57 @@ def cmd_sample(args):
     return 0
 
 
+def cmd_diloco(args):
+    import os
+    from pcp.distributed import DiLoCoConfig, Shepherd
+    from pcp.distributed.report import LogReport, plot_rounds
+    from pcp.train import TrainConfig, preset
+    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name) is not None}
+    cfg = preset(args.preset, **overrides).validate()
+    dcfg = DiLoCoConfig(workers=args.workers, inner_steps=args.inner_steps, rounds=args.rounds,
+                        outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
+                        split=args.split, round_timeout=args.round_timeout, address=args.address or "").validate()
+    shepherd = Shepherd(cfg, dcfg, report=LogReport(), resume=args.resume)
+    try:
+        history = shepherd.run()
+    finally:
+        shepherd.shutdown()
+    plotted = plot_rounds(history, os.path.join(cfg.out, "loss.png"))
+    last = history[-1]
+    print(f"done: {shepherd.round} rounds, val loss {last['val_loss']:.4f}, {last['total_bytes'] / 1e6:.1f} MB "
+          f"communicated; checkpoint in {cfg.out}{'' if plotted else ' (matplotlib not installed: loss.png skipped)'}")
+    return 0
+
+
+def _ray_start(ray_args):
+    """Runs `ray start ... --block` (Ray's own CLI) until interrupted."""
+    import shutil
+    import subprocess
+    ray = shutil.which("ray")
+    if ray is None:
+        raise RuntimeError("the `ray` command is not installed (pip install 'pcp[distributed]')")
+    try:
+        return subprocess.call([ray, "start", *ray_args, "--block"])
+    except KeyboardInterrupt:
+        return 0
+
+
+def cmd_shepherd(args):
+    host = ["--node-ip-address", args.host] if args.host else []
+    print(f"starting a Ray head on port {args.port}; workers join with `pcp worker --connect HOST:{args.port}`, "
+          f"and `pcp diloco --address HOST:{args.port} ...` trains on the cluster", flush=True)
+    return _ray_start(["--head", "--port", str(args.port), "--include-dashboard=false", *host])
+
+
+def cmd_worker(args):
+    host, _, port = args.connect.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"worker: --connect must be HOST:PORT, got {args.connect!r}")
+    from pcp.distributed.shepherd import check_reachable
+    check_reachable(args.connect)
+    return _ray_start(["--address", args.connect, *(["--node-ip-address", args.host] if args.host else [])])
+
+
 def main(argv=None):
     from pcp.train import TrainConfig
     parser = argparse.ArgumentParser(prog="pcp", description="PCP: train and sample GPT models")
@@ -67,10 +118,32 @@ def main(argv=None):
     s.add_argument("--top-k", type=int, default=200)
     s.add_argument("--seed", type=int, default=1337)
     s.set_defaults(fn=cmd_sample)
+    d = sub.add_parser("diloco", help="train one GPT with DiLoCo over Ray workers (local cluster or --address)")
+    d.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
+    d.add_argument("--workers", type=int, default=4)
+    d.add_argument("--inner-steps", type=int, default=50, help="H: inner AdamW steps per worker per round")
+    d.add_argument("--rounds", type=int, default=10)
+    d.add_argument("--outer-lr", type=float, default=0.7)
+    d.add_argument("--outer-momentum", type=float, default=0.9)
+    d.add_argument("--compression", default="none", choices=["none", "float16", "int8"])
+    d.add_argument("--split", default="iid", choices=["iid", "contiguous"], help="how workers share the train data")
+    d.add_argument("--round-timeout", type=float, default=600.0, help="seconds before a silent worker is left out")
+    d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
+    d.add_argument("--resume", action="store_true", help="continue from OUT/diloco.safetensors")
+    _add_config_flags(d, TrainConfig)
+    d.set_defaults(fn=cmd_diloco)
+    h = sub.add_parser("shepherd", help="start a Ray head node for DiLoCo workers to join")
+    h.add_argument("--port", type=int, default=6379)
+    h.add_argument("--host", default=None, help="the address this node announces (default: Ray's choice)")
+    h.set_defaults(fn=cmd_shepherd)
+    w = sub.add_parser("worker", help="join a shepherd's Ray cluster as a worker node")
+    w.add_argument("--connect", required=True, help="HOST:PORT of `pcp shepherd`")
+    w.add_argument("--host", default=None, help="the address this node announces (default: Ray's choice)")
+    w.set_defaults(fn=cmd_worker)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)
-    except (ValueError, TypeError, FileNotFoundError, RuntimeError) as e:
+    except (ValueError, TypeError, FileNotFoundError, RuntimeError, ConnectionError) as e:
         print(f"pcp {args.command}: error: {e}", file=sys.stderr)
         return 2
 

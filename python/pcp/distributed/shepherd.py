@@ -11,15 +11,20 @@ from .worker import Worker
 CHECKPOINT = "diloco.safetensors"
 
 
+def check_reachable(address, timeout=5):
+    """A clear error now for a cluster address nothing listens on (ray.init retries for minutes)."""
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
+
+
 def init_ray(address=""):
     """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1."""
     import ray
     if address:
-        host, _, port = address.rpartition(":")
-        try:  # fail fast: ray.init retries an unreachable address for a long time
-            socket.create_connection((host, int(port)), timeout=5).close()
-        except (OSError, ValueError) as e:
-            raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
+        check_reachable(address)
     if ray.is_initialized():
         return
     if address:
