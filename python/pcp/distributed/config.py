@@ -1,12 +1,14 @@
 """DiLoCo's own settings; the model, inner optimizer and data come from a TrainConfig."""
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
+
+from pcp._config import DictConfig
 
 COMPRESSIONS = ("none", "float16", "int8")
 SPLITS = ("iid", "contiguous")
 
 
 @dataclass
-class DiLoCoConfig:
+class DiLoCoConfig(DictConfig):
     workers: int = 4
     inner_steps: int = 50       # H: inner AdamW steps per worker per round
     rounds: int = 10
@@ -17,14 +19,6 @@ class DiLoCoConfig:
     round_timeout: float = 600.0  # seconds a round waits for its workers before leaving them out
     threads_per_worker: int = 1
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
 
     def validate(self):
         if self.workers < 1:

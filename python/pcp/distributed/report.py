@@ -34,23 +34,11 @@ class LogReport:
 
 def plot_rounds(history, path):
     """Global val loss per round next to each worker's (its local model at the round's end)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([r["round"] for r in history], [r["val_loss"] for r in history], "k-o", label="global model", lw=2)
-    ranks = sorted({int(k) for r in history for k in r["worker_val"]})
-    for rank in ranks:
-        pts = [(r["round"], v) for r in history for k, v in r["worker_val"].items() if int(k) == rank]
-        ax.plot(*zip(*pts), ".--", alpha=0.7, label=f"worker {rank}")
-    ax.set_xlabel("round")
-    ax.set_ylabel("val loss")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return True
+    from pcp.train.loop import save_plot
+
+    def draw(ax):
+        ax.plot([r["round"] for r in history], [r["val_loss"] for r in history], "k-o", label="global model", lw=2)
+        for rank in sorted({int(k) for r in history for k in r["worker_val"]}):
+            pts = [(r["round"], v) for r in history for k, v in r["worker_val"].items() if int(k) == rank]
+            ax.plot(*zip(*pts), ".--", alpha=0.7, label=f"worker {rank}")
+    return save_plot(path, "round", "val loss", draw)

@@ -3,17 +3,18 @@ MLP and an LM head tied to the token embedding. Loads Hugging Face weights from 
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 import pcp
 from pcp import nn
+from pcp._config import DictConfig
 from pcp.serialization import load_safetensors
 
 
 @dataclass
-class GPT2Config:
+class GPT2Config(DictConfig):
     vocab_size: int = 50257
     n_positions: int = 1024
     n_embd: int = 768
@@ -30,14 +31,6 @@ class GPT2Config:
         for name in ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"GPT2Config: {name} must be positive, got {getattr(self, name)}")
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
 
 
 class CausalSelfAttention(nn.Module):

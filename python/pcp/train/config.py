@@ -1,9 +1,11 @@
 """Training configuration and nanoGPT's Shakespeare presets."""
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
+
+from pcp._config import DictConfig
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(DictConfig):
     # model
     n_layer: int = 6
     n_head: int = 6
@@ -31,14 +33,6 @@ class TrainConfig:
     data: str = ""
     out: str = "out"
     sample_tokens: int = 300
-
-    def to_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
 
     def validate(self):
         for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "eval_iters", "log_interval"):

@@ -51,7 +51,8 @@ def estimate_loss(model, data, cfg):
     return out
 
 
-def plot_losses(metrics, path):
+def save_plot(path, xlabel, ylabel, draw):
+    """A PNG of the lines draw(ax) adds; False (and no file) when matplotlib is not installed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -59,17 +60,23 @@ def plot_losses(metrics, path):
     except ImportError:
         return False
     fig, ax = plt.subplots(figsize=(7, 4))
-    its = [m["iter"] for m in metrics]
-    ax.plot(its, [m["train_loss"] for m in metrics], label="train")
-    ax.plot(its, [m["val_loss"] for m in metrics], label="val")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("cross-entropy loss")
+    draw(ax)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return True
+
+
+def plot_losses(metrics, path):
+    def draw(ax):
+        its = [m["iter"] for m in metrics]
+        ax.plot(its, [m["train_loss"] for m in metrics], label="train")
+        ax.plot(its, [m["val_loss"] for m in metrics], label="val")
+    return save_plot(path, "iteration", "cross-entropy loss", draw)
 
 
 def train(cfg, resume=False, stream=None):
