@@ -20,8 +20,9 @@ def check_reachable(address, timeout=5):
         raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
 
 
-def init_ray(address=""):
-    """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1."""
+def init_ray(address="", min_cpus=2):
+    """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1 with at least
+    min_cpus logical CPUs (one per worker actor, even on a smaller machine)."""
     import ray
     if address:
         check_reachable(address)
@@ -41,7 +42,7 @@ def init_ray(address=""):
     if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
         constants.ENABLE_RAY_CLUSTER = False
     ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-             num_cpus=max(os.cpu_count() or 1, 2))
+             num_cpus=max(os.cpu_count() or 1, min_cpus))
 
 
 class Shepherd:
@@ -55,7 +56,7 @@ class Shepherd:
         self.cfg = train_cfg.validate()
         self.dcfg = diloco_cfg.validate()
         self.report = report or (lambda event: None)
-        init_ray(self.dcfg.address)
+        init_ray(self.dcfg.address, self.dcfg.workers)
         import ray
         os.makedirs(self.cfg.out, exist_ok=True)
         pcp.random.seed(self.cfg.seed)
@@ -90,8 +91,9 @@ class Shepherd:
                 "rank": rank}
         # Ray restarts a killed worker (same spec) and it rejoins at the next round; a round's task
         # is not retried: that round goes on without it.
-        actor = ray.remote(Worker).options(max_restarts=-1, max_task_retries=0, max_concurrency=2,
-                                           num_cpus=0).remote(spec)
+        # One CPU each, spread over the cluster's nodes.
+        actor = ray.remote(Worker).options(max_restarts=-1, max_task_retries=0, max_concurrency=2, num_cpus=1,
+                                           scheduling_strategy="SPREAD").remote(spec)
         self.workers[rank] = {"actor": actor, "alive": True, "steps_done": 0, "last_loss": None,
                               "last_seen": time.time(), "round": None}
         self.report({"kind": "worker_joined", "rank": rank, "round": self.round})
