@@ -3,6 +3,7 @@ a worker joining late, checkpoints and resume, bad configuration."""
 import importlib.util
 import math
 import os
+import re
 import signal
 
 import numpy as np
@@ -149,10 +150,13 @@ def test_cli_runs_resumes_and_plots(tmp_path, text_file, capsys):
     from pcp.cli import main
     flags = ["--workers", "2", "--inner-steps", "3", "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
              "--block-size", "32", "--batch-size", "4", "--eval-iters", "2", "--data", text_file, "--out", str(tmp_path)]
-    assert main(["diloco", "--rounds", "2", *flags]) == 0
-    assert main(["diloco", "--rounds", "3", "--resume", *flags]) == 0
+    assert main(["diloco", "--rounds", "2", "--no-dashboard", *flags]) == 0
     out = capsys.readouterr().out
-    assert "round 2/2: val" in out and "round 3/3: val" in out and "round 1/3" not in out
+    assert "round 1/2: val" in out and "round 2/2: val" in out
+    assert main(["diloco", "--rounds", "3", "--resume", "--dashboard", *flags]) == 0
+    out = capsys.readouterr().out  # the dashboard's last frame: round 3 of 3, both workers did its 3 steps
+    assert "PCP DiLoCo · finished" in out and "3/3" in out and "round 3/3: val" not in out
+    assert len(re.findall(r"^\W*[01]\s+● alive\s+3/3\s+3\s+\d\.\d{4}\s", out, re.M)) == 2, out
     assert (tmp_path / "diloco.safetensors").exists() and (tmp_path / "tokenizer.json").exists()
     if importlib.util.find_spec("matplotlib"):
         assert (tmp_path / "loss.png").stat().st_size > 0

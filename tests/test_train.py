@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import pcp
+from pcp.dashboard import LogLines
 from pcp.data import BPETokenizer, CharTokenizer, TokenDataset, shakespeare
 from pcp.train import preset, train
 
@@ -91,7 +92,7 @@ def test_bpe_round_trip_on_a_built_vocabulary(tmp_path):
 
 def test_training_lowers_the_loss_and_writes_outputs(text_file, tmp_path):
     cfg = tiny(text_file, tmp_path, max_iters=30, lr_decay_iters=30, eval_interval=15, learning_rate=1e-2)
-    summary = train(cfg, stream=io.StringIO())
+    summary = train(cfg, report=LogLines(io.StringIO()))
     m = summary["metrics"]
     assert [r["iter"] for r in m] == [0, 15, 30]
     assert m[-1]["val_loss"] < m[0]["val_loss"] - 0.3
@@ -104,9 +105,9 @@ def test_training_lowers_the_loss_and_writes_outputs(text_file, tmp_path):
 
 
 def test_resume_continues_bit_for_bit(text_file, tmp_path):
-    full = train(tiny(text_file, tmp_path / "full"), stream=io.StringIO())
-    train(tiny(text_file, tmp_path / "cut", max_iters=10), stream=io.StringIO())
-    resumed = train(tiny(text_file, tmp_path / "cut", max_iters=20), resume=True, stream=io.StringIO())
+    full = train(tiny(text_file, tmp_path / "full"), report=LogLines(io.StringIO()))
+    train(tiny(text_file, tmp_path / "cut", max_iters=10), report=LogLines(io.StringIO()))
+    resumed = train(tiny(text_file, tmp_path / "cut", max_iters=20), resume=True, report=LogLines(io.StringIO()))
     assert [r["val_loss"] for r in resumed["metrics"]] == [r["val_loss"] for r in full["metrics"]]
     for (n1, p1), (n2, p2) in zip(full["model"].named_parameters(), resumed["model"].named_parameters()):
         assert n1 == n2

@@ -15,11 +15,19 @@ def _add_config_flags(p, defaults):
             p.add_argument(flag, type=typ, default=None)
 
 
+def _add_dashboard_flag(p):
+    p.add_argument("--dashboard", action=argparse.BooleanOptionalAction, default=None,
+                   help="a live terminal dashboard, or (--no-dashboard) plain log lines; default: the "
+                        "dashboard when stdout is a terminal")
+
+
 def cmd_train(args):
+    from pcp.dashboard import reporter
     from pcp.train import TrainConfig, preset, train
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name) is not None}
     cfg = preset(args.preset, **overrides)
-    summary = train(cfg, resume=args.resume)
+    with reporter(args.dashboard) as report:
+        summary = train(cfg, resume=args.resume, report=report)
     print(f"done: val loss {summary['val_loss']:.4f} (best {summary['best_val']:.4f}), "
           f"{summary['ms_per_iter'] or 0:.1f} ms/iter")
     return 0
@@ -51,20 +59,21 @@ def cmd_sample(args):
 
 
 def cmd_diloco(args):
-    import os
+    from pcp.dashboard import reporter
     from pcp.distributed import DiLoCoConfig, Shepherd
-    from pcp.distributed.report import LogReport, plot_rounds
+    from pcp.distributed.plot import plot_rounds
     from pcp.train import TrainConfig, preset
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name) is not None}
     cfg = preset(args.preset, **overrides).validate()
     dcfg = DiLoCoConfig(workers=args.workers, inner_steps=args.inner_steps, rounds=args.rounds,
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
                         split=args.split, round_timeout=args.round_timeout, address=args.address or "").validate()
-    shepherd = Shepherd(cfg, dcfg, report=LogReport(), resume=args.resume)
-    try:
-        history = shepherd.run()
-    finally:
-        shepherd.shutdown()
+    with reporter(args.dashboard) as report:
+        shepherd = Shepherd(cfg, dcfg, report=report, resume=args.resume)
+        try:
+            history = shepherd.run()
+        finally:
+            shepherd.shutdown()
     plotted = plot_rounds(history, os.path.join(cfg.out, "loss.png"))
     last = history[-1]
     print(f"done: {shepherd.round} rounds, val loss {last['val_loss']:.4f}, {last['total_bytes'] / 1e6:.1f} MB "
@@ -108,6 +117,7 @@ def main(argv=None):
     t = sub.add_parser("train", help="train a GPT on a text (tiny Shakespeare by default)")
     t.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
     t.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.safetensors")
+    _add_dashboard_flag(t)
     _add_config_flags(t, TrainConfig)
     t.set_defaults(fn=cmd_train)
     s = sub.add_parser("sample", help="generate text from a checkpoint")
@@ -130,6 +140,7 @@ def main(argv=None):
     d.add_argument("--round-timeout", type=float, default=600.0, help="seconds before a silent worker is left out")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
     d.add_argument("--resume", action="store_true", help="continue from OUT/diloco.safetensors")
+    _add_dashboard_flag(d)
     _add_config_flags(d, TrainConfig)
     d.set_defaults(fn=cmd_diloco)
     h = sub.add_parser("shepherd", help="start a Ray head node for DiLoCo workers to join")

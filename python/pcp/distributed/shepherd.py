@@ -87,7 +87,7 @@ class Shepherd:
         import ray
         rank = max(self.workers, default=-1) + 1
         spec = {"train_config": self.cfg.to_dict(), "diloco_config": self.dcfg.to_dict(),
-                "vocab_size": self.tokenizer.vocab_size, "tokens": [self.tokens_ref], "n_train": self.n_train,
+                "vocab_size": self.tokenizer.vocab_size, "n_train": self.n_train,
                 "rank": rank}
         # Ray restarts a killed worker (same spec) and it rejoins at the next round; a round's task
         # is not retried: that round goes on without it.
@@ -118,7 +118,9 @@ class Shepherd:
         state = self.global_state()
         state_ref = ray.put(state)  # once into the object store; workers read it without copies
         state_bytes = sum(v.nbytes for v in state.values())
-        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H): rank for rank, w in self.workers.items()}
+        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref]): rank for rank, w in self.workers.items()}
+        for w in self.workers.values():
+            w["live_step"] = 0
         self.bytes_sent += state_bytes * len(pending)
         results, lost = [], []
         deadline = time.monotonic() + self.dcfg.round_timeout
@@ -128,12 +130,12 @@ class Shepherd:
                 rank = pending.pop(ref)
                 try:
                     results.append(ray.get(ref))
-                    self.workers[rank].update(alive=True, last_seen=time.time())
+                    self.workers[rank].update(alive=True, last_seen=time.time(), live_step=H)
                 except RayError as e:
                     lost.append(rank)
                     self.workers[rank]["alive"] = False
                     self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": f"{type(e).__name__}: {e}"[:2000]})
-            self._poll_progress(pending.values())
+            self._poll_progress(pending.values(), time.perf_counter() - t0)
         for ref, rank in pending.items():  # past the deadline: left out of this round
             ray.cancel(ref, force=False)
             lost.append(rank)
@@ -148,8 +150,9 @@ class Shepherd:
                 for k, v in decode(r["pseudo_grad"]).items():
                     avg[k] += v
                 w = self.workers[r["rank"]]
-                w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], round=rnd)
+                w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd)
             self.apply_outer_step({k: v / len(results) for k, v in avg.items()})
+        self._report_progress(time.perf_counter() - t0)
         self.bytes_received += received
         self.last_results = results
         self.round += 1
@@ -174,7 +177,7 @@ class Shepherd:
         self.outer.step()
         self.outer.zero_grad()
 
-    def _poll_progress(self, ranks):
+    def _poll_progress(self, ranks, seconds):
         import ray
         refs = {self.workers[r]["actor"].progress.remote(): r for r in ranks}
         try:
@@ -187,11 +190,17 @@ class Shepherd:
             except Exception:
                 continue
             w = self.workers[refs[ref]]
-            w.update(alive=True, last_seen=time.time(), live_step=p["step"], last_loss=p["loss"] or w["last_loss"])
-        self.report({"kind": "progress", "round": self.round, "workers": self.worker_table()})
+            w.update(alive=True, last_seen=time.time(), live_step=p["step"], last_loss=p["loss"] or w["last_loss"],
+                     lr=p["lr"])
+        self._report_progress(seconds)
+
+    def _report_progress(self, seconds):
+        steps = sum(w.get("live_step") or 0 for w in self.workers.values())
+        self.report({"kind": "progress", "round": self.round, "workers": self.worker_table(),
+                     "tokens_per_s": steps * self.cfg.batch_size * self.cfg.block_size / max(seconds, 1e-9)})
 
     def worker_table(self):
-        return {r: {k: w.get(k) for k in ("alive", "steps_done", "last_loss", "last_seen", "live_step")}
+        return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen")}
                 for r, w in self.workers.items()}
 
     # -- evaluation, checkpoints -----------------------------------------------------------------
@@ -226,7 +235,8 @@ class Shepherd:
     # -- the whole run ---------------------------------------------------------------------------
     def run(self):
         """Rounds until dcfg.rounds; returns the history."""
-        self.report({"kind": "start", "round": self.round, "rounds": self.dcfg.rounds, "workers": len(self.workers),
+        self.report({"kind": "start", "mode": "diloco", "round": self.round, "rounds": self.dcfg.rounds,
+                     "workers": len(self.workers), "inner_steps": self.dcfg.inner_steps,
                      "parameters": self.model.num_parameters()})
         if self.round == 0 and not self.history:
             self.history.append({"round": 0, "inner_steps": 0, "val_loss": self.evaluate(), "workers_in": [],
@@ -234,6 +244,7 @@ class Shepherd:
                                  "bytes_received": 0, "total_bytes": 0, "seconds": 0.0, "tokens": 0})
         while self.round < self.dcfg.rounds:
             self.run_round()
+        self.report({"kind": "end"})
         return self.history
 
     def shutdown(self):

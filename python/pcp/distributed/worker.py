@@ -31,9 +31,8 @@ def state_digest(state):
 
 
 class Worker:
-    """spec: dict(train_config, diloco_config, vocab_size, tokens, n_train, rank). tokens: the 1-D
-    train + val token array, or a one-element list holding its Ray object reference (fetched
-    here, read-only and without a copy on this node)."""
+    """spec: dict(train_config, diloco_config, vocab_size, n_train, rank). The tokens come with
+    each round (see run_round): a restarted actor then needs nothing but its spec."""
 
     def __init__(self, spec):
         import pcp
@@ -45,20 +44,17 @@ class Worker:
         self.cfg = TrainConfig.from_dict(spec["train_config"])
         self.dcfg = DiLoCoConfig.from_dict(spec["diloco_config"])
         pcp.set_num_threads(self.dcfg.threads_per_worker)
-        tokens, n_train = spec["tokens"], spec["n_train"]
-        if isinstance(tokens, list):
-            import ray
-            tokens = ray.get(tokens[0])
-        lo, hi = shard_bounds(n_train, self.dcfg.split, self.rank, self.dcfg.workers)
-        self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[n_train:]
-        if len(self.train_tokens) <= self.cfg.block_size:
-            raise ValueError(f"worker {self.rank}: its shard has {len(self.train_tokens)} tokens, fewer than "
+        self.n_train = spec["n_train"]
+        self.shard = shard_bounds(self.n_train, self.dcfg.split, self.rank, self.dcfg.workers)
+        if self.shard[1] - self.shard[0] <= self.cfg.block_size:
+            raise ValueError(f"worker {self.rank}: its shard has {self.shard[1] - self.shard[0]} tokens, fewer than "
                              f"block_size + 1 = {self.cfg.block_size + 1}")
+        self.train_tokens = self.val_tokens = None
         pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
         self.model = build_model(self.cfg, spec["vocab_size"])
         self.opt = build_optimizer(self.cfg, self.model)
         self.names = [n for n, _ in self.model.named_parameters()]
-        self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None,
+        self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None, "lr": None,
                           "time": time.time(), "pid": os.getpid()}
         self._lock = threading.Lock()
 
@@ -76,13 +72,23 @@ class Worker:
         block = tokens[ix[:, None] + np.arange(self.cfg.block_size + 1)[None, :]].astype(np.int64)
         return pcp.tensor(block[:, :-1]), pcp.tensor(block[:, 1:])
 
-    def run_round(self, rnd, params, inner_steps, first_step):
+    def _load_tokens(self, tokens):
+        if self.train_tokens is None:
+            if isinstance(tokens, list):  # [ObjectRef]: fetched here, read-only, without a copy on this node
+                import ray
+                tokens = ray.get(tokens[0])
+            lo, hi = self.shard
+            self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[self.n_train:]
+
+    def run_round(self, rnd, params, inner_steps, first_step, tokens):
         """Loads the global params ({name: array}), runs inner_steps AdamW steps and returns the
-        encoded pseudo-gradient (global - local) with the round's losses and timings."""
+        encoded pseudo-gradient (global - local) with the round's losses and timings. tokens: the
+        1-D train + val token array, or a one-element list holding its Ray object reference."""
         import pcp
         from pcp.optim import clip_grad_norm, warmup_cosine
 
         t0 = time.perf_counter()
+        self._load_tokens(tokens)
         self.model.load_state_dict(params, strict=True)
         seed = round_seed(self.cfg.seed, self.rank, rnd)
         rng = np.random.default_rng(seed)
@@ -107,14 +113,14 @@ class Worker:
             self.opt.step()
             losses.append(loss.item())
             with self._lock:
-                self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, loss=losses[-1])
+                self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, loss=losses[-1], lr=lr)
         local = {k: v.numpy() for k, v in self.model.state_dict().items()}
         delta = {k: np.asarray(params[k], np.float32) - local[k].astype(np.float32) for k in self.names}
         encoded = encode(delta, self.dcfg.compression)
         val = self.evaluate(rng)
         return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": state_digest(params), "bytes": nbytes(encoded),
                 "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
-                else float("nan"), "val_loss": val, "steps": inner_steps, "seconds": time.perf_counter() - t0,
+                else float("nan"), "lr": lr_at(first_step + inner_steps - 1), "val_loss": val, "steps": inner_steps, "seconds": time.perf_counter() - t0,
                 "tokens": inner_steps * self.cfg.batch_size * self.cfg.block_size}
 
     def evaluate(self, rng):

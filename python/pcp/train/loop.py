@@ -11,7 +11,6 @@ from pcp.models import GPT2, GPT2Config
 from pcp.optim import AdamW, clip_grad_norm, warmup_cosine
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .progress import Progress
 
 
 def build_data(cfg):
@@ -79,18 +78,24 @@ def plot_losses(metrics, path):
     return save_plot(path, "iteration", "cross-entropy loss", draw)
 
 
-def train(cfg, resume=False, stream=None):
-    """Trains per `cfg` on cfg.device; returns a summary dict (final losses, best val, ms per iteration)."""
+def train(cfg, resume=False, report=None):
+    """Trains per `cfg` on cfg.device; returns a summary dict (final losses, best val, ms per iteration).
+    report(event) receives the run's events (pcp.dashboard); by default a dashboard on a terminal
+    and log lines otherwise."""
+    from pcp.dashboard import reporter
     cfg.validate()
     previous = pcp.get_default_device()
     pcp.set_default_device(pcp.device(cfg.device))  # parameters and optimizer state live there
     try:
-        return _train(cfg, resume, stream)
+        if report is not None:
+            return _train(cfg, resume, report)
+        with reporter() as report:
+            return _train(cfg, resume, report)
     finally:
         pcp.set_default_device(previous)
 
 
-def _train(cfg, resume, stream):
+def _train(cfg, resume, report):
     os.makedirs(cfg.out, exist_ok=True)
     pcp.random.seed(cfg.seed)
     tokenizer, data = build_data(cfg)
@@ -111,10 +116,8 @@ def _train(cfg, resume, stream):
     with open(os.path.join(cfg.out, "tokenizer.json"), "w") as f:
         f.write(tokenizer.to_json())
 
-    progress = Progress(cfg.max_iters, start, stream, cfg.log_interval)
-    progress.message(f"training GPT ({model.num_parameters() / 1e6:.2f}M parameters) on {pcp.get_default_device()} "
-                     f"for {cfg.max_iters} iterations"
-                     f"{f' from iteration {start}' if start else ''}; output in {cfg.out}")
+    report({"kind": "start", "mode": "train", "parameters": model.num_parameters(),
+            "device": str(pcp.get_default_device()), "iter": start, "iters": cfg.max_iters, "out": cfg.out})
     tokens_per_iter = cfg.batch_size * cfg.block_size
     t_last, iters_timed, t_train = time.perf_counter(), 0, 0.0
     loss_value = float("nan")
@@ -131,7 +134,7 @@ def _train(cfg, resume, stream):
                 metrics.append(rec)
                 with open(metrics_path, "a") as f:
                     f.write(json.dumps(rec) + "\n")
-                progress.message(f"eval iter {it}: train {losses['train']:.4f}, val {losses['val']:.4f}")
+                report({"kind": "eval", "iter": it, "train_loss": losses["train"], "val_loss": losses["val"]})
                 if losses["val"] < best_val:
                     best_val = losses["val"]
                     save_checkpoint(best_path, model, opt, it, cfg.to_dict(), {"best_val": best_val})
@@ -152,16 +155,19 @@ def _train(cfg, resume, stream):
         t_last = now
         if (it + 1) % cfg.log_interval == 0 or it + 1 == cfg.max_iters:
             loss_value = loss.item()
-            progress.update(it + 1, loss_value, lr, tokens_per_iter * iters_timed / t_train)
+            report({"kind": "step", "iter": it + 1, "iters": cfg.max_iters, "loss": loss_value, "lr": lr,
+                    "tokens_per_s": tokens_per_iter * iters_timed / t_train,
+                    "eta_s": t_train / iters_timed * (cfg.max_iters - it - 1)})
 
     plotted = plot_losses(metrics, os.path.join(cfg.out, "loss.png"))
     sample = ""
     if cfg.sample_tokens > 0:
         prompt = pcp.tensor([tokenizer.encode("\n")], device="cpu")
         sample = tokenizer.decode(model.generate(prompt, cfg.sample_tokens, temperature=0.8, top_k=50)[0].tolist())
-        progress.message("sample:\n" + sample)
+        report({"kind": "message", "text": "sample:\n" + sample})
     if not plotted:
-        progress.message("(matplotlib not installed: loss.png skipped)")
+        report({"kind": "message", "text": "(matplotlib not installed: loss.png skipped)"})
+    report({"kind": "end"})
     return {
         "train_loss": metrics[-1]["train_loss"] if metrics else None,
         "val_loss": metrics[-1]["val_loss"] if metrics else None,

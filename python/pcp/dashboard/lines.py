@@ -1,0 +1,66 @@
+"""Plain log lines for training events: what `--no-dashboard` and a non-terminal stdout print."""
+import sys
+
+
+def megabytes(n):
+    return f"{n / 1e6:.2f} MB"
+
+
+def duration(seconds):
+    seconds = max(int(seconds), 0)
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+class LogLines:
+    """One line per event; step lines every log interval (the loop decides), DiLoCo's progress
+    events (several a second) are dropped."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.rounds = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self.stream.flush()
+
+    def __call__(self, e):
+        line = getattr(self, "_" + e["kind"], lambda e: None)(e)
+        if line:
+            print(line, file=self.stream, flush=True)
+
+    def _start(self, e):
+        if e["mode"] == "train":
+            since = f" from iteration {e['iter']}" if e["iter"] else ""
+            return (f"training GPT ({e['parameters'] / 1e6:.2f}M parameters) on {e['device']} for {e['iters']} "
+                    f"iterations{since}; output in {e['out']}")
+        self.rounds = e["rounds"]
+        return (f"diloco: {e['workers']} workers, {e['parameters'] / 1e6:.2f}M parameters, H = {e['inner_steps']}, "
+                f"rounds {e['round'] + 1} to {e['rounds']}")
+
+    def _step(self, e):
+        return (f"iter {e['iter']}/{e['iters']} loss {e['loss']:.4f} lr {e['lr']:.2e} {e['tokens_per_s']:,.0f} tok/s "
+                f"eta {duration(e['eta_s'])}")
+
+    def _eval(self, e):
+        return f"eval iter {e['iter']}: train {e['train_loss']:.4f}, val {e['val_loss']:.4f}"
+
+    def _message(self, e):
+        return e["text"]
+
+    def _round(self, e):
+        lost = f" lost {e['workers_lost']}" if e["workers_lost"] else ""
+        return (f"round {e['round']}/{self.rounds}: val {e['val_loss']:.4f} | workers in {e['workers_in']}{lost} | sent "
+                f"{megabytes(e['bytes_sent'])}, received {megabytes(e['bytes_received'])} (total "
+                f"{megabytes(e['total_bytes'])}) | {e['tokens'] / max(e['seconds'], 1e-9):,.0f} tok/s | "
+                f"{e['seconds']:.1f} s")
+
+    def _worker_lost(self, e):
+        return f"worker {e['rank']} lost in round {e['round']}: {e['error'].splitlines()[0][:200]}"
+
+    def _worker_joined(self, e):
+        return f"worker {e['rank']} joined (from round {e['round']})"
