@@ -5,13 +5,17 @@ import math
 import os
 import re
 import signal
+import socket
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 
 from pcp.distributed import DiLoCoConfig, Shepherd, decode, encode
 from pcp.distributed.compression import nbytes
-from pcp.distributed.shepherd import init_ray
+from pcp.distributed.shepherd import check_reachable, init_ray
 from pcp.distributed.worker import state_digest
 from pcp.train import preset
 
@@ -162,3 +166,69 @@ def test_cli_runs_resumes_and_plots(tmp_path, text_file, capsys):
         assert (tmp_path / "loss.png").stat().st_size > 0
     assert main(["diloco", "--workers", "0", *flags[2:]]) == 2
     assert "workers must be at least 1" in capsys.readouterr().err
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _reachable(address):
+    try:
+        check_reachable(address, timeout=1)
+        return True
+    except ConnectionError:
+        return False
+
+
+def _wait_for(what, procs, ready, timeout):
+    """Waits until ready(); fails at once when one of procs has exited."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        for p in procs:
+            if p.poll() is not None:
+                raise RuntimeError(f"waiting for {what}: `{' '.join(p.args[2:])}` exited with {p.returncode}:\n"
+                                   f"{open(p.log).read()[-3000:]}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not happen within {timeout} s")
+        time.sleep(0.5)
+
+
+def test_shepherd_and_worker_commands_form_a_cluster_that_trains(tmp_path, text_file):
+    """The two-command flow on one machine: `pcp shepherd` (a Ray head) and `pcp worker` (a
+    second Ray node) form a cluster, and `pcp diloco --address` trains on both nodes."""
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    procs = []
+
+    def start(name, *args):
+        log = tmp_path / f"{name}.log"
+        with open(log, "w") as f:
+            p = subprocess.Popen([sys.executable, "-m", "pcp.cli", *args], stdout=f, stderr=subprocess.STDOUT,
+                                 start_new_session=True)  # its own process group: stopped as one below
+        p.log = log
+        procs.append(p)
+        return log
+
+    try:
+        start("shepherd", "shepherd", "--port", str(port), "--host", "127.0.0.1")
+        _wait_for("the Ray head listening", procs, lambda: _reachable(address), 90)
+        worker_log = start("worker", "worker", "--connect", address, "--host", "127.0.0.1")
+        _wait_for("the worker node joining", procs, lambda: "Ray runtime started" in worker_log.read_text(), 90)
+        run = subprocess.run([sys.executable, "-m", "pcp.cli", "diloco", "--address", address, "--workers", "2",
+                              "--inner-steps", "2", "--rounds", "2", "--n-layer", "1", "--n-embd", "32", "--n-head", "2",
+                              "--block-size", "32", "--batch-size", "4", "--eval-iters", "2", "--data", text_file,
+                              "--out", str(tmp_path / "run"), "--no-dashboard"], capture_output=True, text=True,
+                             timeout=180)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "2 workers on 2 Ray nodes" in run.stdout and "round 2/2: val" in run.stdout, run.stdout
+    finally:
+        for p in reversed(procs):  # `ray start --block` stops the Ray processes it started on SIGINT
+            os.killpg(p.pid, signal.SIGINT)
+        for p in procs:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()

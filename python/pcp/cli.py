@@ -88,8 +88,10 @@ def _ray_start(ray_args):
     ray = shutil.which("ray")
     if ray is None:
         raise RuntimeError("the `ray` command is not installed (pip install 'pcp[distributed]')")
+    # Multi-node is the point here, whatever a local run set (init_ray turns clusters off for loopback).
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="1")
     try:
-        return subprocess.call([ray, "start", *ray_args, "--block"])
+        return subprocess.call([ray, "start", *ray_args, "--block"], env=env)
     except KeyboardInterrupt:
         return 0
 

@@ -6,7 +6,8 @@ callable; `reporter()` picks the dashboard on a terminal and log lines elsewhere
 Events of `pcp train`:    start (mode "train", parameters, device, iter, iters, out),
                           step (iter, iters, loss, lr, tokens_per_s, eta_s), eval (iter, train_loss,
                           val_loss), message (text), end.
-Events of `pcp diloco`:   start (mode "diloco", round, rounds, workers, inner_steps, parameters),
+Events of `pcp diloco`:   start (mode "diloco", round, rounds, workers, inner_steps, parameters,
+                          nodes),
                           progress (round, tokens_per_s, workers: {rank: alive, steps_done,
                           live_step, last_loss, lr, last_seen}), round (the round's record),
                           worker_lost (rank, round, error), worker_joined (rank, round), message, end.

@@ -39,8 +39,8 @@ class LogLines:
             return (f"training GPT ({e['parameters'] / 1e6:.2f}M parameters) on {e['device']} for {e['iters']} "
                     f"iterations{since}; output in {e['out']}")
         self.rounds = e["rounds"]
-        return (f"diloco: {e['workers']} workers, {e['parameters'] / 1e6:.2f}M parameters, H = {e['inner_steps']}, "
-                f"rounds {e['round'] + 1} to {e['rounds']}")
+        return (f"diloco: {e['workers']} workers on {e['nodes']} Ray node{'s' * (e['nodes'] != 1)}, "
+                f"{e['parameters'] / 1e6:.2f}M parameters, H = {e['inner_steps']}, rounds {e['round'] + 1} to {e['rounds']}")
 
     def _step(self, e):
         return (f"iter {e['iter']}/{e['iters']} loss {e['loss']:.4f} lr {e['lr']:.2e} {e['tokens_per_s']:,.0f} tok/s "

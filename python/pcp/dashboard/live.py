@@ -150,8 +150,9 @@ class Dashboard:
         done = rec["round"] if rec else info["round"]
         grid = self._grid()
         self._row(grid, "round", f"{done}/{info['rounds']}", self._bar(done, info["rounds"]))
-        self._row(grid, "workers", f"{len(self.workers) or info['workers']}, H = {info['inner_steps']} inner steps "
-                  f"per round, {info['parameters'] / 1e6:.2f}M parameters")
+        self._row(grid, "workers", f"{len(self.workers) or info['workers']} on {info['nodes']} Ray node"
+                  f"{'s' * (info['nodes'] != 1)}, H = {info['inner_steps']} inner steps per round, "
+                  f"{info['parameters'] / 1e6:.2f}M parameters")
         self._row(grid, "global val loss", _num(rec["val_loss"] if rec else None, ".4f"),
                   sparkline([r["val_loss"] for r in self.rounds]))
         self._row(grid, "worker loss", _num(self.losses[-1] if self.losses else None, ".4f"), sparkline(self.losses))

@@ -41,7 +41,8 @@ def init_ray(address="", min_cpus=2):
     constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
     if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
         constants.ENABLE_RAY_CLUSTER = False
-    ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+    # "local": a new cluster even when a `ray start` one runs on this machine (address=None would join it).
+    ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
              num_cpus=max(os.cpu_count() or 1, min_cpus))
 
 
@@ -235,9 +236,10 @@ class Shepherd:
     # -- the whole run ---------------------------------------------------------------------------
     def run(self):
         """Rounds until dcfg.rounds; returns the history."""
+        import ray
         self.report({"kind": "start", "mode": "diloco", "round": self.round, "rounds": self.dcfg.rounds,
                      "workers": len(self.workers), "inner_steps": self.dcfg.inner_steps,
-                     "parameters": self.model.num_parameters()})
+                     "parameters": self.model.num_parameters(), "nodes": sum(n["Alive"] for n in ray.nodes())})
         if self.round == 0 and not self.history:
             self.history.append({"round": 0, "inner_steps": 0, "val_loss": self.evaluate(), "workers_in": [],
                                  "workers_lost": [], "worker_val": {}, "worker_train": {}, "bytes_sent": 0,
