@@ -48,7 +48,8 @@ def init_ray(address="", min_cpus=2):
 
 class Shepherd:
     """Runs DiLoCo rounds over Worker actors. report(event: dict) receives every event (for the
-    dashboard or log lines): kind 'start', 'progress', 'round', 'worker_lost', 'worker_joined'."""
+    dashboard or log lines, see pcp.dashboard): kind 'start', 'progress', 'round', 'worker_lost',
+    'worker_joined', 'end'."""
 
     def __init__(self, train_cfg, diloco_cfg, report=None, resume=False):
         import pcp
@@ -119,7 +120,8 @@ class Shepherd:
         state = self.global_state()
         state_ref = ray.put(state)  # once into the object store; workers read it without copies
         state_bytes = sum(v.nbytes for v in state.values())
-        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref]): rank for rank, w in self.workers.items()}
+        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref]): rank
+                   for rank, w in self.workers.items()}
         for w in self.workers.values():
             w["live_step"] = 0
         self.bytes_sent += state_bytes * len(pending)
