@@ -63,13 +63,14 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int6
   const int64_t NB = NR * 4;                   // columns per cache block
 
   const int64_t m_panels = (M + MR - 1) / MR;
-  const auto grid = thread_grid(m_panels, (std::min(N, NC) + NR - 1) / NR, get_num_threads());
+  // Too little work to be worth waking threads for: one thread does it all.
+  const bool small = (M + N) * std::min(K, KC) < 65536 || M * N * K < (1 << 21);
+  const auto grid = small ? std::pair<int64_t, int64_t>{1, 1}
+                          : thread_grid(m_panels, (std::min(N, NC) + NR - 1) / NR, get_num_threads());
   // A row-major (unit column stride) can be read in place by the micro-kernel.
   // Packing pays for itself when many B panels reuse it; it also avoids cache-set conflicts of
   // power-of-two row strides in big GEMMs.
   const bool pack_a = csa != 1 || N > 256;
-  float* apack = pack_a ? t_apack.get(size_t(m_panels * MR * KC)) : nullptr;
-  float* bpack = t_bpack.get(size_t(((std::min(N, NC) + NR - 1) / NR) * NR * KC));
 
   for (int64_t jc = 0; jc < N; jc += NC) {
     const int64_t nc = std::min(NC, N - jc);
@@ -77,45 +78,35 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int6
     for (int64_t pc = 0; pc < K; pc += KC) {
       const int64_t kc = std::min(KC, K - pc);
       const bool accumulate = pc > 0;
-      // Pack B (kc x nc) and all of A (M x kc) for this depth slice in one parallel region:
-      // items [0, n_panels) are B panels, the rest A panels.
-      const int64_t small = (M + N) * kc < 65536;  // too little to be worth waking threads for
-      const int64_t a_items = pack_a ? m_panels : 0;
-      parallel_for(n_panels + a_items, small ? n_panels + a_items : 4, [&](int64_t b, int64_t e) {
-        if (b < n_panels) {
-          int64_t be = std::min(e, n_panels);
-          int64_t c0 = b * NR, c1 = std::min(nc, be * NR);
-          kt.gemm_pack_b(B + pc * rsb + (jc + c0) * csb, rsb, csb, kc, c1 - c0, bpack + b * NR * kc);
-        }
-        if (e > n_panels) {
-          int64_t ab = std::max(b, n_panels) - n_panels, ae = e - n_panels;
-          int64_t r0 = ab * MR, r1 = std::min(M, ae * MR);
-          kt.gemm_pack_a(A + r0 * rsa + pc * csa, rsa, csa, r1 - r0, kc, apack + ab * MR * kc);
-        }
-      });
-      auto C_tile = [&](int64_t i, int64_t j, const float* bp) {
-        float* c = C + i * ldc + jc + j;
-        const int64_t mr = std::min(MR, M - i), nr = std::min(NR, nc - j);
-        if (pack_a)
-          kt.gemm_micro(kc, apack + (i / MR) * MR * kc, 1, MR, bp, c, ldc, mr, nr, accumulate);
-        else
-          kt.gemm_micro(kc, A + i * rsa + pc, rsa, 1, bp, c, ldc, mr, nr, accumulate);
-      };
-      // Each thread owns one rectangle of C, a (tm x tn) grid split evenly in micro-panels, and
-      // walks it in MC x NB cache blocks.
-      const int64_t tm = small ? 1 : grid.first, tn = small ? 1 : grid.second;
+      // Each thread owns one rectangle of C (a tm x tn grid split evenly in micro-panels),
+      // packs the A rows and B columns it needs into its own buffers, and walks its rectangle in
+      // MC x NB cache blocks. Packing privately repeats some of it across threads, but no
+      // packed line moves between cores: that traffic costs more than the packing for the
+      // small GEMMs of a training step, and leaves one synchronisation per depth slice.
+      const int64_t tm = grid.first, tn = grid.second;
       parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
           const int64_t p0 = m_panels * (t / tn) / tm, p1 = m_panels * (t / tn + 1) / tm;
           const int64_t q0 = n_panels * (t % tn) / tn, q1 = n_panels * (t % tn + 1) / tn;
-          for (int64_t jb = q0 * NR; jb < q1 * NR; jb += NB) {
-            const int64_t j1 = std::min({nc, q1 * NR, jb + NB});
-            for (int64_t ib = p0 * MR; ib < p1 * MR; ib += MC) {
-              const int64_t i1 = std::min({M, p1 * MR, ib + MC});
+          if (p0 == p1 || q0 == q1) continue;
+          const int64_t r0 = p0 * MR, r1 = std::min(M, p1 * MR), c0 = q0 * NR, c1 = std::min(nc, q1 * NR);
+          float* bpack = t_bpack.get(size_t((q1 - q0) * NR * kc));
+          kt.gemm_pack_b(B + pc * rsb + (jc + c0) * csb, rsb, csb, kc, c1 - c0, bpack);
+          float* apack = pack_a ? t_apack.get(size_t((p1 - p0) * MR * kc)) : nullptr;
+          if (pack_a) kt.gemm_pack_a(A + r0 * rsa + pc * csa, rsa, csa, r1 - r0, kc, apack);
+          for (int64_t jb = c0; jb < c1; jb += NB) {
+            const int64_t j1 = std::min(c1, jb + NB);
+            for (int64_t ib = r0; ib < r1; ib += MC) {
+              const int64_t i1 = std::min(r1, ib + MC);
               for (int64_t j = jb; j < j1; j += NR) {
-                const float* bp = bpack + (j / NR) * NR * kc;
+                const float* bp = bpack + (j - c0) * kc;
                 for (int64_t i = ib; i < i1; i += MR) {
-                  C_tile(i, j, bp);
+                  float* c = C + i * ldc + jc + j;
+                  const int64_t mr = std::min(MR, M - i), nr = std::min(NR, nc - j);
+                  if (pack_a)
+                    kt.gemm_micro(kc, apack + (i - r0) * kc, 1, MR, bp, c, ldc, mr, nr, accumulate);
+                  else
+                    kt.gemm_micro(kc, A + i * rsa + pc, rsa, 1, bp, c, ldc, mr, nr, accumulate);
                 }
               }
             }

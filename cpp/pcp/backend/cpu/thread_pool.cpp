@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -19,6 +20,23 @@ inline void cpu_relax() {
 #elif defined(__aarch64__)
   asm volatile("yield");
 #endif
+}
+
+// Spin this long before sleeping, on both sides of a parallel region. A wake-up through the
+// kernel costs tens of microseconds, as much as a whole 1M-element add: workers spinning between
+// back-to-back ops (as OpenMP runtimes do) and a caller spinning for its workers' last chunks
+// keep mid-sized ops parallel.
+constexpr auto kSpin = std::chrono::microseconds(300);
+
+// Calls ready() until it is true or kSpin has passed; returns its last value.
+template <class Ready>
+bool spin_until(Ready&& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 1;; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) return ready();
+  }
 }
 
 int default_threads() {
@@ -71,9 +89,12 @@ class ThreadPool {
       ++done;
     }
     t_in_parallel = false;
-    std::unique_lock<std::mutex> lock(mu_);
-    pending_ -= done;
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    pending_.fetch_sub(done);
+    if (!spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lock(mu_);
+      done_cv_.wait(lock, [&] { return pending_.load() == 0; });
+    }
+    std::lock_guard<std::mutex> lock(mu_);
     job_ = nullptr;
     if (error_) {
       auto e = error_;
@@ -99,10 +120,7 @@ class ThreadPool {
     t_in_parallel = true;
     uint64_t seen = 0;
     for (;;) {
-      // Spin for a few microseconds first: ops issued back to back then start without a
-      // kernel wake-up (tens of microseconds), which dominates small tensors.
-      for (int spin = 0; spin < 4000 && published_.load(std::memory_order_acquire) == seen; ++spin)
-        cpu_relax();
+      spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -115,10 +133,9 @@ class ThreadPool {
         run_chunk(c);
         ++done;
       }
-      if (done) {
+      if (done && pending_.fetch_sub(done) == done) {  // the last chunk: wake the caller if it sleeps
         std::lock_guard<std::mutex> lock(mu_);
-        pending_ -= done;
-        if (pending_ == 0) done_cv_.notify_one();
+        done_cv_.notify_one();
       }
     }
   }
@@ -142,8 +159,8 @@ class ThreadPool {
   std::mutex run_mu_, mu_;
   std::condition_variable cv_, done_cv_;
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_chunks_ = 0, pending_ = 0;
-  std::atomic<int64_t> next_{0};
+  int64_t job_n_ = 0, job_chunks_ = 0;
+  std::atomic<int64_t> next_{0}, pending_{0};  // chunks claimed next, chunks not finished
   uint64_t generation_ = 0;
   std::atomic<uint64_t> published_{0};  // generation_, readable without the lock (for spinning)
   bool stop_ = false;
