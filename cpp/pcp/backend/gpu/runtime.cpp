@@ -3,6 +3,7 @@
 #include <string>
 
 #include "pcp/backend/gpu/runtime.h"
+#include "pcp/core/error.h"
 
 namespace pcp::gpu {
 namespace {
@@ -30,6 +31,17 @@ const KernelSource* find_kernel(const std::string& name) {
   for (const KernelSource& k : all_kernels())
     if (name == k.name) return &k;
   return nullptr;
+}
+
+const KernelSource& kernel_named(const std::string& name) {
+  const KernelSource* src = find_kernel(name);
+  if (!src) fail<ValueError>("gpu: no kernel named '", name, "'");
+  return *src;
+}
+
+void check_bindings(const std::string& name, uint32_t pipeline_bindings, uint32_t nbuf) {
+  if (pipeline_bindings != nbuf)
+    fail<ValueError>("gpu kernel ", name, ": dispatched with ", nbuf, " buffers, earlier with ", pipeline_bindings);
 }
 
 }  // namespace pcp::gpu

@@ -90,6 +90,21 @@ struct KernelSource {
   uint32_t local_size;
 };
 const KernelSource* find_kernel(const std::string& name);  // nullptr when unknown
+const KernelSource& kernel_named(const std::string& name);  // a ValueError when unknown
 const std::vector<KernelSource>& all_kernels();
+
+// A ValueError when a kernel is dispatched with another buffer count than its pipeline has.
+void check_bindings(const std::string& name, uint32_t pipeline_bindings, uint32_t nbuf);
+
+// The runtimes' pipeline caches: the pipeline built for `name` (checked against nbuf), or
+// nullptr when it is not built yet.
+template <class Pipelines>
+const typename Pipelines::mapped_type* cached_pipeline(const Pipelines& pipelines, const std::string& name,
+                                                       uint32_t nbuf) {
+  auto it = pipelines.find(name);
+  if (it == pipelines.end()) return nullptr;
+  check_bindings(name, it->second.bindings, nbuf);
+  return &it->second;
+}
 
 }  // namespace pcp::gpu

@@ -293,14 +293,8 @@ struct Device {
   }
 
   const Pipeline& pipeline(const std::string& name, uint32_t nbuf) {
-    auto it = pipelines.find(name);
-    if (it != pipelines.end()) {
-      if (it->second.bindings != nbuf)
-        fail<ValueError>("gpu kernel ", name, ": dispatched with ", nbuf, " buffers, earlier with ", it->second.bindings);
-      return it->second;
-    }
-    const KernelSource* src = find_kernel(name);
-    if (!src) fail<ValueError>("gpu: no kernel named '", name, "'");
+    if (const Pipeline* cached = cached_pipeline(pipelines, name, nbuf)) return *cached;
+    const KernelSource* src = &kernel_named(name);
     Pipeline p;
     p.bindings = nbuf;
     p.name = src->name;
