@@ -352,6 +352,20 @@ def test_hessian_vector_product_through_fused_attention():
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
 
 
+def test_hessian_vector_product_through_fused_qkv_attention():
+    r = rng(10)
+    x_np, v_np = r.normal(size=(3, 4)).astype(np.float32), r.normal(size=(3, 4))
+    w = t64(r.normal(size=(2, 3, 2)))
+
+    def loss(x, dtype):  # a packed (2, 3, 6) projection: two heads of width 1
+        a = x.astype(dtype).reshape(2, 3, 2)
+        y = pcp.qkv_attention(pcp.concatenate([a, pcp.tanh(a), a * 0.5], 2), 2, causal=True)
+        return (y.astype(pcp.float64) * w).sum()
+    got = _hvp_pcp(lambda x: loss(x, pcp.float32), x_np.astype(np.float64), v_np)
+    ref = _hvp_pcp(lambda x: loss(x, pcp.float64), x_np.astype(np.float64), v_np)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name", list(_HVP))
 def test_hessian_vector_product_matches_finite_differences(name):
     f = _HVP[name]

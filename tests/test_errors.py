@@ -432,6 +432,18 @@ def test_scaled_dot_product_attention_errors():
         pcp.scaled_dot_product_attention(pcp.ones((4, 8)), pcp.ones((4, 8)), pcp.ones((4, 8)), dropout_p=-0.1)
 
 
+def test_qkv_attention_errors():
+    op = "qkv_attention"
+    with pytest.raises(ValueError, match=esc(op, "(B, T, 3 * C)", "num_heads = 2", "(2, 4, 9)")):
+        pcp.qkv_attention(pcp.ones((2, 4, 9)), 2)
+    with pytest.raises(ValueError, match=esc(op, "(B, T, 3 * C)", "(4, 12)")):
+        pcp.qkv_attention(pcp.ones((4, 12)), 2)
+    with pytest.raises(ValueError, match=esc(op, "num_heads must be positive, got 0")):
+        pcp.qkv_attention(pcp.ones((2, 4, 12)), 0)
+    with pytest.raises(ValueError, match=esc(op, "dropout_p must be in [0, 1], got 2")):
+        pcp.qkv_attention(pcp.ones((2, 4, 12)), 2, dropout_p=2.0)
+
+
 # ----------------------------------------------------------------------------------------------
 # autograd entry points
 

@@ -67,3 +67,41 @@ def test_exp_log_edge_values(isa):
     with np.errstate(divide="ignore", invalid="ignore"):
         ref = np.log(y.astype(np.float64)).astype(np.float32)
     np.testing.assert_allclose(pcp.log(pcp.tensor(y)).numpy(), ref, rtol=2e-6, atol=1e-7)
+
+
+def _np_attention(q, k, v, g, causal, scale):
+    """Forward and the three input gradients in float64."""
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    dp = g @ np.swapaxes(v, -1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scale
+    return p @ v, ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(p, -1, -2) @ g
+
+
+# (B, H, T, D): one block, several query and key blocks (online softmax across key blocks),
+# lengths and widths that are not multiples of the register tile
+@pytest.mark.parametrize("shape", [(2, 3, 64, 32), (1, 2, 7, 5), (1, 1, 300, 40), (1, 2, 129, 64), (1, 1, 1, 3)],
+                         ids=str)
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_every_isa(isa, shape, causal):
+    B, H, T, D = shape
+    rng = np.random.default_rng(4)
+    q, k, v, g = (rng.standard_normal(shape) for _ in range(4))
+    q *= 2  # sharper softmax rows
+    ref = _np_attention(q, k, v, g, causal, 1 / np.sqrt(D))
+    tq, tk, tv = (pcp.tensor(a.astype(np.float32)).requires_grad_() for a in (q, k, v))
+    y = pcp.scaled_dot_product_attention(tq, tk, tv, causal=causal)
+    y.backward(pcp.tensor(g.astype(np.float32)))
+    for got, want in zip((y, tq.grad, tk.grad, tv.grad), ref):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=2e-5 * np.abs(want).max())
+    # the same heads packed side by side as (B, T, 3C), and its one (B, T, 3C) gradient
+    packed = lambda *xs: np.concatenate([x.transpose(0, 2, 1, 3).reshape(B, T, H * D) for x in xs], -1)  # noqa: E731
+    tqkv = pcp.tensor(packed(q, k, v).astype(np.float32)).requires_grad_()
+    y2 = pcp.qkv_attention(tqkv, H, causal=causal)
+    y2.backward(pcp.tensor(packed(g).astype(np.float32)))
+    np.testing.assert_allclose(y2.numpy(), packed(ref[0]), rtol=1e-4, atol=2e-5 * np.abs(ref[0]).max())
+    dqkv = packed(*ref[1:])
+    np.testing.assert_allclose(tqkv.grad.numpy(), dqkv, rtol=1e-4, atol=2e-5 * np.abs(dqkv).max())

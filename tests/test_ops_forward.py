@@ -1437,6 +1437,20 @@ def test_fused_attention_on_head_views_of_packed_qkv(causal, rng):
 
 
 @pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_qkv_attention(causal, dtype, rng):
+    # A packed (B, T, 3C) projection, read here through a transposed view (not contiguous).
+    B, T, H, D = 2, 11, 3, 5
+    tqkv, qkv = make(rng, (3 * H * D, T, B), dtype)
+    tqkv, qkv = tqkv.transpose(), qkv.transpose()
+    q, k, v = (a.reshape(B, T, H, D).transpose(0, 2, 1, 3) for a in np.split(qkv, 3, axis=2))
+    expected = np_sdpa(q, k, v, causal, 0.3).transpose(0, 2, 1, 3).reshape(B, T, H * D)
+    y = pcp.qkv_attention(tqkv, H, causal=causal, scale=0.3)
+    assert y.shape == (B, T, H * D)
+    assert_close(y, expected, dtype, err_scale=np.abs(v).max())
+
+
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("shape", [(2, 3, 7, 8), (5, 4)], ids=str)  # the fused kernel's shape, and 2-D
 def test_scaled_dot_product_attention_dropout(causal, shape, rng):
     # The attention weights are dropped with the global generator's next draws: a dropout of ones

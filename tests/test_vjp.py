@@ -428,6 +428,21 @@ for _name, _kw, _shapes in [
          (lambda kw: lambda q, k, v: TF.scaled_dot_product_attention(q, k, v, **kw))(_tkw),
          (lambda shapes: lambda r: [r.normal(size=s) for s in shapes])(_shapes))
 
+
+
+def _torch_qkv_attention(heads, **kw):
+    def f(qkv):
+        B, T, C3 = qkv.shape
+        q, k, v = (t.reshape(B, T, heads, C3 // 3 // heads).transpose(1, 2) for t in qkv.split(C3 // 3, dim=2))
+        return TF.scaled_dot_product_attention(q, k, v, **kw).transpose(1, 2).reshape(B, T, C3 // 3)
+    return f
+
+
+# packed (B, T, 3C): float32 runs the fused kernel on the heads in place, float64 composes ops
+case("qkv_attention", lambda x: pcp.qkv_attention(x, 2), _torch_qkv_attention(2), lambda r: [r.normal(size=(2, 5, 12))])
+case("qkv_attention_causal", lambda x: pcp.qkv_attention(x, 3, causal=True, scale=0.4),
+     _torch_qkv_attention(3, is_causal=True, scale=0.4), lambda r: [r.normal(size=(2, 6, 18))])
+
 # A small composite (MLP block) to exercise the engine's accumulation across many ops.
 case("mlp_block", lambda x, w1, b1, w2: pcp.layer_norm(pcp.gelu(x @ w1 + b1) @ w2).sum(axis=0),
      lambda x, w1, b1, w2: TF.layer_norm(TF.gelu(x @ w1 + b1) @ w2, (3,)).sum(dim=0),
@@ -469,7 +484,7 @@ def test_vjp_matches_torch(c, dtype):
 
 
 FUSED_BACKWARD = ["gelu_none", "gelu_tanh", "softmax-axis=-1", "log_softmax-axis=-1", "softmax-axis=0",
-                  "sdpa_fused", "sdpa_fused_causal",
+                  "sdpa_fused", "sdpa_fused_causal", "qkv_attention", "qkv_attention_causal",
                   "layer_norm", "layer_norm_3d", "layer_norm_no_affine", "layer_norm_weight_only", "mlp_block"]
 LOW_TOL = {pcp.float32: dict(rtol=2e-5, atol=2e-6), pcp.bfloat16: dict(rtol=4e-2, atol=4e-2),
            pcp.float16: dict(rtol=5e-3, atol=5e-3)}

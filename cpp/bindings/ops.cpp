@@ -171,6 +171,9 @@ void bind_ops(py::module_& m) {
   m.def("scaled_dot_product_attention", &scaled_dot_product_attention, arg("q"), arg("k"), arg("v"),
         arg("causal") = false, arg("scale") = py::none(), arg("dropout_p") = 0.0,
         "softmax(scale q k^T [causal]) v over (..., T, D); dropout_p drops attention weights (pass 0 when evaluating)");
+  m.def("qkv_attention", &qkv_attention, arg("qkv"), arg("num_heads"), arg("causal") = false,
+        arg("scale") = py::none(), arg("dropout_p") = 0.0,
+        "Multi-head self-attention on a packed (B, T, 3C) projection (q, k, v side by side): (B, T, C)");
 }
 
 }  // namespace pcp::bindings

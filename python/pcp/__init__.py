@@ -21,7 +21,7 @@ from ._core import (  # noqa: F401
     # indexing
     take, embedding, one_hot,
     # neural network
-    softmax, log_softmax, layer_norm, cross_entropy, dropout, scaled_dot_product_attention,
+    softmax, log_softmax, layer_norm, cross_entropy, dropout, scaled_dot_product_attention, qkv_attention,
     # runtime
     memory_stats, reset_peak_memory_stats, clear_cache, set_num_threads, get_num_threads, cpu_features,
     is_grad_enabled, set_grad_enabled,

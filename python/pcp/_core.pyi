@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_info', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
+__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_info', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'qkv_attention', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
 class DType:
     """
     Element type of a tensor
@@ -509,6 +509,10 @@ def pow(a: typing.Any, b: typing.Any) -> Tensor:
 def profile_results() -> list:
     """
     [(primitive name, calls, seconds)] sorted by time
+    """
+def qkv_attention(qkv: Tensor, num_heads: typing.SupportsInt | typing.SupportsIndex, causal: bool = False, scale: typing.SupportsFloat | typing.SupportsIndex | None = None, dropout_p: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
+    """
+    Multi-head self-attention on a packed (B, T, 3C) projection (q, k, v side by side): (B, T, C)
     """
 def rand(shape: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     """

@@ -62,9 +62,11 @@ Tensor seed_gradient(const Tensor& root, const Tensor& grad) {
   return ones_like(root);
 }
 
-// Runs the backward pass; returns accumulated gradients keyed by leaf TensorImpl* and,
-// for non-leaves that were asked for, by Node*.
-std::unordered_map<const void*, Tensor> run_backward(const Tensor& root, const Tensor& grad, bool create_graph) {
+// Runs the backward pass; returns accumulated gradients keyed by leaf TensorImpl* and, for the
+// non-leaves in `keep`, by Node*. Other nodes' gradients are dropped once used: their memory
+// goes back as the pass proceeds, and a leaf's gradient is not kept alive by a view of it.
+std::unordered_map<const void*, Tensor> run_backward(const Tensor& root, const Tensor& grad, bool create_graph,
+                                                     const std::unordered_set<const void*>& keep = {}) {
   if (!root.requires_grad())
     fail<ValueError>("backward: the output does not require grad (no input had requires_grad=True, "
                      "or it was computed under no_grad)");
@@ -81,6 +83,7 @@ std::unordered_map<const void*, Tensor> run_backward(const Tensor& root, const T
     auto it = grads.find(node);
     if (it == grads.end()) continue;
     Tensor g = it->second;
+    if (!keep.count(node)) grads.erase(it);
     if (auto owner = node->owner.lock(); owner && owner->retains_grad) {
       Tensor gd = g.detach();
       owner->grad = owner->grad ? add(Tensor(owner->grad), gd).impl_ptr() : gd.impl_ptr();
@@ -125,7 +128,8 @@ void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
     Tensor g = create_graph ? it->second : it->second.detach();
     // A new .grad owns contiguous memory (as in PyTorch): VJPs may hand one tensor to several
     // inputs, or return broadcast views, and in-place updates of .grad (clipping) must touch
-    // only this leaf. Here the map entry and g hold two references to the storage.
+    // only this leaf. Here the map entry and g hold two references to the storage; a third
+    // means another leaf's gradient (or a retained one) shares it.
     if (!leaf->grad && (!g.is_contiguous() || g.storage().use_count() > 2)) g = copy(g);
     leaf->grad = leaf->grad ? add(Tensor(leaf->grad), g).impl_ptr() : g.impl_ptr();
   }
@@ -133,7 +137,10 @@ void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
 
 std::vector<Tensor> grad(const Tensor& root, const std::vector<Tensor>& wrt, const Tensor& grad_out,
                          bool create_graph) {
-  auto grads = run_backward(root, grad_out, create_graph);
+  std::unordered_set<const void*> keep;
+  for (const Tensor& x : wrt)
+    if (x.grad_fn()) keep.insert(x.grad_fn().get());
+  auto grads = run_backward(root, grad_out, create_graph, keep);
   std::vector<Tensor> out;
   for (const Tensor& x : wrt) {
     const void* key = x.grad_fn() ? static_cast<const void*>(x.grad_fn().get()) : x.impl();

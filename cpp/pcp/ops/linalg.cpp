@@ -75,8 +75,20 @@ class Matmul : public Primitive {
 
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
                           const std::vector<bool>& needs) override {
-    return {needs[0] ? matmul(g, swapaxes(in[1], -1, -2)) : Tensor(),
-            needs[1] ? matmul(swapaxes(in[0], -1, -2), g) : Tensor()};
+    // A gradient comes out in its input's layout: for a transposed view such as Linear's W.T,
+    // (g^T a)^T instead of a^T g, so that the gradient the transpose hands back to W is
+    // contiguous and .grad needs no copy.
+    Tensor ga, gb;
+    if (needs[0])
+      ga = column_major(in[0]) ? swapaxes(matmul(in[1], swapaxes(g, -1, -2)), -1, -2) : matmul(g, swapaxes(in[1], -1, -2));
+    if (needs[1])
+      gb = column_major(in[1]) ? swapaxes(matmul(swapaxes(g, -1, -2), in[0]), -1, -2) : matmul(swapaxes(in[0], -1, -2), g);
+    return {ga, gb};
+  }
+
+  static bool column_major(const Tensor& t) {
+    const size_t n = t.ndim();
+    return t.shape()[n - 1] > 1 && t.shape()[n - 2] > 1 && t.strides()[n - 2] == 1 && t.strides()[n - 1] != 1;
   }
 
  private:

@@ -146,5 +146,9 @@ Tensor dropout(const Tensor& x, double p, bool training = true);
 // PyTorch's dropout_p: pass 0 at evaluation).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
                                     std::optional<double> scale = std::nullopt, double dropout_p = 0.0);
+// Multi-head self-attention on a packed (B, T, 3C) projection (q, k, v side by side, as GPT-2's
+// c_attn produces): (B, T, C), heads of C / num_heads. Its gradient is one (B, T, 3C) tensor.
+Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal = false,
+                     std::optional<double> scale = std::nullopt, double dropout_p = 0.0);
 
 }  // namespace pcp

@@ -43,12 +43,9 @@ class CausalSelfAttention(nn.Module):
         self.resid_dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = pcp.split(self.c_attn(x), 3, axis=2)
-        heads = lambda t: t.reshape(B, T, self.n_head, C // self.n_head).transpose(0, 2, 1, 3)  # noqa: E731
-        y = pcp.scaled_dot_product_attention(heads(q), heads(k), heads(v), causal=True,
-                                             dropout_p=self.attn_dropout if self.training else 0.0)
-        y = y.transpose(0, 2, 1, 3).reshape(B, T, C)
+        # q, k, v side by side in one projection: the fused kernel reads the heads in place.
+        y = pcp.qkv_attention(self.c_attn(x), self.n_head, causal=True,
+                              dropout_p=self.attn_dropout if self.training else 0.0)
         return self.resid_dropout(self.c_proj(y))
 
 

@@ -15,6 +15,12 @@ namespace pcp::cpu {
 // instantiation elsewhere and run that ISA's code on any machine.
 [[noreturn]] void kernel_error(const char* kernel, const char* problem, const char* detail = "");
 
+// A T x D matrix view: element (i, j) at p[i * rs + j * cs].
+struct AttnView {
+  const float* p;
+  int64_t rs, cs;
+};
+
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 
 struct KernelTable {
@@ -59,6 +65,14 @@ struct KernelTable {
   // C[mr x nr] (+)= A[mr x kc] * Bpanel, A read as a[r * a_rs + k * a_cs] (packed: 1, MR).
   void (*gemm_micro)(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
                      int64_t mr, int64_t nr, bool accumulate);
+  // One (batch, head) of float32 attention, flash-style (kernels/attention.cpp): q, k, v, o
+  // and the output gradient g are T x D views; o and dq, dk, dv are written with unit column
+  // stride; lse[i] is the log-sum-exp of row i's scaled scores, kept for the backward pass.
+  void (*attention_forward)(int64_t T, int64_t D, float scale, bool causal, AttnView q, AttnView k, AttnView v,
+                            float* o, int64_t o_rs, float* lse);
+  void (*attention_backward)(int64_t T, int64_t D, float scale, bool causal, AttnView q, AttnView k, AttnView v,
+                             AttnView o, AttnView g, const float* lse, float* dq, float* dk, float* dv,
+                             int64_t d_rs);
 };
 
 // The table of the ISA selected at startup (PCP_SIMD=baseline|avx2|avx512 forces one).

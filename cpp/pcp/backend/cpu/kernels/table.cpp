@@ -11,6 +11,7 @@ void register_reduce(KernelTable& t);
 void register_nn(KernelTable& t);
 void register_gemm(KernelTable& t);
 void register_optim(KernelTable& t);
+void register_attention(KernelTable& t);
 
 const KernelTable& kernel_table() {
   static const KernelTable table = [] {
@@ -21,6 +22,7 @@ const KernelTable& kernel_table() {
     register_nn(t);
     register_gemm(t);
     register_optim(t);
+    register_attention(t);
     return t;
   }();
   return table;
