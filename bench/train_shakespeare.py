@@ -1,13 +1,15 @@
 """Train the same GPT on tiny Shakespeare with PCP and with PyTorch, side by side in one run.
 
 Both start from PCP's initial weights (copied into PyTorch), see identical batches, use the same
-AdamW (decay groups), LR schedule and gradient clipping, and the same thread count. Each trains alone in turn (idle
-worker threads of one would otherwise slow the other). Prints both loss curves and ms per
+AdamW (decay groups), LR schedule and gradient clipping, and the same thread count. They take
+turns of --chunk iterations, each alone (idle worker threads of one would otherwise slow the
+other), so that both see the same spells of a shared machine. Prints both loss curves and ms per
 iteration of each.
 
 Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-iters N] [--eval-iters N] [--data PATH]
       [--device gpu]   (PCP on that device, PyTorch on cuda; batches stay CPU int64 tensors unless --batch-device)
       [--dropout P]    (the preset's dropout otherwise; the PyTorch model has none, so use 0 to compare losses)
+      [--chunk N]      (iterations per turn, default 50)
       [--profile]      (GPU: PCP's time per kernel from device timestamps, summed over the timed iterations)
 """
 import argparse
@@ -72,6 +74,7 @@ def main():
     ap.add_argument("--batch-device", default="cpu", help="device of PCP's int64 batches (default cpu)")
     ap.add_argument("--dropout", type=float, default=None)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--chunk", type=int, default=50, help="iterations each framework runs before the other's turn")
     args = ap.parse_args()
     pdev = pcp.device(args.device)
     tdev = "cpu" if pdev == "cpu" else ("cuda" if torch.cuda.is_available() else "cpu")
@@ -138,24 +141,32 @@ def main():
     def as_pcp(b):
         return b if args.batch_device == "cpu" else (b[0].to(args.batch_device), b[1].to(args.batch_device))
 
-    def train(step, evaluate, convert, profile=False):
-        """Runs the whole schedule for one framework alone (so neither one's idle threads slow the
-        other); returns {iter: (train loss, val loss)} and ms per training iteration."""
-        evals, seconds = {}, 0.0
-        for it in range(cfg.max_iters + 1):
-            if it in eval_at:
-                evals[it] = tuple(np.mean([evaluate(*convert(b)) for b in eval_batches[s]]) for s in ("train", "val"))
-            if it == cfg.max_iters:
-                break
-            x, y = convert(batches[it])
-            if profile and it == 5:
-                pcp.synchronize()
-                pcp._core.set_gpu_profiling(True, pdev)
-            t0 = time.perf_counter()
-            step(x, y, lr_at(it))
-            if it >= 5:  # skip warm-up iterations
-                seconds += time.perf_counter() - t0
-        return evals, 1e3 * seconds / max(cfg.max_iters - 5, 1)
+    class Run:
+        """One framework's pass over the schedule, advanced a chunk of iterations at a time."""
+
+        def __init__(self, step, evaluate, convert, profile=False):
+            self.step, self.evaluate, self.convert, self.profile = step, evaluate, convert, profile
+            self.it, self.evals, self.seconds = 0, {}, 0.0
+
+        def advance(self, upto):
+            for it in range(self.it, upto + 1):
+                if it in eval_at and it not in self.evals:
+                    self.evals[it] = tuple(np.mean([self.evaluate(*self.convert(b)) for b in eval_batches[s]])
+                                           for s in ("train", "val"))
+                if it == upto:
+                    break
+                x, y = self.convert(batches[it])
+                if self.profile and it == 5:
+                    pcp.synchronize()
+                    pcp._core.set_gpu_profiling(True, pdev)
+                t0 = time.perf_counter()
+                self.step(x, y, lr_at(it))
+                if it >= 5:  # skip warm-up iterations
+                    self.seconds += time.perf_counter() - t0
+            self.it = upto
+
+        def ms_per_iter(self):
+            return 1e3 * self.seconds / max(cfg.max_iters - 5, 1)
 
     print(f"# {args.preset}: {model.num_parameters() / 1e6:.2f}M parameters, {cfg.max_iters} iterations, "
           f"batch {cfg.batch_size} x {cfg.block_size}, {threads} threads, PCP {pcp.cpu_features()['isa']}, "
@@ -164,19 +175,27 @@ def main():
         tname = torch.cuda.get_device_name() if tdev == "cuda" else "torch.cuda unavailable: PyTorch on the CPU"
         print(f"# PCP on {pdev} ({dict(pcp._core.devices())[pdev]}), batches on {args.batch_device}; "
               f"PyTorch on {tdev} ({tname})", flush=True)
-    pcp.set_default_device(pdev)
-    try:
-        p_evals, p_ms = train(pcp_step, pcp_eval, as_pcp, profile=args.profile and pdev != "cpu")
-        if args.profile and pdev != "cpu":
-            pcp._core.set_gpu_profiling(False, pdev)
-            kernels = pcp._core.gpu_profile_results(pdev)  # includes evaluations after iteration 5
-            total = sum(s for _, _, s in kernels)
-            print(f"# PCP GPU time by kernel (iterations 5.. and their evaluations): {1e3 * total:.1f} ms busy")
-            for name, n, s in kernels[:25]:
-                print(f"  {name:28s} {n:8d} launches {1e3 * s:10.1f} ms {100 * s / total:5.1f}%")
-    finally:
-        pcp.set_default_device("cpu")
-    t_evals, t_ms = train(torch_step, torch_eval, as_torch)
+    # The two alternate in chunks of iterations, so that a slow spell of this (shared) machine
+    # slows both; the pause lets one's spinning worker threads go idle before the other runs.
+    p_run = Run(pcp_step, pcp_eval, as_pcp, profile=args.profile and pdev != "cpu")
+    t_run = Run(torch_step, torch_eval, as_torch)
+    for upto in list(range(args.chunk, cfg.max_iters, args.chunk)) + [cfg.max_iters]:
+        pcp.set_default_device(pdev)
+        try:
+            p_run.advance(upto)
+        finally:
+            pcp.set_default_device("cpu")
+        time.sleep(0.05)
+        t_run.advance(upto)
+        time.sleep(0.05)
+    if args.profile and pdev != "cpu":
+        pcp._core.set_gpu_profiling(False, pdev)
+        kernels = pcp._core.gpu_profile_results(pdev)  # includes evaluations after iteration 5
+        total = sum(s for _, _, s in kernels)
+        print(f"# PCP GPU time by kernel (iterations 5.. and their evaluations): {1e3 * total:.1f} ms busy")
+        for name, n, s in kernels[:25]:
+            print(f"  {name:28s} {n:8d} launches {1e3 * s:10.1f} ms {100 * s / total:5.1f}%")
+    p_evals, p_ms, t_evals, t_ms = p_run.evals, p_run.ms_per_iter(), t_run.evals, t_run.ms_per_iter()
     print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
     for it in eval_at:
         print(f"{it:6d} {p_evals[it][0]:10.4f} {t_evals[it][0]:11.4f} {p_evals[it][1]:9.4f} {t_evals[it][1]:9.4f}")

@@ -29,17 +29,19 @@ struct PackBuffer {
 thread_local PackBuffer t_apack, t_bpack;
 
 // Splits an m x n grid of micro-tiles over `threads` as a tm x tn grid of rectangles, choosing
-// the factorisation whose largest rectangle is smallest (then the squarer one, for cache reuse).
-std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads) {
+// the factorisation whose largest rectangle is smallest, then the one that packs least per
+// thread: each thread packs the B columns of its rectangle, and its A rows when `a_cost` (MR,
+// or 0 when A is read in place).
+std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads, int64_t a_cost, int64_t b_cost) {
   std::pair<int64_t, int64_t> best{1, 1};
-  int64_t best_work = m * n + 1, best_skew = 0;
+  int64_t best_work = m * n + 1, best_pack = 0;
   for (int64_t tm = 1; tm <= threads; ++tm) {
     if (threads % tm) continue;
     const int64_t tn = threads / tm;
     if (tm > m || tn > n) continue;
     const int64_t rows = (m + tm - 1) / tm, cols = (n + tn - 1) / tn;
-    const int64_t work = rows * cols, skew = std::abs(rows - cols);
-    if (work < best_work || (work == best_work && skew < best_skew)) best = {tm, tn}, best_work = work, best_skew = skew;
+    const int64_t work = rows * cols, pack = rows * a_cost + cols * b_cost;
+    if (work < best_work || (work == best_work && pack < best_pack)) best = {tm, tn}, best_work = work, best_pack = pack;
   }
   return best;
 }
@@ -65,12 +67,13 @@ void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int6
   const int64_t m_panels = (M + MR - 1) / MR;
   // Too little work to be worth waking threads for: one thread does it all.
   const bool small = (M + N) * std::min(K, KC) < 65536 || M * N * K < (1 << 21);
+  // A row-major (unit column stride) can be read in place by the micro-kernel. Packing it
+  // pays when many B panels reuse long rows: it avoids the cache-set conflicts of 12 rows a
+  // power-of-two stride apart. With short rows (depth <= 256) reading in place is faster.
+  const bool pack_a = csa != 1 || (N > 256 && KC > 256);
   const auto grid = small ? std::pair<int64_t, int64_t>{1, 1}
-                          : thread_grid(m_panels, (std::min(N, NC) + NR - 1) / NR, get_num_threads());
-  // A row-major (unit column stride) can be read in place by the micro-kernel.
-  // Packing pays for itself when many B panels reuse it; it also avoids cache-set conflicts of
-  // power-of-two row strides in big GEMMs.
-  const bool pack_a = csa != 1 || N > 256;
+                          : thread_grid(m_panels, (std::min(N, NC) + NR - 1) / NR, get_num_threads(),
+                                        pack_a ? MR : 0, NR);
 
   for (int64_t jc = 0; jc < N; jc += NC) {
     const int64_t nc = std::min(NC, N - jc);

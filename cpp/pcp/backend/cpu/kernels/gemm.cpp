@@ -34,6 +34,25 @@ static void pack_a(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t k
   }
 }
 
+#if defined(__AVX2__)
+// dst[k * ld_dst + c] = src[c * ld_src + k] for k, c < 8: an 8 x 8 transpose in registers.
+static inline void transpose8(const float* src, int64_t ld_src, float* dst, int64_t ld_dst) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld_src);
+  for (int i = 0; i < 8; i += 2) t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ld_dst, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ld_dst, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+#endif
+
 // dst[(q * kc + k) * NR + c] = b[k * rs + (q*NR + c) * cs], zero-padded past nc.
 static void pack_b(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, float* dst) {
   for (int64_t q0 = 0; q0 < nc; q0 += NR) {
@@ -41,9 +60,14 @@ static void pack_b(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t n
     const float* bp = b + q0 * cs;
     if (cols == NR && cs == 1) {
       for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * NR, bp + k * rs, NR * sizeof(float));
-    } else if (cols == NR && rs == 1) {  // column-major B (a transposed view): read each column contiguously
+    } else if (cols == NR && rs == 1) {  // column-major B (a transposed view, such as Linear's W.T)
+      int64_t k = 0;
+#if defined(__AVX2__)
+      for (; k + 8 <= kc; k += 8)
+        for (int c = 0; c < NR; c += 8) transpose8(bp + c * cs + k, cs, dst + k * NR + c, NR);
+#endif
       for (int c = 0; c < NR; ++c)
-        for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = bp[c * cs + k];
+        for (int64_t kk = k; kk < kc; ++kk) dst[kk * NR + c] = bp[c * cs + kk];
     } else {
       for (int64_t k = 0; k < kc; ++k)
         for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cols ? bp[k * rs + c * cs] : 0.0f;
