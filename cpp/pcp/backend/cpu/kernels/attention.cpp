@@ -88,9 +88,11 @@ static void attention_forward(int64_t T, int64_t D, float scale, bool causal, At
         const int64_t mr = std::min(MR, br - r0);
         const int64_t kc = causal ? std::min(nc, i0 + r0 + mr - j0) : nc;  // keys these rows may see
         if (kc <= 0) continue;  // these rows see none of the block's keys
+        // Whole panels (packed k^T is zero-padded, the row buffers are BC wide): the columns past
+        // kc are masked below, and the micro-kernel keeps its full-tile stores.
         for (int64_t c = 0; c < kc; c += NR)
-          kt.gemm_micro(D, q.p + (i0 + r0) * q.rs, q.rs, q.cs, ktp + (j0 + c) * D, s + r0 * BC + c, BC, mr,
-                        std::min(NR, kc - c), false);
+          kt.gemm_micro(D, q.p + (i0 + r0) * q.rs, q.rs, q.cs, ktp + (j0 + c) * D, s + r0 * BC + c, BC, mr, NR,
+                        false);
         for (int64_t r = r0; r < r0 + mr; ++r) {
           float* sr = s + r * BC;
           const int64_t lim = visible(i0 + r, j0, kc, causal);
@@ -167,10 +169,9 @@ static void attention_backward(int64_t T, int64_t D, float scale, bool causal, A
           }
           continue;
         }
-        for (int64_t c = 0; c < kc; c += NR) {
-          const int64_t nr = std::min(NR, kc - c);
-          kt.gemm_micro(D, q.p + (i0 + r0) * q.rs, q.rs, q.cs, ktp + (j0 + c) * D, p + r0 * BC + c, BC, mr, nr, false);
-          kt.gemm_micro(D, g.p + (i0 + r0) * g.rs, g.rs, g.cs, vtp + (j0 + c) * D, dp + r0 * BC + c, BC, mr, nr,
+        for (int64_t c = 0; c < kc; c += NR) {  // whole panels, as in the forward pass
+          kt.gemm_micro(D, q.p + (i0 + r0) * q.rs, q.rs, q.cs, ktp + (j0 + c) * D, p + r0 * BC + c, BC, mr, NR, false);
+          kt.gemm_micro(D, g.p + (i0 + r0) * g.rs, g.rs, g.cs, vtp + (j0 + c) * D, dp + r0 * BC + c, BC, mr, NR,
                         false);
         }
         for (int64_t r = r0; r < r0 + mr; ++r) {
