@@ -19,6 +19,9 @@ except ImportError:
 
 
 def timeit(fn, min_time=0.3, max_reps=200):
+    # A pause first: the previous library's worker threads spin for a while after their last
+    # call (OpenMP, OpenBLAS, PCP's pool), and on 2 cores that would slow this one.
+    time.sleep(0.05)
     fn()  # warm up (allocator caches, thread pool)
     times = []
     start = time.perf_counter()

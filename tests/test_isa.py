@@ -105,3 +105,14 @@ def test_flash_attention_every_isa(isa, shape, causal):
     np.testing.assert_allclose(y2.numpy(), packed(ref[0]), rtol=1e-4, atol=2e-5 * np.abs(ref[0]).max())
     dqkv = packed(*ref[1:])
     np.testing.assert_allclose(tqkv.grad.numpy(), dqkv, rtol=1e-4, atol=2e-5 * np.abs(dqkv).max())
+
+
+@pytest.mark.parametrize("mean, spread", [(0.0, 1.0), (1e4, 1.0), (1e5, 0.1), (3e3, 1e-2)])
+def test_layer_norm_large_mean_small_spread_every_isa(isa, mean, spread):
+    # float32 statistics, corrected two-pass: the output keeps float precision relative to the
+    # spread even when the mean is 10^6 times larger (rounding the mean to float32 would not)
+    rng = np.random.default_rng(5)
+    x = (mean + spread * rng.standard_normal((16, 1024))).astype(np.float32)
+    x64 = x.astype(np.float64)
+    ref = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(pcp.layer_norm(pcp.tensor(x)).numpy(), ref, rtol=0, atol=1e-5)

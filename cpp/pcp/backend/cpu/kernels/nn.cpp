@@ -46,23 +46,28 @@ static void layer_norm_typed(const T* x, const T* w, const T* b, T* y, float* me
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
-    // Statistics in double: inputs with a large mean and small spread stay accurate.
-    double s = 0;
+    // Corrected two-pass statistics in the compute type: a first mean, then the sums of the
+    // deviations d and d^2 from it; sum(d) / n corrects the mean, so inputs with a large mean
+    // and a small spread stay accurate without float64 arithmetic.
+    C s = 0;
 #pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; ++i) s += double(ld(xr[i]));
-    const double mean_d = s / double(n);
-    double ss = 0;
-#pragma omp simd reduction(+ : ss)
+    for (int64_t i = 0; i < n; ++i) s += ld(xr[i]);
+    const C mean0 = s / C(n);
+    C sd = 0, ss = 0;
+#pragma omp simd reduction(+ : sd, ss)
     for (int64_t i = 0; i < n; ++i) {
-      double d = double(ld(xr[i])) - mean_d;
+      const C d = ld(xr[i]) - mean0;
+      sd += d;
       ss += d * d;
     }
-    const C mean = C(mean_d);
-    const C rstd = C(1.0 / std::sqrt(ss / double(n) + eps));
+    const C shift = sd / C(n);
+    const C mean = mean0 + shift;
+    const double var = std::max(double(ss) / double(n) - double(shift) * double(shift), 0.0);
+    const C rstd = C(1.0 / std::sqrt(var + eps));
     if (mean_out) mean_out[r] = float(mean);
     if (rstd_out) rstd_out[r] = float(rstd);
     for (int64_t i = 0; i < n; ++i) {
-      C v = (ld(xr[i]) - mean) * rstd;
+      C v = (ld(xr[i]) - mean0 - shift) * rstd;  // x - mean0 is exact where it matters
       if (w) v *= ld(w[i]);
       if (b) v += ld(b[i]);
       yr[i] = st<T>(v);
