@@ -28,7 +28,8 @@ Tensor S(double v) { return weak_scalar(v); }
 struct Heads {
   float* p;
   int64_t sb, sh, st, sd;
-  cpu::AttnView at(int64_t b, int64_t h) const { return {p + b * sb + h * sh, st, sd}; }
+  float* head(int64_t b, int64_t h) const { return p + b * sb + h * sh; }
+  cpu::AttnView at(int64_t b, int64_t h) const { return {head(b, h), st, sd}; }
 };
 Heads heads_of(const Tensor& t) {  // a (B, H, T, D) tensor
   const Strides& s = t.strides();
@@ -68,8 +69,7 @@ void flash_backward(const Heads& q, const Heads& k, const Heads& v, const Heads&
     for (int64_t t = s; t < e; ++t) {
       const int64_t b = t / H, h = t % H;
       kt.attention_backward(T, D, float(scale), causal, q.at(b, h), k.at(b, h), v.at(b, h), o.at(b, h), g.at(b, h),
-                            lse + t * T, const_cast<float*>(dq.at(b, h).p), const_cast<float*>(dk.at(b, h).p),
-                            const_cast<float*>(dv.at(b, h).p), dq.st);
+                            lse + t * T, dq.head(b, h), dk.head(b, h), dv.head(b, h), dq.st);
     }
   });
 }
