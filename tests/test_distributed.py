@@ -91,11 +91,12 @@ def test_a_killed_worker_is_left_out_and_rejoins(tiny):
         # Mid-round 1 (worker 1 has started its steps but not finished them): SIGKILL its process.
         if e["kind"] == "progress" and e["round"] == 1 and not killed:
             step = e["workers"][1].get("live_step") or 0
-            if 1 <= step < 150:
+            if 1 <= step < 500:
                 os.kill(killed.setdefault("pid", pid), signal.SIGKILL)
                 killed["at_step"] = step
 
-    sh = Shepherd(cfg, DiLoCoConfig(workers=2, inner_steps=200, rounds=3, round_timeout=120), report=report)
+    # Rounds long enough (600 steps) for the shepherd's progress polls (every 0.5 s) to see them.
+    sh = Shepherd(cfg, DiLoCoConfig(workers=2, inner_steps=600, rounds=3, round_timeout=120), report=report)
     try:
         pid = sh.worker_pid(1)
         history = sh.run()
