@@ -180,8 +180,8 @@ static void attention_backward(int64_t T, int64_t D, float scale, bool causal, A
           exp_row(pr, lim, nc, scale, lse[i0 + r]);
           const float dl = delta[r];
           // dS = P (dP - delta) scale, zero past the visible keys (dP is not computed there).
-          for (int64_t j0 = 0; j0 < nc; j0 += W)
-            for (int64_t j = j0; j < j0 + W; ++j) dpr[j] = j < lim ? pr[j] * (dpr[j] - dl) * scale : 0.0f;
+          for (int64_t jw = 0; jw < nc; jw += W)
+            for (int64_t j = jw; j < jw + W; ++j) dpr[j] = j < lim ? pr[j] * (dpr[j] - dl) * scale : 0.0f;
         }
         for (int64_t c = 0; c < D; c += NR)
           kt.gemm_micro(kc, dp + r0 * BC, BC, 1, kp + c * T + j0 * NR, dqa + r0 * Dp + c, Dp, mr,
