@@ -347,6 +347,32 @@ def test_clip_grad_norm_scales_each_leaf_once(dtype):
         np.testing.assert_allclose(to_np(p.grad), np.full(4, 2.0 / math.sqrt(32.0)), rtol=1e-6)
 
 
+def test_fused_steps_over_many_tensors_vs_numpy_float64(device):
+    # One parallel loop covers all tensors' concatenation: pieces cross tensor and block edges
+    # (sizes around the 32768-element chunks and 65536-element norm blocks, an empty tensor).
+    shapes = [(300, 257), (7,), (0,), (40000,), (3, 70001), (1,)]
+    r = np.random.default_rng(7)
+    init = [r.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [r.standard_normal(s).astype(np.float32) for s in shapes]
+    max_norm, lr, b1, b2, eps, wd = 100.0, 0.01, 0.9, 0.95, 1e-8, 0.1
+    ps = [t32(p, requires_grad=True) for p in init]
+    for p, g in zip(ps, grads):
+        p.grad = t32(g)
+    total = float(optim.clip_grad_norm(ps, max_norm))
+    ref_total = math.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads))
+    np.testing.assert_allclose(total, ref_total, rtol=1e-6)  # float32 sums within 1024-element blocks
+    scale = max_norm / (ref_total + 1e-6)
+    assert scale < 1
+    opt = optim.AdamW(ps, lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd)
+    opt.step()
+    for i, (p, p0, g) in enumerate(zip(ps, init, grads)):
+        g = g.astype(np.float64) * scale
+        np.testing.assert_allclose(to_np(p.grad), g, rtol=1e-6, atol=1e-9, err_msg=f"gradient {i}")
+        m, v = (1 - b1) * g, (1 - b2) * g * g
+        ref = p0 * (1 - lr * wd) - lr * (m / (1 - b1)) / (np.sqrt(v / (1 - b2)) + eps)
+        np.testing.assert_allclose(to_np(p), ref, rtol=1e-6, atol=1e-6, err_msg=f"parameter {i}")
+
+
 def test_clip_grad_norm_rejects_bad_max_norm():
     p = t32(np.ones(2), requires_grad=True)
     p.grad = t32(np.ones(2))

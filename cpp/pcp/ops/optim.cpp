@@ -31,9 +31,25 @@ void check_lists(const char* op, const std::vector<Tensor>& params, std::initial
       fail<ValueError>(op, ": got ", params.size(), " parameters but a list of ", l->size(), " state tensors");
 }
 
+// Runs f(i, begin, count) over pieces of tensors[i] for every CPU tensor, as one parallel loop
+// over their concatenation: a single dispatch for a whole model, its small tensors included.
 template <class F>
-void for_chunks(int64_t n, F f) {
-  parallel_for(n, 32768, [&](int64_t b, int64_t e) { f(b, e - b); });
+void for_all_chunks(const std::vector<Tensor>& tensors, F f) {
+  std::vector<size_t> index;
+  std::vector<int64_t> start{0};
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (!tensors[i].device().is_gpu() && tensors[i].numel() > 0) {
+      index.push_back(i);
+      start.push_back(start.back() + tensors[i].numel());
+    }
+  parallel_for(start.back(), 32768, [&](int64_t b, int64_t e) {
+    size_t s = size_t(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
+    for (; b < e; ++s) {
+      const int64_t n = std::min(e, start[s + 1]) - b;
+      f(index[s], b - start[s], n);
+      b += n;
+    }
+  });
 }
 
 }  // namespace
@@ -51,20 +67,15 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
   }
   const auto& k = cpu::kernels();
   const float bc1 = float(1.0 - std::pow(c.beta1, double(step))), bc2 = float(1.0 - std::pow(c.beta2, double(step)));
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].device().is_gpu()) {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].device().is_gpu())
       gpu::adam(params[i], grads[i], m[i], v[i], float(c.lr), c.beta1, c.beta2, float(c.eps),
                 float(c.weight_decay), bc1, bc2, c.decoupled);
-      continue;
-    }
-    float *p = params[i].data<float>(), *mi = m[i].data<float>(), *vi = v[i].data<float>();
-    const float* g = grads[i].data<float>();
-    for_chunks(params[i].numel(), [&](int64_t b, int64_t n) {
-      k.adam_update(p + b, g + b, mi + b, vi + b, n, float(c.lr), float(c.beta1), float(c.beta2),
-                    float(1.0 - c.beta1), float(1.0 - c.beta2), float(c.eps), float(c.weight_decay), bc1, bc2,
-                    c.decoupled);
-    });
-  }
+  for_all_chunks(params, [&](size_t i, int64_t b, int64_t n) {
+    k.adam_update(params[i].data<float>() + b, grads[i].data<float>() + b, m[i].data<float>() + b,
+                  v[i].data<float>() + b, n, float(c.lr), float(c.beta1), float(c.beta2), float(1.0 - c.beta1),
+                  float(1.0 - c.beta2), float(c.eps), float(c.weight_decay), bc1, bc2, c.decoupled);
+  });
 }
 
 void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
@@ -81,20 +92,15 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
     if (momentum) check_state(op, "momentum buffer", i, params[i], bufs[i]);
   }
   const auto& k = cpu::kernels();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].device().is_gpu()) {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].device().is_gpu())
       gpu::sgd(params[i], grads[i], momentum ? bufs[i] : Tensor(), float(c.lr), float(c.momentum),
                float(c.dampening), float(c.weight_decay), c.nesterov, first_step);
-      continue;
-    }
-    float* p = params[i].data<float>();
-    const float* g = grads[i].data<float>();
-    float* b = momentum ? bufs[i].data<float>() : nullptr;
-    for_chunks(params[i].numel(), [&](int64_t s, int64_t n) {
-      k.sgd_update(p + s, g + s, b ? b + s : nullptr, n, float(c.lr), float(c.momentum), float(c.dampening),
-                   float(c.weight_decay), c.nesterov, first_step);
-    });
-  }
+  for_all_chunks(params, [&](size_t i, int64_t s, int64_t n) {
+    k.sgd_update(params[i].data<float>() + s, grads[i].data<float>() + s,
+                 momentum ? bufs[i].data<float>() + s : nullptr, n, float(c.lr), float(c.momentum),
+                 float(c.dampening), float(c.weight_decay), c.nesterov, first_step);
+  });
 }
 
 // On a GPU the norm and the scale stay on the device (no wait): the gradients are multiplied by
@@ -120,25 +126,33 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
     return norm;
   }
   const auto& k = cpu::kernels();
-  // Per-chunk partial sums, added in chunk order: the same result for the same thread count.
+  // Partial sums over fixed blocks of the gradients' concatenation, added in block order: the
+  // same result for any thread count, in one parallel pass however many gradients there are.
+  constexpr int64_t block = 65536;
+  std::vector<int64_t> start{0};
+  for (const Tensor& g : grads) start.push_back(start.back() + g.numel());
+  std::vector<double> part(size_t((start.back() + block - 1) / block), 0.0);
+  parallel_for(int64_t(part.size()), 1, [&](int64_t pb, int64_t pe) {
+    for (int64_t p = pb; p < pe; ++p) {
+      const int64_t e = std::min(start.back(), (p + 1) * block);
+      size_t i = size_t(std::upper_bound(start.begin(), start.end(), p * block) - start.begin()) - 1;
+      for (int64_t b = p * block; b < e; ++i) {
+        const int64_t n = std::min(e, start[i + 1]) - b;
+        if (n > 0) part[size_t(p)] += k.sum_squares(grads[i].data<float>() + (b - start[i]), n);
+        b += n;
+      }
+    }
+  });
   double total = 0;
-  for (const Tensor& g : grads) {
-    const float* x = g.data<float>();
-    const int64_t n = g.numel(), chunks = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, n / 32768));
-    std::vector<double> part(size_t(chunks), 0.0);
-    parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) part[c] = k.sum_squares(x + n * c / chunks, n * (c + 1) / chunks - n * c / chunks);
-    });
-    for (double p : part) total += p;
-  }
+  for (double p : part) total += p;
   const double norm = std::sqrt(total), scale = max_norm / (norm + eps);
   if (scale < 1.0) {
     const float s = float(scale);  // g *= s in place: the binary kernel with a broadcast operand
     const char* ps = reinterpret_cast<const char*>(&s);
-    for (const Tensor& g : grads)
-      for_chunks(g.numel(), [&, x = reinterpret_cast<char*>(g.data<float>())](int64_t b, int64_t n) {
-        k.binary(BinaryOp::Mul, DType::Float32, n, x + b * 4, 1, x + b * 4, 1, ps, 0);
-      });
+    for_all_chunks(grads, [&](size_t i, int64_t b, int64_t n) {
+      char* x = reinterpret_cast<char*>(grads[i].data<float>() + b);
+      k.binary(BinaryOp::Mul, DType::Float32, n, x, 1, x, 1, ps, 0);
+    });
   }
   return scalar(norm, DType::Float64);
 }
