@@ -2,7 +2,8 @@
 
 Prints a table of median times and ratios (peer time / PCP time: above 1.0 means PCP is faster).
 Run:  python bench/ops.py [--quick]
-(Matmul rows add GFLOP/s and the percent of the float32 FMA peak that bench/peak.c measures.)
+(Matmul rows add GFLOP/s and the percent of the peak that bench/peak.c measures: float32 FMA, or
+for bfloat16 the AVX512_BF16 dot-product peak where PCP uses it. NumPy has no bfloat16.)
 """
 import argparse
 import platform
@@ -92,23 +93,34 @@ def cases(quick):
         px, py = pcp.from_numpy(x), pcp.from_numpy(y)
         tx, ty = (torch.from_numpy(x), torch.from_numpy(y)) if torch else (None, None)
         yield f"matmul {n}", (lambda: x @ y), (lambda: px @ py), (lambda: tx @ ty) if torch else None, 2 * n ** 3
+    for n in ([512] if quick else [512, 1024, 2048]):
+        x = pcp.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).astype(pcp.bfloat16)
+        y = pcp.from_numpy(rng.standard_normal((n, n), dtype=np.float32)).astype(pcp.bfloat16)
+        tx, ty = (torch.from_numpy(x.astype(pcp.float32).numpy()).bfloat16(),
+                  torch.from_numpy(y.astype(pcp.float32).numpy()).bfloat16()) if torch else (None, None)
+        yield f"matmul bf16 {n}", None, (lambda: x @ y), (lambda: tx @ ty) if torch else None, 2 * n ** 3, "bf16"
     p64 = [pcp.from_numpy(rng.standard_normal(64, dtype=np.float32)) for _ in range(2)]
     n64 = [p.numpy() for p in p64]
     t64 = [torch.from_numpy(a) for a in n64] if torch else None
     yield "add 64 (per-op overhead)", lambda: np.add(*n64), lambda: pcp.add(*p64), (lambda: torch.add(*t64)) if torch else None
 
 
-def fma_peak_gflops(threads):
-    """This CPU's float32 FMA peak over `threads` cores, measured by bench/peak.c (None without a C compiler)."""
+def peak_gflops(threads, kind="f32"):
+    """This CPU's float32 FMA peak over `threads` cores, or its bfloat16 dot-product peak (kind="bf16",
+    where PCP's bfloat16 matmul uses AVX512_BF16), measured by bench/peak.c (None without a C compiler)."""
     import os
     import subprocess
     import tempfile
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peak.c")
     exe = os.path.join(tempfile.mkdtemp(), "peak")
     flags = ["-mavx512f", "-mfma"] if "avx512" in pcp.cpu_features()["isa"] else ["-mavx2", "-mfma"]
+    if kind == "bf16":
+        if not pcp.cpu_features().get("bf16_matmul"):
+            return None
+        flags.append("-mavx512bf16")
     try:
         subprocess.run(["cc", "-O2", *flags, src, "-o", exe], check=True, capture_output=True)
-        procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, text=True) for _ in range(threads)]
+        procs = [subprocess.Popen([exe, kind], stdout=subprocess.PIPE, text=True) for _ in range(threads)]
         return sum(float(p.communicate()[0].split()[0]) for p in procs)
     except (OSError, subprocess.CalledProcessError, ValueError):
         return None
@@ -121,21 +133,26 @@ def main():
     threads = pcp.get_num_threads()
     if torch:
         torch.set_num_threads(threads)
-    peak = fma_peak_gflops(threads)
+    peak = peak_gflops(threads)
+    peaks = {"f32": peak, "bf16": peak_gflops(threads, "bf16")}
     print(f"# {platform.processor() or platform.machine()}, {threads} threads, PCP {pcp.cpu_features()['isa']}, "
           f"NumPy {np.__version__}" + (f", PyTorch {torch.__version__}" if torch else "") +
-          (f"; float32 FMA peak {peak:.0f} GFLOP/s (bench/peak.c)" if peak else ""))
+          (f"; float32 FMA peak {peak:.0f} GFLOP/s (bench/peak.c)" if peak else "") +
+          (f", bfloat16 dot-product peak {peaks['bf16']:.0f}" if peaks["bf16"] else ""))
     print(f"{'case':36s} {'pcp ms':>9s} {'numpy ms':>9s} {'np/pcp':>7s} {'torch ms':>9s} {'torch/pcp':>9s} "
           f"{'pcp GFLOP/s':>11s} {'of peak':>8s}")
     for case in cases(args.quick):
         name, f_np, f_pcp, f_t = case[:4]
         flops = case[4] if len(case) > 4 else None
-        t_pcp, t_np = timeit(f_pcp), timeit(f_np)
+        row_peak = peaks[case[5] if len(case) > 5 else "f32"]
+        t_pcp = timeit(f_pcp)
+        t_np = timeit(f_np) if f_np else None
         t_t = timeit(f_t) if f_t else None
-        row = f"{name:36s} {t_pcp*1e3:9.3f} {t_np*1e3:9.3f} {t_np/t_pcp:7.2f}"
+        row = f"{name:36s} {t_pcp*1e3:9.3f}"
+        row += f" {t_np*1e3:9.3f} {t_np/t_pcp:7.2f}" if t_np else f" {'-':>9s} {'-':>7s}"
         row += f" {t_t*1e3:9.3f} {t_t/t_pcp:9.2f}" if t_t else f" {'-':>9s} {'-':>9s}"
         row += f" {flops/t_pcp/1e9:11.1f}" if flops else ""
-        row += f" {100 * flops / t_pcp / 1e9 / peak:7.0f}%" if flops and peak else ""
+        row += f" {100 * flops / t_pcp / 1e9 / row_peak:7.0f}%" if flops and row_peak else ""
         print(row, flush=True)
 
 

@@ -1,5 +1,7 @@
 // One core's float32 FMA peak: 12 independent chains of fused multiply-adds (enough to hide the
 // FMA latency), AVX-512 when compiled with -mavx512f, else AVX2. Prints GFLOP/s.
+// `peak bf16` (built with -mavx512bf16): the bfloat16 dot-product peak instead (vdpbf16ps, two
+// multiply-adds per float32 lane).
 #include <immintrin.h>
 #include <stdio.h>
 #include <time.h>
@@ -24,7 +26,32 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-int main(void) {
+#ifdef __AVX512BF16__
+static void bf16_peak(void) {
+  __m512 acc[12];
+  __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = (__m512bh)_mm512_set1_epi32(0x33803380);
+  for (int i = 0; i < 12; i++) acc[i] = SET1((float)i);
+  const long iters = 20000000;
+  double t0 = now();
+  for (long k = 0; k < iters; k++) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; i++) acc[i] = _mm512_dpbf16_ps(acc[i], x, y);
+  }
+  double t = now() - t0;
+  float sink = 0;
+  for (int i = 0; i < 12; i++) sink += first(acc[i]);
+  printf("%.1f %g\n", iters * 12.0 * 32 * 2 / t / 1e9, sink);
+}
+#endif
+
+int main(int argc, char** argv) {
+#ifdef __AVX512BF16__
+  if (argc > 1 && argv[1][0] == 'b') {
+    bf16_peak();
+    return 0;
+  }
+#endif
+  (void)argc, (void)argv;
   vec acc[12], x = SET1(1.0000001f), y = SET1(0.9999999f);
   for (int i = 0; i < 12; i++) acc[i] = SET1((float)i);
   const long iters = 20000000;

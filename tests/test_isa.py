@@ -34,6 +34,24 @@ def test_matmul_every_isa(isa, shape):
     np.testing.assert_allclose(got_t, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-4)
 
 
+# bfloat16: AVX512_BF16 pair dot products where the CPU has them (pcp.cpu_features()["bf16_matmul"]),
+# float32 copies otherwise. Odd depths pad the last pair; k > 1024 splits depth into even slices.
+@pytest.mark.parametrize("shape", [(1, 1, 1), (13, 7, 33), (65, 131, 17), (96, 256, 300), (37, 2101, 70)])
+def test_bf16_matmul_every_isa(isa, shape):
+    m, k, n = shape
+    rng = np.random.default_rng(4)
+    a = pcp.tensor(rng.standard_normal((m, k))).astype(pcp.bfloat16)
+    b = pcp.tensor(rng.standard_normal((k, n))).astype(pcp.bfloat16)
+    a64, b64 = a.astype(pcp.float64).numpy(), b.astype(pcp.float64).numpy()
+    ref = a64 @ b64
+    # one bfloat16 rounding of the float32 sum (2^-9 relative) plus float32 accumulation
+    tol = 2.0 ** -8 * np.abs(ref) + 1e-5 * (np.abs(a64) @ np.abs(b64))
+    for got in (a @ b, a.T.contiguous().T @ b, a @ b.T.contiguous().T, pcp.stack([a, a]) @ b):
+        assert got.dtype == pcp.bfloat16
+        err = np.abs(got.astype(pcp.float64).numpy() - ref)
+        assert (err <= tol).all(), f"max error {err.max()} at shape {shape}"
+
+
 @pytest.mark.parametrize("name", ["exp", "log", "tanh", "sigmoid", "silu", "sqrt"])
 def test_unary_every_isa(isa, name):
     rng = np.random.default_rng(2)

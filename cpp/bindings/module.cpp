@@ -2,7 +2,7 @@
 #include "convert.h"
 #include "pcp/autograd/engine.h"
 #include "pcp/autograd/grad_mode.h"
-#include "pcp/backend/cpu/kernel_table.h"
+#include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/allocator.h"
 #include "pcp/core/error.h"
@@ -176,8 +176,10 @@ PYBIND11_MODULE(_core, m) {
     d["isa"] = cpu::kernels().isa;
     d["available"] = std::string(cpu::available_isas());
     d["threads"] = get_num_threads();
+    d["bf16_matmul"] = cpu::has_gemm_bf16();
     return d;
-  }, "The SIMD level the CPU kernels run at, and the levels available");
+  }, "The SIMD level the CPU kernels run at, the levels available, and whether bfloat16 matmuls run on "
+     "AVX512_BF16 dot products (else on float32 copies)");
   m.def("set_isa", [](const std::string& isa) { cpu::set_isa(isa.c_str()); }, py::arg("isa"),
         "Force the CPU kernels' instruction set (baseline, avx2, avx512); for tests and benchmarks");
 

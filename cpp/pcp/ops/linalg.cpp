@@ -21,7 +21,9 @@ class Matmul : public Primitive {
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor a = in[0], b = in[1];
     DType dt = a.dtype();
-    if ((dt == DType::Float16 || dt == DType::BFloat16) && !a.device().is_gpu()) {  // computed in float32
+    const bool bf16_kernel = dt == DType::BFloat16 && !a.device().is_gpu() && cpu::has_gemm_bf16();
+    if ((dt == DType::Float16 || dt == DType::BFloat16) && !a.device().is_gpu() && !bf16_kernel) {
+      // computed in float32 on widened copies
       NoGradGuard ng;
       Tensor r = forward({astype(a, DType::Float32), astype(b, DType::Float32)});
       return astype(r, dt);
@@ -30,9 +32,10 @@ class Matmul : public Primitive {
     Shape out_shape = batch_;
     out_shape.push_back(M);
     out_shape.push_back(N);
-    Tensor out = Tensor::empty(out_shape, dt, a.device());
+    // bfloat16 accumulates into a float32 result, rounded once at the end.
+    Tensor out = Tensor::empty(out_shape, bf16_kernel ? DType::Float32 : dt, a.device());
     const int64_t nb = numel(batch_);
-    if (out.numel() == 0) return out;
+    if (out.numel() == 0) return Tensor::empty(out_shape, dt, a.device());
     if (out.device().is_gpu()) return forward_gpu(a, b, out, M, N, K);
     // Batch strides of a and b broadcast to batch_.
     auto batch_strides = [&](const Tensor& t) {
@@ -54,7 +57,10 @@ class Matmul : public Primitive {
     const int64_t rsa = a.strides()[a.ndim() - 2], csa = a.strides()[a.ndim() - 1];
     const int64_t rsb = b.strides()[b.ndim() - 2], csb = b.strides()[b.ndim() - 1];
     auto run = [&](int64_t i) {
-      if (dt == DType::Float32)
+      if (bf16_kernel)
+        cpu::gemm_bf16(M, N, K, a.data<BFloat16>() + offset_of(i, sa), rsa, csa, b.data<BFloat16>() + offset_of(i, sb),
+                       rsb, csb, out.data<float>() + i * M * N, N);
+      else if (dt == DType::Float32)
         cpu::gemm_f32(M, N, K, a.data<float>() + offset_of(i, sa), rsa, csa, b.data<float>() + offset_of(i, sb), rsb,
                       csb, out.data<float>() + i * M * N, N);
       else
@@ -68,6 +74,10 @@ class Matmul : public Primitive {
       });
     else
       for (int64_t i = 0; i < nb; ++i) run(i);
+    if (bf16_kernel) {
+      NoGradGuard ng;
+      return astype(out, dt);
+    }
     return out;
   }
 

@@ -19,6 +19,10 @@ void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const
 // C[M,N] = A[M,K] @ B[K,N] with arbitrary element strides for A and B; C contiguous (ldc).
 void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B,
               int64_t rsb, int64_t csb, float* C, int64_t ldc);
+// bfloat16 inputs, float32 accumulation and output, where has_gemm_bf16() (AVX512_BF16).
+bool has_gemm_bf16();
+void gemm_bf16(int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t rsa, int64_t csa, const BFloat16* B,
+               int64_t rsb, int64_t csb, float* C, int64_t ldc);
 void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int64_t csa, const double* B,
               int64_t rsb, int64_t csb, double* C, int64_t ldc);
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "pcp/core/dtype.h"
+#include "pcp/core/half.h"
 #include "pcp/ops/ops.h"
 
 namespace pcp::cpu {
@@ -65,6 +66,12 @@ struct KernelTable {
   // C[mr x nr] (+)= A[mr x kc] * Bpanel, A read as a[r * a_rs + k * a_cs] (packed: 1, MR).
   void (*gemm_micro)(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
                      int64_t mr, int64_t nr, bool accumulate);
+  // bfloat16 GEMM with float32 accumulation (AVX512_BF16; null where the CPU lacks it): the same
+  // MR x NR tiles over packed depth pairs, kp = ceil(kc / 2) 32-bit words per row or column.
+  void (*gemm_bf16_pack_a)(const BFloat16* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, uint32_t* dst);
+  void (*gemm_bf16_pack_b)(const BFloat16* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, uint32_t* dst);
+  void (*gemm_bf16_micro)(int64_t kp, const uint32_t* a, int64_t a_rs, int64_t a_cs, const uint32_t* b, float* c,
+                          int64_t ldc, int64_t mr, int64_t nr, bool accumulate);
   // One (batch, head) of float32 attention, flash-style (kernels/attention.cpp): q, k, v, o
   // and the output gradient g are T x D views; o and dq, dk, dv are written with unit column
   // stride; lse[i] is the log-sum-exp of row i's scaled scores, kept for the backward pass.

@@ -1,5 +1,6 @@
 // float32 GEMM pieces: panel packing and register-tiled micro-kernels.
 // AVX-512: 12 x 32 tile (24 zmm accumulators); AVX2: 6 x 16 (12 ymm); baseline: 4 x 16 in plain C++.
+// bfloat16 GEMM pieces with the same tiles where the CPU has AVX512_BF16.
 #include "pcp/backend/cpu/kernels/common.h"
 
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -84,25 +85,13 @@ static inline void store_tile(const float* tile, float* c, int64_t ldc, int64_t 
 // A is read as a[r * a_rs + k * a_cs]: packed panels are (1, MR); an unpacked row-major block
 // is (lda, 1), which saves packing A when it is already row-major. Rows past mr repeat row 0.
 #define PCP_A_ROWS()                                  \
-  const float* ar[MR];                                \
+  decltype(a) ar[MR];                                 \
   for (int r = 0; r < MR; ++r) ar[r] = a + (r < mr ? r : 0) * a_rs;
 
 #if defined(__AVX512F__)
-static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
-                  int64_t mr, int64_t nr, bool accumulate) {
-  PCP_A_ROWS();
-  __m512 acc[MR][2];
-#pragma GCC unroll 12
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    __m512 b0 = _mm512_loadu_ps(b + k * NR), b1 = _mm512_loadu_ps(b + k * NR + 16);
-#pragma GCC unroll 12
-    for (int r = 0; r < MR; ++r) {
-      __m512 av = _mm512_set1_ps(ar[r][k * a_cs]);
-      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
-    }
-  }
+// C[mr x nr] (+)= the MR x NR accumulators.
+static inline __attribute__((always_inline)) void store_acc(__m512 (&acc)[MR][2], float* c, int64_t ldc, int64_t mr,
+                                                             int64_t nr, bool accumulate) {
   if (mr == MR && nr == NR) {
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
@@ -122,6 +111,24 @@ static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const 
     _mm512_store_ps(tile + r * NR + 16, acc[r][1]);
   }
   store_tile(tile, c, ldc, mr, nr, accumulate);
+}
+
+static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
+                  int64_t mr, int64_t nr, bool accumulate) {
+  PCP_A_ROWS();
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 b0 = _mm512_loadu_ps(b + k * NR), b1 = _mm512_loadu_ps(b + k * NR + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      __m512 av = _mm512_set1_ps(ar[r][k * a_cs]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+  store_acc(acc, c, ldc, mr, nr, accumulate);
 }
 #elif defined(__AVX2__)
 static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
@@ -172,6 +179,64 @@ static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const 
   store_tile(tile, c, ldc, mr, nr, accumulate);
 }
 #endif
+
+// bfloat16 GEMM pieces. Packed panels hold pairs of consecutive-depth values in one 32-bit word
+// (the even depth in the low half), zero-padded to an even depth, so that AVX512_BF16's
+// vdpbf16ps adds two products per float32 lane: twice the float32 FMA rate.
+static inline uint32_t bf16_pair(const BFloat16* p, int64_t step, bool second) {
+  uint16_t lo, hi = 0;
+  std::memcpy(&lo, p, 2);
+  if (second) std::memcpy(&hi, p + step, 2);
+  return uint32_t(lo) | uint32_t(hi) << 16;
+}
+
+// dst[(p * kp + k2) * MR + r] = pair(a[row r, depth 2 k2 and 2 k2 + 1]), kp = ceil(kc / 2).
+static void pack_a_bf16(const BFloat16* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, uint32_t* dst) {
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t p0 = 0; p0 < mc; p0 += MR) {
+    const int64_t rows = mc - p0 < MR ? mc - p0 : MR;
+    const BFloat16* ap = a + p0 * rs;
+    for (int64_t k2 = 0; k2 < kp; ++k2)
+      for (int r = 0; r < MR; ++r)
+        dst[k2 * MR + r] = r < rows ? bf16_pair(ap + r * rs + 2 * k2 * cs, cs, 2 * k2 + 1 < kc) : 0u;
+    dst += kp * MR;
+  }
+}
+
+// dst[(q * kp + k2) * NR + c] = pair(b[depth 2 k2 and 2 k2 + 1, column c]).
+static void pack_b_bf16(const BFloat16* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, uint32_t* dst) {
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t q0 = 0; q0 < nc; q0 += NR) {
+    const int64_t cols = nc - q0 < NR ? nc - q0 : NR;
+    const BFloat16* bp = b + q0 * cs;
+    for (int64_t k2 = 0; k2 < kp; ++k2)
+      for (int c = 0; c < NR; ++c)
+        dst[k2 * NR + c] = c < cols ? bf16_pair(bp + 2 * k2 * rs + c * cs, rs, 2 * k2 + 1 < kc) : 0u;
+    dst += kp * NR;
+  }
+}
+
+#if defined(__AVX512F__)
+// C[mr x nr] (+)= A * B over kp depth pairs, A's pair (r, k) at a[r * a_rs + k * a_cs].
+__attribute__((target("avx512bf16"))) static void micro_bf16(int64_t kp, const uint32_t* a, int64_t a_rs,
+                                                             int64_t a_cs, const uint32_t* b, float* c, int64_t ldc,
+                                                             int64_t mr, int64_t nr, bool accumulate) {
+  PCP_A_ROWS();
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kp; ++k) {
+    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + k * NR), b1 = (__m512bh)_mm512_loadu_si512(b + k * NR + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(int(ar[r][k * a_cs]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], av, b0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
+    }
+  }
+  store_acc(acc, c, ldc, mr, nr, accumulate);
+}
+#endif
 #undef PCP_A_ROWS
 
 void register_gemm(KernelTable& t) {
@@ -180,6 +245,16 @@ void register_gemm(KernelTable& t) {
   t.gemm_pack_a = pack_a;
   t.gemm_pack_b = pack_b;
   t.gemm_micro = micro;
+#if defined(__AVX512F__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bf16")) {
+    t.gemm_bf16_pack_a = pack_a_bf16;
+    t.gemm_bf16_pack_b = pack_b_bf16;
+    t.gemm_bf16_micro = micro_bf16;
+  }
+#else
+  (void)pack_a_bf16, (void)pack_b_bf16;
+#endif
 }
 
 }  // namespace pcp::cpu::PCP_ISA
