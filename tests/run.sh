@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every PCP test on a fresh Debian machine: installs what the tests need, installs PCP
-# with `pip install .`, runs the GoogleTest suite under AddressSanitizer + LeakSanitizer,
-# then the pytest suite against the installed package.
+# with `pip install .`, runs the GoogleTest suite under AddressSanitizer + LeakSanitizer, then
+# cross-compiled for arm64 under qemu (tests/arm64.sh), then the pytest suite against the
+# installed package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -39,6 +40,9 @@ cmake -S . -B build/asan -G Ninja -DPCP_BUILD_PYTHON=OFF -DPCP_BUILD_TESTS=ON -D
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
 cmake --build build/asan -j "$(nproc)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./build/asan/pcp_tests --gtest_brief=1
+
+echo "== C++ tests on arm64 (NEON kernels: cross-compiled, run under qemu-user)"
+bash tests/arm64.sh
 
 echo "== Python tests"
 $PY -m pytest -q -p no:cacheprovider tests "$@"

@@ -181,7 +181,7 @@ PYBIND11_MODULE(_core, m) {
   }, "The SIMD level the CPU kernels run at, the levels available, and whether bfloat16 matmuls run on "
      "AVX512_BF16 dot products (else on float32 copies)");
   m.def("set_isa", [](const std::string& isa) { cpu::set_isa(isa.c_str()); }, py::arg("isa"),
-        "Force the CPU kernels' instruction set (baseline, avx2, avx512); for tests and benchmarks");
+        "Force the CPU kernels' instruction set (baseline, avx2, avx512; neon on arm64); for tests and benchmarks");
 
   // Random numbers.
   m.def("seed", [](uint64_t s) { Generator::global().seed(s); }, py::arg("seed"));

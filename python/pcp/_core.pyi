@@ -552,7 +552,7 @@ def set_grad_enabled(enabled: bool) -> None:
     ...
 def set_isa(isa: str) -> None:
     """
-    Force the CPU kernels' instruction set (baseline, avx2, avx512); for tests and benchmarks
+    Force the CPU kernels' instruction set (baseline, avx2, avx512; neon on arm64); for tests and benchmarks
     """
 def set_num_threads(n: typing.SupportsInt | typing.SupportsIndex) -> None:
     """

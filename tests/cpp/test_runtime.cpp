@@ -36,7 +36,7 @@ TEST(Isa, ListSwitchAndRestore) {
     EXPECT_NE(k.gemm_micro, nullptr);
   }
   PCP_EXPECT_THROW_MSG(cpu::set_isa("sse9000"), ValueError, "set_isa", "sse9000");
-  for (const char* name : {"baseline", "avx2", "avx512"}) {
+  for (const char* name : {"baseline", "avx2", "avx512", "neon"}) {
     bool listed = std::find(isas.begin(), isas.end(), name) != isas.end();
     if (!listed) EXPECT_THROW(cpu::set_isa(name), ValueError) << name;
   }

@@ -15,6 +15,9 @@ namespace avx2 { const KernelTable& kernel_table(); }
 #ifdef PCP_HAVE_avx512
 namespace avx512 { const KernelTable& kernel_table(); }
 #endif
+#ifdef PCP_HAVE_neon
+namespace neon { const KernelTable& kernel_table(); }
+#endif
 
 void kernel_error(const char* kernel, const char* problem, const char* detail) {
   fail<TypeError>(kernel, ": ", problem, detail);
@@ -37,6 +40,9 @@ const KernelTable* table_for(const std::string& isa) {
   if (isa == "avx2")
     return (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? &avx2::kernel_table() : nullptr;
 #endif
+#ifdef PCP_HAVE_neon
+  if (isa == "neon") return &neon::kernel_table();  // every arm64 CPU has it
+#endif
   if (isa == "baseline") return &baseline::kernel_table();
   return nullptr;
 }
@@ -46,7 +52,7 @@ const KernelTable* best() {
     if (auto* t = table_for(forced)) return t;
     fail<ValueError>("PCP_SIMD=", forced, " is not available on this CPU/build (available: ", available_isas(), ")");
   }
-  for (const char* isa : {"avx512", "avx2", "baseline"})
+  for (const char* isa : {"avx512", "avx2", "neon", "baseline"})
     if (auto* t = table_for(isa)) return t;
   return &baseline::kernel_table();
 }
@@ -63,7 +69,7 @@ const KernelTable& kernels() {
 const char* available_isas() {
   static std::string list = [] {
     std::string s;
-    for (const char* isa : {"avx512", "avx2", "baseline"})
+    for (const char* isa : {"avx512", "avx2", "neon", "baseline"})
       if (table_for(isa)) s += std::string(s.empty() ? "" : ",") + isa;
     return s;
   }();

@@ -82,7 +82,7 @@ struct KernelTable {
                              int64_t d_rs);
 };
 
-// The table of the ISA selected at startup (PCP_SIMD=baseline|avx2|avx512 forces one).
+// The table of the ISA selected at startup (PCP_SIMD=baseline|avx2|avx512|neon forces one).
 const KernelTable& kernels();
 // Instruction sets compiled into this binary and supported by this CPU, best first.
 const char* available_isas();

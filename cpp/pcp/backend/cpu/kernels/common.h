@@ -11,7 +11,7 @@
 #include "pcp/core/half.h"
 
 #ifndef PCP_ISA
-#error "PCP_ISA must name the instruction set (baseline, avx2, avx512)"
+#error "PCP_ISA must name the instruction set (baseline, avx2, avx512, neon)"
 #endif
 
 namespace pcp::cpu::PCP_ISA {

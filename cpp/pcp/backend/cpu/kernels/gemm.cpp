@@ -1,10 +1,13 @@
 // float32 GEMM pieces: panel packing and register-tiled micro-kernels.
-// AVX-512: 12 x 32 tile (24 zmm accumulators); AVX2: 6 x 16 (12 ymm); baseline: 4 x 16 in plain C++.
+// AVX-512: 12 x 32 tile (24 zmm accumulators); AVX2: 6 x 16 (12 ymm); NEON (arm64): 8 x 12
+// (24 q registers); baseline: 4 x 16 in plain C++.
 // bfloat16 GEMM pieces with the same tiles where the CPU has AVX512_BF16.
 #include "pcp/backend/cpu/kernels/common.h"
 
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
+#elif defined(PCP_NEON)
+#include <arm_neon.h>
 #endif
 
 namespace pcp::cpu::PCP_ISA {
@@ -13,6 +16,8 @@ namespace pcp::cpu::PCP_ISA {
 constexpr int MR = 12, NR = 32;
 #elif defined(__AVX2__)
 constexpr int MR = 6, NR = 16;
+#elif defined(PCP_NEON)
+constexpr int MR = 8, NR = 12;
 #else
 constexpr int MR = 4, NR = 16;
 #endif
@@ -164,6 +169,39 @@ static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const 
     _mm256_store_ps(tile + r * NR, acc[r][0]);
     _mm256_store_ps(tile + r * NR + 8, acc[r][1]);
   }
+  store_tile(tile, c, ldc, mr, nr, accumulate);
+}
+#elif defined(PCP_NEON)
+static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
+                  int64_t mr, int64_t nr, bool accumulate) {
+  PCP_A_ROWS();
+  float32x4_t acc[MR][3];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = acc[r][2] = vdupq_n_f32(0.0f);
+  for (int64_t k = 0; k < kc; ++k) {
+    const float32x4_t b0 = vld1q_f32(b + k * NR), b1 = vld1q_f32(b + k * NR + 4), b2 = vld1q_f32(b + k * NR + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const float32x4_t av = vld1q_dup_f32(ar[r] + k * a_cs);
+      acc[r][0] = vfmaq_f32(acc[r][0], av, b0);
+      acc[r][1] = vfmaq_f32(acc[r][1], av, b1);
+      acc[r][2] = vfmaq_f32(acc[r][2], av, b2);
+    }
+  }
+  if (mr == MR && nr == NR) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      float* cr = c + r * ldc;
+      for (int q = 0; q < 3; ++q) {
+        if (accumulate) acc[r][q] = vaddq_f32(acc[r][q], vld1q_f32(cr + 4 * q));
+        vst1q_f32(cr + 4 * q, acc[r][q]);
+      }
+    }
+    return;
+  }
+  float tile[MR * NR];
+  for (int r = 0; r < MR; ++r)
+    for (int q = 0; q < 3; ++q) vst1q_f32(tile + r * NR + 4 * q, acc[r][q]);
   store_tile(tile, c, ldc, mr, nr, accumulate);
 }
 #else
