@@ -31,25 +31,37 @@ void check_lists(const char* op, const std::vector<Tensor>& params, std::initial
       fail<ValueError>(op, ": got ", params.size(), " parameters but a list of ", l->size(), " state tensors");
 }
 
-// Runs f(i, begin, count) over pieces of tensors[i] for every CPU tensor, as one parallel loop
-// over their concatenation: a single dispatch for a whole model, its small tensors included.
-template <class F>
-void for_all_chunks(const std::vector<Tensor>& tensors, F f) {
+// The CPU tensors of a list laid end to end (empty ones left out): piece s is
+// tensors[index[s]], at [start[s], start[s + 1]) of the concatenation.
+struct Concat {
   std::vector<size_t> index;
   std::vector<int64_t> start{0};
-  for (size_t i = 0; i < tensors.size(); ++i)
-    if (!tensors[i].device().is_gpu() && tensors[i].numel() > 0) {
-      index.push_back(i);
-      start.push_back(start.back() + tensors[i].numel());
-    }
-  parallel_for(start.back(), 32768, [&](int64_t b, int64_t e) {
+  explicit Concat(const std::vector<Tensor>& tensors) {
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (!tensors[i].device().is_gpu() && tensors[i].numel() > 0) {
+        index.push_back(i);
+        start.push_back(start.back() + tensors[i].numel());
+      }
+  }
+  int64_t size() const { return start.back(); }
+  // f(i, offset, count) for each piece of [b, e): count elements of tensors[i] from offset.
+  template <class F>
+  void visit(int64_t b, int64_t e, F&& f) const {
     size_t s = size_t(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
     for (; b < e; ++s) {
       const int64_t n = std::min(e, start[s + 1]) - b;
       f(index[s], b - start[s], n);
       b += n;
     }
-  });
+  }
+};
+
+// Runs f(i, offset, count) over all CPU tensors as one parallel loop over their concatenation:
+// a single dispatch for a whole model, its small tensors included.
+template <class F>
+void for_all_chunks(const std::vector<Tensor>& tensors, F f) {
+  const Concat all(tensors);
+  parallel_for(all.size(), 32768, [&](int64_t b, int64_t e) { all.visit(b, e, f); });
 }
 
 }  // namespace
@@ -129,19 +141,13 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
   // Partial sums over fixed blocks of the gradients' concatenation, added in block order: the
   // same result for any thread count, in one parallel pass however many gradients there are.
   constexpr int64_t block = 65536;
-  std::vector<int64_t> start{0};
-  for (const Tensor& g : grads) start.push_back(start.back() + g.numel());
-  std::vector<double> part(size_t((start.back() + block - 1) / block), 0.0);
+  const Concat all(grads);
+  std::vector<double> part(size_t((all.size() + block - 1) / block), 0.0);
   parallel_for(int64_t(part.size()), 1, [&](int64_t pb, int64_t pe) {
-    for (int64_t p = pb; p < pe; ++p) {
-      const int64_t e = std::min(start.back(), (p + 1) * block);
-      size_t i = size_t(std::upper_bound(start.begin(), start.end(), p * block) - start.begin()) - 1;
-      for (int64_t b = p * block; b < e; ++i) {
-        const int64_t n = std::min(e, start[i + 1]) - b;
-        if (n > 0) part[size_t(p)] += k.sum_squares(grads[i].data<float>() + (b - start[i]), n);
-        b += n;
-      }
-    }
+    for (int64_t p = pb; p < pe; ++p)
+      all.visit(p * block, std::min(all.size(), (p + 1) * block), [&](size_t i, int64_t off, int64_t n) {
+        part[size_t(p)] += k.sum_squares(grads[i].data<float>() + off, n);
+      });
   });
   double total = 0;
   for (double p : part) total += p;

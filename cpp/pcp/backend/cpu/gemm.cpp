@@ -81,7 +81,7 @@ void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, cons
 
   const int64_t m_panels = (M + MR - 1) / MR;
   // Too little work to be worth waking threads for: one thread does it all.
-  const bool small = (M + N) * std::min(K, KC) < 65536 || M * N * K < (1 << 21);
+  const bool small = (M + N) * std::min(K, KC) < 32768 || M * N * K < (1 << 21);
   // A row-major (unit column stride) can be read in place by the float32 micro-kernel. Packing
   // it pays when many B panels reuse long rows: it avoids the cache-set conflicts of 12 rows a
   // power-of-two stride apart. With short rows (depth <= 256) reading in place is faster.
