@@ -26,43 +26,35 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-#ifdef __AVX512BF16__
-static void bf16_peak(void) {
-  __m512 acc[12];
-  __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = (__m512bh)_mm512_set1_epi32(0x33803380);
-  for (int i = 0; i < 12; i++) acc[i] = SET1((float)i);
-  const long iters = 20000000;
-  double t0 = now();
-  for (long k = 0; k < iters; k++) {
-#pragma GCC unroll 12
-    for (int i = 0; i < 12; i++) acc[i] = _mm512_dpbf16_ps(acc[i], x, y);
-  }
-  double t = now() - t0;
-  float sink = 0;
-  for (int i = 0; i < 12; i++) sink += first(acc[i]);
-  printf("%.1f %g\n", iters * 12.0 * 32 * 2 / t / 1e9, sink);
-}
-#endif
+// 12 independent chains of acc = STEP(acc) (enough to hide the latency), 20M rounds; prints
+// GFLOP/s, counting FLOPS per step of one chain.
+#define RUN_PEAK(STEP, FLOPS)                                                           \
+  do {                                                                                  \
+    vec acc[12];                                                                        \
+    for (int i = 0; i < 12; i++) acc[i] = SET1((float)i);                               \
+    const long iters = 20000000;                                                        \
+    double t0 = now();                                                                  \
+    for (long k = 0; k < iters; k++) {                                                  \
+      _Pragma("GCC unroll 12") for (int i = 0; i < 12; i++) acc[i] = STEP(acc[i]);      \
+    }                                                                                   \
+    double t = now() - t0;                                                              \
+    float sink = 0; /* printed, so the loop stays alive */                              \
+    for (int i = 0; i < 12; i++) sink += first(acc[i]);                                 \
+    printf("%.1f %g\n", iters * 12.0 * (FLOPS) / t / 1e9, sink);                        \
+  } while (0)
 
 int main(int argc, char** argv) {
 #ifdef __AVX512BF16__
   if (argc > 1 && argv[1][0] == 'b') {
-    bf16_peak();
+    const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = (__m512bh)_mm512_set1_epi32(0x33803380);
+#define DPBF16(a) _mm512_dpbf16_ps(a, x, y)
+    RUN_PEAK(DPBF16, 32 * 2);
     return 0;
   }
 #endif
   (void)argc, (void)argv;
-  vec acc[12], x = SET1(1.0000001f), y = SET1(0.9999999f);
-  for (int i = 0; i < 12; i++) acc[i] = SET1((float)i);
-  const long iters = 20000000;
-  double t0 = now();
-  for (long k = 0; k < iters; k++) {
-#pragma GCC unroll 12
-    for (int i = 0; i < 12; i++) acc[i] = FMA(acc[i], x, y);
-  }
-  double t = now() - t0;
-  float sink = 0;
-  for (int i = 0; i < 12; i++) sink += first(acc[i]);
-  printf("%.1f %g\n", iters * 12.0 * LANES * 2 / t / 1e9, sink);  // the sink keeps the loop alive
+  const vec x = SET1(1.0000001f), y = SET1(0.9999999f);
+#define FMA_XY(a) FMA(a, x, y)
+  RUN_PEAK(FMA_XY, LANES * 2);
   return 0;
 }

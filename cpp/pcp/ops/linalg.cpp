@@ -21,9 +21,9 @@ class Matmul : public Primitive {
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor a = in[0], b = in[1];
     DType dt = a.dtype();
-    const bool bf16_kernel = dt == DType::BFloat16 && !a.device().is_gpu() && cpu::has_gemm_bf16();
-    if ((dt == DType::Float16 || dt == DType::BFloat16) && !a.device().is_gpu() && !bf16_kernel) {
-      // computed in float32 on widened copies
+    const bool cpu_16bit = (dt == DType::Float16 || dt == DType::BFloat16) && !a.device().is_gpu();
+    const bool bf16_kernel = cpu_16bit && dt == DType::BFloat16 && cpu::has_gemm_bf16();
+    if (cpu_16bit && !bf16_kernel) {  // computed in float32 on widened copies
       NoGradGuard ng;
       Tensor r = forward({astype(a, DType::Float32), astype(b, DType::Float32)});
       return astype(r, dt);

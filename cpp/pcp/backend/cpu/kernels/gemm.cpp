@@ -1,7 +1,7 @@
 // float32 GEMM pieces: panel packing and register-tiled micro-kernels.
 // AVX-512: 12 x 32 tile (24 zmm accumulators); AVX2: 6 x 16 (12 ymm); NEON (arm64): 8 x 12
 // (24 q registers); baseline: 4 x 16 in plain C++.
-// bfloat16 GEMM pieces with the same tiles where the CPU has AVX512_BF16.
+// bfloat16 GEMM pieces with the AVX-512 tiles, used where the CPU has AVX512_BF16.
 #include "pcp/backend/cpu/kernels/common.h"
 
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -218,6 +218,7 @@ static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const 
 }
 #endif
 
+#if defined(__AVX512F__)
 // bfloat16 GEMM pieces. Packed panels hold pairs of consecutive-depth values in one 32-bit word
 // (the even depth in the low half), zero-padded to an even depth, so that AVX512_BF16's
 // vdpbf16ps adds two products per float32 lane: twice the float32 FMA rate.
@@ -254,7 +255,6 @@ static void pack_b_bf16(const BFloat16* b, int64_t rs, int64_t cs, int64_t kc, i
   }
 }
 
-#if defined(__AVX512F__)
 // C[mr x nr] (+)= A * B over kp depth pairs, A's pair (r, k) at a[r * a_rs + k * a_cs].
 __attribute__((target("avx512bf16"))) static void micro_bf16(int64_t kp, const uint32_t* a, int64_t a_rs,
                                                              int64_t a_cs, const uint32_t* b, float* c, int64_t ldc,
@@ -290,8 +290,6 @@ void register_gemm(KernelTable& t) {
     t.gemm_bf16_pack_b = pack_b_bf16;
     t.gemm_bf16_micro = micro_bf16;
   }
-#else
-  (void)pack_a_bf16, (void)pack_b_bf16;
 #endif
 }
 
