@@ -200,10 +200,12 @@ TEST(Allocator, PointersAre64ByteAligned) {
   auto& a = CpuAllocator::instance();
   std::vector<std::pair<void*, size_t>> blocks;
   for (size_t n : {size_t(0), size_t(1), size_t(3), size_t(63), size_t(64), size_t(65), size_t(1000), size_t(4095),
-                   size_t(4097), size_t(12345), size_t(1) << 20, (size_t(1) << 20) + 7}) {
+                   size_t(4097), size_t(12345), size_t(1) << 20, (size_t(1) << 20) + 7, (size_t(5) << 20) + 3}) {
     void* p = a.allocate(n);
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << "size " << n;
+    // From 64 KiB on, blocks start on a page (streaming kernels avoid 4K aliasing with inputs).
+    if (n >= (size_t(64) << 10)) EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u) << "size " << n;
     std::memset(p, 0xab, n);  // the block really has n usable bytes (ASan checks)
     blocks.push_back({p, n});
   }
