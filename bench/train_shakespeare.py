@@ -10,7 +10,7 @@ Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-i
       [--device gpu]   (PCP on that device, PyTorch on cuda; batches stay CPU int64 tensors unless --batch-device)
       [--dropout P]    (the preset's dropout otherwise; the PyTorch model has none, so use 0 to compare losses)
       [--chunk N]      (iterations per turn, default 50)
-      [--profile]      (GPU: PCP's time per kernel from device timestamps, summed over the timed iterations)
+      [--profile]      (PCP's time per op per iteration; on a GPU, per kernel from device timestamps)
 """
 import argparse
 import math
@@ -158,7 +158,10 @@ def main():
                 x, y = self.convert(batches[it])
                 if self.profile and it == 5:
                     pcp.synchronize()
-                    pcp._core.set_gpu_profiling(True, pdev)
+                    if pdev == "cpu":
+                        pcp._core.set_profiling(True)
+                    else:
+                        pcp._core.set_gpu_profiling(True, pdev)
                 t0 = time.perf_counter()
                 self.step(x, y, lr_at(it))
                 if it >= 5:  # skip warm-up iterations
@@ -177,7 +180,7 @@ def main():
               f"PyTorch on {tdev} ({tname})", flush=True)
     # The two alternate in chunks of iterations, so that a slow spell of this (shared) machine
     # slows both; the pause lets one's spinning worker threads go idle before the other runs.
-    p_run = Run(pcp_step, pcp_eval, as_pcp, profile=args.profile and pdev != "cpu")
+    p_run = Run(pcp_step, pcp_eval, as_pcp, profile=args.profile)
     t_run = Run(torch_step, torch_eval, as_torch)
     for upto in list(range(args.chunk, cfg.max_iters, args.chunk)) + [cfg.max_iters]:
         pcp.set_default_device(pdev)
@@ -195,6 +198,13 @@ def main():
         print(f"# PCP GPU time by kernel (iterations 5.. and their evaluations): {1e3 * total:.1f} ms busy")
         for name, n, s in kernels[:25]:
             print(f"  {name:28s} {n:8d} launches {1e3 * s:10.1f} ms {100 * s / total:5.1f}%")
+    elif args.profile:
+        pcp._core.set_profiling(False)
+        ops = sorted(pcp._core.profile_results(), key=lambda r: -r[2])  # includes evaluations after iteration 5
+        steps = cfg.max_iters - 5
+        print(f"# PCP CPU time by op per training iteration (iterations 5.., evaluations included; timing adds overhead)")
+        for name, n, s in ops[:25]:
+            print(f"  {name:28s} {n / steps:8.1f} calls {1e3 * s / steps:8.3f} ms")
     p_evals, p_ms, t_evals, t_ms = p_run.evals, p_run.ms_per_iter(), t_run.evals, t_run.ms_per_iter()
     print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
     for it in eval_at:
