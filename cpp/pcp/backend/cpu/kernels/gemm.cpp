@@ -121,6 +121,13 @@ static inline __attribute__((always_inline)) void store_acc(__m512 (&acc)[MR][2]
 static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const float* b, float* c, int64_t ldc,
                   int64_t mr, int64_t nr, bool accumulate) {
   PCP_A_ROWS();
+  // C's rows are fetched for writing while the depth loop runs: outputs are often fresh memory.
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+    const float* cr = c + (r < mr ? r : 0) * ldc;
+    _mm_prefetch(reinterpret_cast<const char*>(cr), _MM_HINT_ET0);
+    _mm_prefetch(reinterpret_cast<const char*>(cr + NR - 1), _MM_HINT_ET0);
+  }
   __m512 acc[MR][2];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
