@@ -42,7 +42,9 @@ float masked_max(const float* s, int64_t lim, float scale, float init) {
       const float x = j0 + j < lim ? s[j0 + j] * scale : -INFINITY;
       acc[j] = x > acc[j] ? x : acc[j];
     }
+#pragma GCC unroll 4
   for (int64_t w = W / 2; w > 0; w /= 2)  // a tree, not a chain of W dependent steps
+#pragma GCC unroll 8
     for (int64_t j = 0; j < w; ++j) acc[j] = acc[j + w] > acc[j] ? acc[j + w] : acc[j];
   return acc[0];
 }
@@ -56,7 +58,9 @@ float exp_row(float* s, int64_t lim, int64_t n, float scale, float shift) {
       s[j0 + j] = e;
       acc[j] += e;
     }
+#pragma GCC unroll 4
   for (int64_t w = W / 2; w > 0; w /= 2)
+#pragma GCC unroll 8
     for (int64_t j = 0; j < w; ++j) acc[j] += acc[j + w];
   return acc[0];
 }
