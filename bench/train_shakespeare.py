@@ -11,6 +11,7 @@ Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-i
       [--dropout P]    (the preset's dropout otherwise; the PyTorch model has none, so use 0 to compare losses)
       [--chunk N]      (iterations per turn, default 50)
       [--profile]      (PCP's time per op per iteration; on a GPU, per kernel from device timestamps)
+      [--shapes]       (with --profile on the CPU: one row per op and input shapes)
 """
 import argparse
 import math
@@ -74,6 +75,7 @@ def main():
     ap.add_argument("--batch-device", default="cpu", help="device of PCP's int64 batches (default cpu)")
     ap.add_argument("--dropout", type=float, default=None)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--shapes", action="store_true", help="with --profile on the CPU: one row per op and input shapes")
     ap.add_argument("--chunk", type=int, default=50, help="iterations each framework runs before the other's turn")
     args = ap.parse_args()
     pdev = pcp.device(args.device)
@@ -159,7 +161,7 @@ def main():
                 if self.profile and it == 5:
                     pcp.synchronize()
                     if pdev == "cpu":
-                        pcp._core.set_profiling(True)
+                        pcp._core.set_profiling(True, record_shapes=args.shapes)
                     else:
                         pcp._core.set_gpu_profiling(True, pdev)
                 t0 = time.perf_counter()
@@ -204,7 +206,7 @@ def main():
         steps = cfg.max_iters - 5
         print(f"# PCP CPU time by op per training iteration (iterations 5.., evaluations included; timing adds overhead)")
         for name, n, s in ops[:25]:
-            print(f"  {name:28s} {n / steps:8.1f} calls {1e3 * s / steps:8.3f} ms")
+            print(f"  {name:40s} {n / steps:6.1f} calls {1e3 * s / steps:8.3f} ms")
     p_evals, p_ms, t_evals, t_ms = p_run.evals, p_run.ms_per_iter(), t_run.evals, t_run.ms_per_iter()
     print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
     for it in eval_at:

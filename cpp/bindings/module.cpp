@@ -70,7 +70,8 @@ PYBIND11_MODULE(_core, m) {
       "Gradients of `output` with respect to each of `inputs`, without touching .grad");
 
   // Profiling at the dispatch point (nested primitives count in their callers too).
-  m.def("set_profiling", &set_profiling, py::arg("enabled"), "Collect per-primitive call counts and times");
+  m.def("set_profiling", &set_profiling, py::arg("enabled"), py::arg("record_shapes") = false,
+        "Collect per-primitive call counts and times (with record_shapes, per primitive and input shapes)");
   m.def("reset_profile", &reset_profile);
   m.def("profile_results", [] {
     py::list out;

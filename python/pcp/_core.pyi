@@ -558,9 +558,9 @@ def set_num_threads(n: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Threads used by CPU kernels (<= 0: default)
     """
-def set_profiling(enabled: bool) -> None:
+def set_profiling(enabled: bool, record_shapes: bool = False) -> None:
     """
-    Collect per-primitive call counts and times
+    Collect per-primitive call counts and times (with record_shapes, per primitive and input shapes)
     """
 def set_rng_state(seed: typing.SupportsInt | typing.SupportsIndex, offset: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...

@@ -18,12 +18,31 @@ std::vector<Tensor> Primitive::vjp(const std::vector<Tensor>&, const Tensor&, co
 }
 
 namespace {
-std::atomic<bool> g_profiling{false};
+std::atomic<bool> g_profiling{false}, g_record_shapes{false};
 std::mutex g_profile_mu;
 std::unordered_map<std::string, OpProfile> g_profile;
 }  // namespace
 
-void set_profiling(bool on) { g_profiling = on; }
+void set_profiling(bool on, bool record_shapes) {
+  g_record_shapes = record_shapes;
+  g_profiling = on;
+}
+
+// "matmul (768,128) (128,384)T": the op and its inputs' shapes, T marking an input whose last
+// two axes are swapped in memory (a transposed view).
+static std::string profile_key(const Primitive& prim, const std::vector<Tensor>& inputs) {
+  std::string key = prim.name();
+  if (!g_record_shapes) return key;
+  for (const Tensor& in : inputs) {
+    if (!in.defined()) continue;
+    key += " (";
+    for (int64_t d = 0; d < in.ndim(); ++d) key += (d ? "," : "") + std::to_string(in.shape()[d]);
+    key += ")";
+    const int64_t n = in.ndim();
+    if (n >= 2 && in.shape()[n - 1] > 1 && in.shape()[n - 2] > 1 && in.strides()[n - 2] < in.strides()[n - 1]) key += "T";
+  }
+  return key;
+}
 
 void reset_profile() {
   std::lock_guard<std::mutex> lock(g_profile_mu);
@@ -43,7 +62,7 @@ static Tensor run_forward(Primitive& prim, const std::vector<Tensor>& inputs) {
   Tensor out = prim.forward(inputs);
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(g_profile_mu);
-  OpProfile& p = g_profile[prim.name()];
+  OpProfile& p = g_profile[profile_key(prim, inputs)];
   p.calls++;
   p.seconds += dt;
   return out;

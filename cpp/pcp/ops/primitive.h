@@ -31,7 +31,7 @@ struct OpProfile {
   int64_t calls = 0;
   double seconds = 0;
 };
-void set_profiling(bool on);
+void set_profiling(bool on, bool record_shapes = false);  // record_shapes: one entry per op and input shapes
 std::vector<std::pair<std::string, OpProfile>> profile_results();  // sorted by time, descending
 void reset_profile();
 
