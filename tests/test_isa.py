@@ -87,6 +87,27 @@ def test_exp_log_edge_values(isa):
     np.testing.assert_allclose(pcp.log(pcp.tensor(y)).numpy(), ref, rtol=2e-6, atol=1e-7)
 
 
+def test_softmax_and_cross_entropy_over_the_whole_shifted_exp_range(isa):
+    # Softmax, log-softmax and cross-entropy exponentiate x - max <= 0: from 0 down through
+    # results that are subnormal in float32 (-87.3 .. -103.9) to results that round to zero,
+    # with -inf (masked) entries and a NaN row.
+    x = np.array([[0.0, -1e-8, -0.5, -20.0, -87.0, -88.0, -95.0, -103.0, -103.9, -104.5, -200.0, -np.inf],
+                  [3.0, 1.0, -np.inf, -np.inf, -50.0, -99.0, 2.5, -60.0, -86.0, -90.0, -101.0, -102.0],
+                  [1.0, np.nan, 0.0, 2.0, -3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]], np.float32)
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        m = x64.max(-1, keepdims=True)
+        e = np.exp(x64 - m)
+        ref = (e / e.sum(-1, keepdims=True)).astype(np.float32)
+        lse = m[:, 0] + np.log(e.sum(-1))
+    np.testing.assert_allclose(pcp.softmax(pcp.tensor(x)).numpy(), ref, rtol=2e-6, atol=1e-44)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(pcp.log_softmax(pcp.tensor(x[:2])).numpy(), x64[:2] - lse[:2, None], rtol=1e-6)
+    targets = np.array([0, 6])
+    ce = pcp.cross_entropy(pcp.tensor(x[:2]), pcp.tensor(targets)).numpy()
+    np.testing.assert_allclose(ce, np.mean(lse[:2] - x64[[0, 1], targets]), rtol=1e-6)
+
+
 def _np_attention(q, k, v, g, causal, scale):
     """Forward and the three input gradients in float64."""
     s = q @ np.swapaxes(k, -1, -2) * scale

@@ -54,7 +54,7 @@ float exp_row(float* s, int64_t lim, int64_t n, float scale, float shift) {
   float acc[W] = {};
   for (int64_t j0 = 0; j0 < n; j0 += W)
     for (int64_t j = 0; j < W; ++j) {
-      const float e = j0 + j < lim ? exp_f(s[j0 + j] * scale - shift) : 0.0f;
+      const float e = j0 + j < lim ? exp_nonpos_f(s[j0 + j] * scale - shift) : 0.0f;
       s[j0 + j] = e;
       acc[j] += e;
     }
@@ -105,7 +105,7 @@ static void attention_forward(int64_t T, int64_t D, float scale, bool causal, At
             continue;
           }
           const float mx = masked_max(sr, lim, scale, m[r]);
-          const float alpha = exp_f(m[r] - mx);  // 0 on the first block (m = -inf)
+          const float alpha = exp_nonpos_f(m[r] - mx);  // 0 on the first block (m = -inf)
           l[r] = l[r] * alpha + exp_row(sr, lim, kc, scale, mx);
           m[r] = mx;
           if (alpha != 1.0f)

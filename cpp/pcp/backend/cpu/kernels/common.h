@@ -62,6 +62,29 @@ PCP_INLINE float exp_f(float x) {
   return x != x ? x : res;
 }
 
+// exp(x) for x <= 0 or NaN, the shifted values of softmax, log-sum-exp and attention
+// (x - max): the same polynomial as exp_f without the overflow and NaN selects (a NaN flows
+// through the arithmetic), which saves a sixth of its instructions.
+PCP_INLINE float exp_nonpos_f(float x) {
+  const float lo = -103.97208404541016f;
+  float xc = x < lo ? lo : x;
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500E-4f;
+  p = p * r + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t ni = int32_t(n);
+  int32_t h = ni >> 1;
+  float s1 = fbits(uint32_t(h + 127) << 23), s2 = fbits(uint32_t(ni - h + 127) << 23);
+  float res = p * s1 * s2;
+  return x < lo ? 0.0f : res;
+}
+
 PCP_INLINE float log_f(float x) {
   bool sub = x < 1.17549435e-38f;
   float xs = sub ? x * 8388608.0f : x;
@@ -107,6 +130,8 @@ PCP_INLINE float tanh_f(float x) {
 
 PCP_INLINE float k_exp(float x) { return exp_f(x); }
 PCP_INLINE double k_exp(double x) { return std::exp(x); }
+PCP_INLINE float k_exp_nonpos(float x) { return exp_nonpos_f(x); }
+PCP_INLINE double k_exp_nonpos(double x) { return std::exp(x); }
 PCP_INLINE float k_log(float x) { return log_f(x); }
 PCP_INLINE double k_log(double x) { return std::log(x); }
 PCP_INLINE float k_tanh(float x) { return tanh_f(x); }

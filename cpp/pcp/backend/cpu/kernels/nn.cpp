@@ -18,7 +18,7 @@ static void softmax_typed(const T* x, T* y, int64_t rows, int64_t n, bool log) {
     C s = 0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; ++i) {
-      e[i] = k_exp(ld(xr[i]) - m);
+      e[i] = k_exp_nonpos(ld(xr[i]) - m);
       s += e[i];
     }
     if (log) {
@@ -97,7 +97,7 @@ static void softmax_backward_typed(const T* y, const T* g, T* gx, int64_t rows, 
     if (log) {
 #pragma omp simd reduction(+ : s)
       for (int64_t i = 0; i < n; ++i) s += ld(gr[i]);
-      for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(gr[i]) - k_exp(ld(yr[i])) * s);
+      for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(gr[i]) - k_exp_nonpos(ld(yr[i])) * s);
     } else {
 #pragma omp simd reduction(+ : s)
       for (int64_t i = 0; i < n; ++i) s += ld(gr[i]) * ld(yr[i]);
@@ -171,7 +171,7 @@ static void cross_entropy_typed(const T* logits, const int64_t* targets, T* loss
     if (m == -INFINITY) m = 0;
     C s = 0;
 #pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < classes; ++i) s += k_exp(ld(xr[i]) - m);
+    for (int64_t i = 0; i < classes; ++i) s += k_exp_nonpos(ld(xr[i]) - m);
     loss[r] = st<T>(m + k_log(s) - ld(xr[targets[r]]));
   }
 }
