@@ -40,9 +40,10 @@ PCP_INLINE uint32_t ubits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return 
 
 // exp, log, tanh in float32 written branch-free so loops over them vectorize
 // (Cephes polynomials, about 1-2 ulp). float64 uses the C library.
-PCP_INLINE float exp_f(float x) {
-  const float hi = 88.72283935546875f, lo = -103.97208404541016f;
-  float xc = x > hi ? hi : (x < lo ? lo : x);
+constexpr float kExpHi = 88.72283935546875f, kExpLo = -103.97208404541016f;
+
+// exp(x) for x clamped to [kExpLo, kExpHi] (or NaN): exp(r) by a polynomial times 2^n.
+PCP_INLINE float exp_clamped(float xc) {
   float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
@@ -56,33 +57,22 @@ PCP_INLINE float exp_f(float x) {
   int32_t ni = int32_t(n);
   int32_t h = ni >> 1;  // 2^n as two factors so subnormal results and n = 128 work
   float s1 = fbits(uint32_t(h + 127) << 23), s2 = fbits(uint32_t(ni - h + 127) << 23);
-  float res = p * s1 * s2;
-  res = x < lo ? 0.0f : res;
-  res = x > hi ? INFINITY : res;
+  return p * s1 * s2;
+}
+
+PCP_INLINE float exp_f(float x) {
+  float res = exp_clamped(x > kExpHi ? kExpHi : (x < kExpLo ? kExpLo : x));
+  res = x < kExpLo ? 0.0f : res;
+  res = x > kExpHi ? INFINITY : res;
   return x != x ? x : res;
 }
 
 // exp(x) for x <= 0 or NaN, the shifted values of softmax, log-sum-exp and attention
-// (x - max): the same polynomial as exp_f without the overflow and NaN selects (a NaN flows
-// through the arithmetic), which saves a sixth of its instructions.
+// (x - max): exp_f without the overflow and NaN selects (a NaN flows through the
+// arithmetic), which saves a sixth of its instructions.
 PCP_INLINE float exp_nonpos_f(float x) {
-  const float lo = -103.97208404541016f;
-  float xc = x < lo ? lo : x;
-  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500E-4f;
-  p = p * r + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * r * r + r + 1.0f;
-  int32_t ni = int32_t(n);
-  int32_t h = ni >> 1;
-  float s1 = fbits(uint32_t(h + 127) << 23), s2 = fbits(uint32_t(ni - h + 127) << 23);
-  float res = p * s1 * s2;
-  return x < lo ? 0.0f : res;
+  const float res = exp_clamped(x < kExpLo ? kExpLo : x);
+  return x < kExpLo ? 0.0f : res;
 }
 
 PCP_INLINE float log_f(float x) {
