@@ -30,20 +30,22 @@ struct PackBuffer {
 };
 thread_local PackBuffer t_apack, t_bpack;
 
-// Splits an m x n grid of micro-tiles over `threads` as a tm x tn grid of rectangles, choosing
-// the factorisation whose largest rectangle is smallest, then the one that packs least per
-// thread: each thread packs the B columns of its rectangle, and its A rows when `a_cost` (MR,
-// or 0 when A is read in place).
-std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads, int64_t a_cost, int64_t b_cost) {
+// Splits an m x n grid of MR x NR micro-tiles over `threads` as a tm x tn grid of rectangles,
+// choosing the factorisation with the least time on one thread: its tiles (MR * NR
+// multiply-adds per depth step) and its packing (a_rows A rows per row of tiles, when A is
+// packed, and NR B columns per column of tiles), a packed value costing about as much as a
+// vector of multiply-adds, since it comes from memory. Each thread packs what its rectangle
+// needs, so splitting C's columns makes every thread pack all of A, and the reverse.
+std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads, int64_t MR, int64_t NR, int64_t a_rows) {
   std::pair<int64_t, int64_t> best{1, 1};
-  int64_t best_work = m * n + 1, best_pack = 0;
+  int64_t best_cost = -1;
   for (int64_t tm = 1; tm <= threads; ++tm) {
     if (threads % tm) continue;
     const int64_t tn = threads / tm;
     if (tm > m || tn > n) continue;
     const int64_t rows = (m + tm - 1) / tm, cols = (n + tn - 1) / tn;
-    const int64_t work = rows * cols, pack = rows * a_cost + cols * b_cost;
-    if (work < best_work || (work == best_work && pack < best_pack)) best = {tm, tn}, best_work = work, best_pack = pack;
+    const int64_t cost = rows * cols * MR * NR + (rows * a_rows + cols * NR) * 16;
+    if (best_cost < 0 || cost < best_cost) best = {tm, tn}, best_cost = cost;
   }
   return best;
 }
@@ -61,6 +63,50 @@ struct GemmPieces {
   bool read_a_in_place; // whether an unpacked row-major A may go straight to the micro-kernel
 };
 
+// Cache blocking of one GEMM.
+struct Blocking {
+  int64_t MR, NR, KC, MC, NC, NB, step;
+};
+
+// C[r0:r1, c0:c1] (+)= A[r0:r1, k0:k1] B[k0:k1, c0:c1] on the calling thread: B columns in
+// blocks of NC, depth in slices of KC, each slice's A rows and B columns packed into this
+// thread's own buffers, then walked in MC x NB cache blocks of micro-tiles. C is written
+// (not accumulated into) by the first depth slice.
+template <class T, class P>
+void gemm_rect(const GemmPieces<T, P>& g, const Blocking& bk, int64_t M, int64_t N, int64_t r0, int64_t r1,
+               int64_t c0, int64_t c1, int64_t k0, int64_t k1, const T* A, int64_t rsa, int64_t csa, const T* B,
+               int64_t rsb, int64_t csb, float* C, int64_t ldc, bool pack_a) {
+  const int64_t MR = bk.MR, NR = bk.NR;
+  for (int64_t jc = c0; jc < c1; jc += bk.NC) {
+    const int64_t jc1 = std::min(c1, jc + bk.NC);
+    for (int64_t pc = k0; pc < k1; pc += bk.KC) {
+      const int64_t kc = std::min(bk.KC, k1 - pc), kp = (kc + bk.step - 1) / bk.step;
+      const bool accumulate = pc > k0;
+      P* bpack = t_bpack.get<P>(size_t((jc1 - jc + NR - 1) / NR * NR * kp));
+      g.pack_b(B + pc * rsb + jc * csb, rsb, csb, kc, jc1 - jc, bpack);
+      P* apack = pack_a ? t_apack.get<P>(size_t((r1 - r0 + MR - 1) / MR * MR * kp)) : nullptr;
+      if (pack_a) g.pack_a(A + r0 * rsa + pc * csa, rsa, csa, r1 - r0, kc, apack);
+      for (int64_t jb = jc; jb < jc1; jb += bk.NB) {
+        const int64_t j1 = std::min(jc1, jb + bk.NB);
+        for (int64_t ib = r0; ib < r1; ib += bk.MC) {
+          const int64_t i1 = std::min(r1, ib + bk.MC);
+          for (int64_t j = jb; j < j1; j += NR) {
+            const P* bp = bpack + (j - jc) * kp;
+            for (int64_t i = ib; i < i1; i += MR) {
+              float* c = C + i * ldc + j;
+              const int64_t mr = std::min(MR, M - i), nr = std::min(NR, N - j);
+              if (pack_a)
+                g.micro(kp, apack + (i - r0) * kp, 1, MR, bp, c, ldc, mr, nr, accumulate);
+              else
+                g.micro(kp, reinterpret_cast<const P*>(A + i * rsa + pc), rsa, 1, bp, c, ldc, mr, nr, accumulate);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 template <class T, class P>
 void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
                 const T* B, int64_t rsb, int64_t csb, float* C, int64_t ldc) {
@@ -70,69 +116,43 @@ void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, cons
     return;
   }
   const KernelTable& kt = kernels();
-  const int64_t MR = kt.gemm_mr, NR = kt.gemm_nr, step = g.depth_step;
+  Blocking bk;
+  bk.MR = kt.gemm_mr, bk.NR = kt.gemm_nr, bk.step = g.depth_step;
+  const int64_t MR = bk.MR, NR = bk.NR, step = bk.step;
   // Depth slices of at most 1024, split evenly (in whole steps): deep slices mean fewer passes
-  // over C and fewer synchronisations, which matters most for the skinny GEMMs of weight gradients.
+  // over C, which matters most for the skinny GEMMs of weight gradients.
   const int64_t slices = (K + 1023) / 1024;
-  const int64_t KC = ((K + slices - 1) / slices + step - 1) / step * step;
-  const int64_t MC = MR * std::max<int64_t>(1, 144 / MR);  // an A block (MC x KC) stays in L2
-  const int64_t NC = NR * std::max<int64_t>(1, 4096 / NR);
-  const int64_t NB = NR * 4;                   // columns per cache block
+  bk.KC = ((K + slices - 1) / slices + step - 1) / step * step;
+  bk.MC = MR * std::max<int64_t>(1, 144 / MR);  // an A block (MC x KC) stays in L2
+  bk.NC = NR * std::max<int64_t>(1, 4096 / NR);
+  bk.NB = NR * 4;                               // columns per cache block
 
-  const int64_t m_panels = (M + MR - 1) / MR;
-  // Too little work to be worth waking threads for: one thread does it all.
-  const bool small = (M + N) * std::min(K, KC) < 32768 || M * N * K < (1 << 21);
+  const int64_t m_panels = (M + MR - 1) / MR, n_panels = (N + NR - 1) / NR;
+  const int64_t threads = get_num_threads();
   // A row-major (unit column stride) can be read in place by the float32 micro-kernel. Packing
   // it pays when many B panels reuse long rows: it avoids the cache-set conflicts of 12 rows a
   // power-of-two stride apart. With short rows (depth <= 256) reading in place is faster.
-  const bool pack_a = !g.read_a_in_place || csa != 1 || (N > 256 && KC > 256);
-  const auto grid = small ? std::pair<int64_t, int64_t>{1, 1}
-                          : thread_grid(m_panels, (std::min(N, NC) + NR - 1) / NR, get_num_threads(),
-                                        pack_a ? MR : 0, NR);
-
-  for (int64_t jc = 0; jc < N; jc += NC) {
-    const int64_t nc = std::min(NC, N - jc);
-    const int64_t n_panels = (nc + NR - 1) / NR;
-    for (int64_t pc = 0; pc < K; pc += KC) {
-      const int64_t kc = std::min(KC, K - pc), kp = (kc + step - 1) / step;
-      const bool accumulate = pc > 0;
-      // Each thread owns one rectangle of C (a tm x tn grid split evenly in micro-panels),
-      // packs the A rows and B columns it needs into its own buffers, and walks its rectangle in
-      // MC x NB cache blocks. Packing privately repeats some of it across threads, but no
-      // packed line moves between cores: that traffic costs more than the packing for the
-      // small GEMMs of a training step, and leaves one synchronisation per depth slice.
-      const int64_t tm = grid.first, tn = grid.second;
-      parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
-        for (int64_t t = b; t < e; ++t) {
-          const int64_t p0 = m_panels * (t / tn) / tm, p1 = m_panels * (t / tn + 1) / tm;
-          const int64_t q0 = n_panels * (t % tn) / tn, q1 = n_panels * (t % tn + 1) / tn;
-          if (p0 == p1 || q0 == q1) continue;
-          const int64_t r0 = p0 * MR, r1 = std::min(M, p1 * MR), c0 = q0 * NR, c1 = std::min(nc, q1 * NR);
-          P* bpack = t_bpack.get<P>(size_t((q1 - q0) * NR * kp));
-          g.pack_b(B + pc * rsb + (jc + c0) * csb, rsb, csb, kc, c1 - c0, bpack);
-          P* apack = pack_a ? t_apack.get<P>(size_t((p1 - p0) * MR * kp)) : nullptr;
-          if (pack_a) g.pack_a(A + r0 * rsa + pc * csa, rsa, csa, r1 - r0, kc, apack);
-          for (int64_t jb = c0; jb < c1; jb += NB) {
-            const int64_t j1 = std::min(c1, jb + NB);
-            for (int64_t ib = r0; ib < r1; ib += MC) {
-              const int64_t i1 = std::min(r1, ib + MC);
-              for (int64_t j = jb; j < j1; j += NR) {
-                const P* bp = bpack + (j - c0) * kp;
-                for (int64_t i = ib; i < i1; i += MR) {
-                  float* c = C + i * ldc + jc + j;
-                  const int64_t mr = std::min(MR, M - i), nr = std::min(NR, nc - j);
-                  if (pack_a)
-                    g.micro(kp, apack + (i - r0) * kp, 1, MR, bp, c, ldc, mr, nr, accumulate);
-                  else
-                    g.micro(kp, reinterpret_cast<const P*>(A + i * rsa + pc), rsa, 1, bp, c, ldc, mr, nr, accumulate);
-                }
-              }
-            }
-          }
-        }
-      });
-    }
+  const bool pack_a = !g.read_a_in_place || csa != 1 || (N > 256 && bk.KC > 256);
+  // Too little work to be worth waking threads for: one thread does it all.
+  const bool small = threads == 1 || (M + N) * std::min(K, bk.KC) < 32768 || M * N * K < (1 << 21);
+  if (small) {
+    gemm_rect(g, bk, M, N, 0, M, 0, N, 0, K, A, rsa, csa, B, rsb, csb, C, ldc, pack_a);
+    return;
   }
+  // Each thread owns one rectangle of C (a tm x tn grid split evenly in micro-panels) and packs
+  // the A rows and B columns it needs into its own buffers. Packing privately repeats some of
+  // it across threads, but no packed line moves between cores: that traffic costs more than the
+  // packing for the small GEMMs of a training step, and the threads never wait on each other.
+  const auto [tm, tn] = thread_grid(m_panels, n_panels, threads, MR, NR, pack_a ? MR : 0);
+  parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t p0 = m_panels * (t / tn) / tm, p1 = m_panels * (t / tn + 1) / tm;
+      const int64_t q0 = n_panels * (t % tn) / tn, q1 = n_panels * (t % tn + 1) / tn;
+      if (p0 == p1 || q0 == q1) continue;
+      gemm_rect(g, bk, M, N, p0 * MR, std::min(M, p1 * MR), q0 * NR, std::min(N, q1 * NR), 0, K, A, rsa, csa, B,
+                rsb, csb, C, ldc, pack_a);
+    }
+  });
 }
 
 }  // namespace
