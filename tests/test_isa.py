@@ -155,3 +155,36 @@ def test_layer_norm_large_mean_small_spread_every_isa(isa, mean, spread):
     x64 = x.astype(np.float64)
     ref = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(pcp.layer_norm(pcp.tensor(x)).numpy(), ref, rtol=0, atol=1e-5)
+
+
+def test_sigmoid_gelu_tanh_and_its_gradient_every_isa(isa):
+    # sigmoid, silu and gelu(approximate="tanh") share exp(-|t|) and 1 / (1 + exp(-|t|)): cover
+    # results that are subnormal or round to zero, the special values, and vector tails (1029).
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-12, 12, 1000), [-110, -104, -95, -88, -87, -40, -1e-30, 0, 3e-8, 40, 90, 1e20, -1e20],
+                        [np.inf, -np.inf, np.nan], rng.uniform(-0.1, 0.1, 13)]).astype(np.float32)
+    v = x.astype(np.float64)
+    t = 2 * 0.7978845608028654 * (v + 0.044715 * v ** 3)  # gelu_tanh(x) = x sigmoid(t)
+    du = 2 * 0.7978845608028654 * (1 + 3 * 0.044715 * v * v)  # dt/dx
+    with np.errstate(all="ignore"):
+        sig = lambda z: np.where(z >= 0, 1 / (1 + np.exp(-z)), np.exp(z) / (1 + np.exp(z)))
+        s, s_ds = sig(t), v * sig(t) * (1 - sig(t)) * du
+        # (reference, argument of exp, magnitude of the terms summed, factor on exp's absolute error)
+        refs = {"sigmoid": (sig(v), v, sig(v), 1), "silu": (v * sig(v), v, np.abs(v * sig(v)), np.abs(v)),
+                "gelu": (v * s, t, np.abs(v * s), np.abs(v)), "gelu_grad": (s + s_ds, t, s + np.abs(s_ds), np.abs(v * du))}
+    # the gradient is NaN once x^3 overflows (|x| > 1e12), as in PyTorch
+    grad_at = np.abs(x) < 1e12
+    xt = pcp.tensor(x[grad_at]).requires_grad_()
+    got = {"sigmoid": pcp.sigmoid(pcp.tensor(x)), "silu": pcp.silu(pcp.tensor(x)),
+           "gelu": pcp.gelu(pcp.tensor(x), approximate="tanh")}
+    pcp.gelu(xt, approximate="tanh").sum().backward()
+    for name, (ref, arg, scale, factor) in refs.items():
+        at = grad_at if name == "gelu_grad" else np.ones(x.size, bool)
+        ref, arg, scale, factor = (np.broadcast_to(a, x.shape)[at] for a in (ref, arg, scale, factor))
+        out = (xt.grad if name == "gelu_grad" else got[name]).numpy().astype(np.float64)
+        # float32 rounding of the argument moves exp(-|t|) by |t| ulps, relative to the terms
+        # summed; exp's results below 2^-126 (subnormal) carry fewer bits, scaled by what multiplies them
+        with np.errstate(invalid="ignore"):
+            tol = 2e-7 * (4 + np.minimum(np.abs(arg), 200)) * scale + 2.0 ** -126 * (1 + factor)
+            ok = (np.abs(out - ref) <= tol) | (np.isnan(out) & np.isnan(ref)) | (out == ref)
+        assert ok.all(), f"{name} at {isa}: x={x[at][~ok][:5]} got {out[~ok][:5]} expected {ref[~ok][:5]}"
