@@ -32,11 +32,11 @@ thread_local PackBuffer t_apack, t_bpack;
 
 // Splits an m x n grid of MR x NR micro-tiles over `threads` as a tm x tn grid of rectangles,
 // choosing the factorisation with the least time on one thread: its tiles (MR * NR
-// multiply-adds per depth step) and its packing (a_rows A rows per row of tiles, when A is
-// packed, and NR B columns per column of tiles), a packed value costing about as much as a
-// vector of multiply-adds, since it comes from memory. Each thread packs what its rectangle
-// needs, so splitting C's columns makes every thread pack all of A, and the reverse.
-std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads, int64_t MR, int64_t NR, int64_t a_rows) {
+// multiply-adds per depth step) and the A rows and B columns it reads (MR per row of tiles, NR
+// per column), a value read from memory (to pack it, or in place) costing about as much as a
+// vector of multiply-adds. Splitting C's columns makes every thread read all of A, and the
+// reverse.
+std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads, int64_t MR, int64_t NR) {
   std::pair<int64_t, int64_t> best{1, 1};
   int64_t best_cost = -1;
   for (int64_t tm = 1; tm <= threads; ++tm) {
@@ -44,7 +44,7 @@ std::pair<int64_t, int64_t> thread_grid(int64_t m, int64_t n, int64_t threads, i
     const int64_t tn = threads / tm;
     if (tm > m || tn > n) continue;
     const int64_t rows = (m + tm - 1) / tm, cols = (n + tn - 1) / tn;
-    const int64_t cost = rows * cols * MR * NR + (rows * a_rows + cols * NR) * 16;
+    const int64_t cost = rows * cols * MR * NR + (rows * MR + cols * NR) * 16;
     if (best_cost < 0 || cost < best_cost) best = {tm, tn}, best_cost = cost;
   }
   return best;
@@ -143,7 +143,7 @@ void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, cons
   // the A rows and B columns it needs into its own buffers. Packing privately repeats some of
   // it across threads, but no packed line moves between cores: that traffic costs more than the
   // packing for the small GEMMs of a training step, and the threads never wait on each other.
-  const auto [tm, tn] = thread_grid(m_panels, n_panels, threads, MR, NR, pack_a ? MR : 0);
+  const auto [tm, tn] = thread_grid(m_panels, n_panels, threads, MR, NR);
   parallel_for(tm * tn, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t p0 = m_panels * (t / tn) / tm, p1 = m_panels * (t / tn + 1) / tm;
