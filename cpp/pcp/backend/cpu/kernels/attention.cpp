@@ -194,10 +194,16 @@ static void attention_backward(int64_t T, int64_t D, float scale, bool causal, A
       // dv[j] += P^T dO_i and dk[j] += dS^T q_i over this block's key rows.
       for (int64_t jr = 0; jr < nc; jr += MR) {
         const int64_t mr = std::min(MR, nc - jr);
+        // Causal: query rows before these keys see none of them (P and dS are zero there), so
+        // the products start at the first row that does.
+        const int64_t r1 = causal ? std::min(br, std::max<int64_t>(0, j0 + jr - i0)) : 0;
+        if (r1 == br) continue;
         for (int64_t c = 0; c < D; c += NR) {
           const int64_t nr = std::min(NR, D - c);
-          kt.gemm_micro(br, p + jr, 1, BC, gi + c * br, dva + (j0 + jr) * Dp + c, Dp, mr, nr, true);
-          kt.gemm_micro(br, dp + jr, 1, BC, qi + c * br, dka + (j0 + jr) * Dp + c, Dp, mr, nr, true);
+          kt.gemm_micro(br - r1, p + r1 * BC + jr, 1, BC, gi + c * br + r1 * NR, dva + (j0 + jr) * Dp + c, Dp, mr, nr,
+                        true);
+          kt.gemm_micro(br - r1, dp + r1 * BC + jr, 1, BC, qi + c * br + r1 * NR, dka + (j0 + jr) * Dp + c, Dp, mr,
+                        nr, true);
         }
       }
     }
