@@ -270,6 +270,8 @@ class CrossEntropy : public Primitive {
     const Tensor& logits = in[0];
     if (logits.device().is_gpu() && !grad_enabled())
       return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g)}, targets_, ignore_, lse_)};
+    if (!grad_enabled() && (logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64))
+      return {softmax_minus_target(logits, contiguous(g))};
     Tensor valid = to_device(astype(ne(targets_, weak_scalar_int(ignore_)), g.dtype()), logits.device());
     Tensor scale = unsqueeze(mul(g, valid), -1);
     Tensor target_hot = to_device(one_hot(targets_, logits.shape().back(), logits.dtype()), logits.device());
@@ -277,6 +279,28 @@ class CrossEntropy : public Primitive {
   }
 
  private:
+  // First-order gradient on the CPU: (softmax(logits) - one_hot(target)) g per row, zero for
+  // ignored rows, as one pass over the softmax's output instead of five ops.
+  Tensor softmax_minus_target(const Tensor& logits, const Tensor& g) {
+    Tensor gx = softmax(logits, -1);
+    const int64_t C = logits.shape().back(), rows = rows_of(logits);
+    const int64_t* t = targets_.data<int64_t>();
+    auto fix_rows = [&](auto* p, const auto* gr) {
+      parallel_for(rows, row_grain(C), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          const bool keep = t[r] != ignore_;
+          const auto s = keep ? gr[r] : 0;
+          auto* row = p + r * C;
+          for (int64_t j = 0; j < C; ++j) row[j] *= s;
+          if (keep) row[t[r]] -= s;
+        }
+      });
+    };
+    if (logits.dtype() == DType::Float32) fix_rows(gx.data<float>(), g.data<float>());
+    else fix_rows(gx.data<double>(), g.data<double>());
+    return gx;
+  }
+
   Tensor targets_;  // host int64, or int32 on the logits' GPU
   int64_t ignore_;
   Tensor lse_;      // per row: max and log sum exp(x - max) (GPU forward)
