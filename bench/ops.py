@@ -1,7 +1,10 @@
 """PCP vs NumPy (and PyTorch when installed), side by side in one process.
 
 Prints a table of median times and ratios (peer time / PCP time: above 1.0 means PCP is faster).
-Run:  python bench/ops.py [--quick]
+Each library is timed in --rounds alternating rounds (PCP, NumPy, PyTorch, PCP, ...) and keeps its
+best round: this shared machine has spells that slow everything for seconds at a time, and one
+library's only measurement falling in a spell the others missed would skew its ratio.
+Run:  python bench/ops.py [--quick] [--rounds 3]
 (Matmul rows add GFLOP/s and the percent of the peak that bench/peak.c measures: float32 FMA, or
 for bfloat16 the AVX512_BF16 dot-product peak where PCP uses it. NumPy has no bfloat16.)
 """
@@ -129,6 +132,7 @@ def peak_gflops(threads, kind="f32"):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer sizes")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per case; each library keeps its best")
     args = ap.parse_args()
     threads = pcp.get_num_threads()
     if torch:
@@ -145,9 +149,11 @@ def main():
         name, f_np, f_pcp, f_t = case[:4]
         flops = case[4] if len(case) > 4 else None
         row_peak = peaks[case[5] if len(case) > 5 else "f32"]
-        t_pcp = timeit(f_pcp)
-        t_np = timeit(f_np) if f_np else None
-        t_t = timeit(f_t) if f_t else None
+        t_pcp, t_np, t_t = (None if f is None else float("inf") for f in (f_pcp, f_np, f_t))
+        for _ in range(max(1, args.rounds)):
+            t_pcp = min(t_pcp, timeit(f_pcp))
+            t_np = min(t_np, timeit(f_np)) if f_np else None
+            t_t = min(t_t, timeit(f_t)) if f_t else None
         row = f"{name:36s} {t_pcp*1e3:9.3f}"
         row += f" {t_np*1e3:9.3f} {t_np/t_pcp:7.2f}" if t_np else f" {'-':>9s} {'-':>7s}"
         row += f" {t_t*1e3:9.3f} {t_t/t_pcp:9.2f}" if t_t else f" {'-':>9s} {'-':>9s}"
