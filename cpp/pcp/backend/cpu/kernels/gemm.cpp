@@ -115,7 +115,8 @@ static inline __attribute__((always_inline)) void store_acc(__m512 (&acc)[MR][2]
     return;
   }
   alignas(64) float tile[MR * NR];
-  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {  // unrolled, or acc would live in memory (see the AVX2 kernel)
     _mm512_store_ps(tile + r * NR, acc[r][0]);
     _mm512_store_ps(tile + r * NR + 16, acc[r][1]);
   }
@@ -176,6 +177,9 @@ static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const 
     return;
   }
   alignas(32) float tile[MR * NR];
+  // Unrolled, as every loop over acc must be: one indexed at run time keeps acc in memory, and
+  // the depth loop then stores all 12 accumulators on every step.
+#pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
     _mm256_store_ps(tile + r * NR, acc[r][0]);
     _mm256_store_ps(tile + r * NR + 8, acc[r][1]);
@@ -211,7 +215,9 @@ static void micro(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs, const 
     return;
   }
   float tile[MR * NR];
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 3
     for (int q = 0; q < 3; ++q) vst1q_f32(tile + r * NR + 4 * q, acc[r][q]);
   store_tile(tile, c, ldc, mr, nr, accumulate);
 }
