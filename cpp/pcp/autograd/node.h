@@ -15,6 +15,13 @@ struct Node {
   std::vector<bool> needs;             // which inputs need a gradient
   std::weak_ptr<TensorImpl> owner;     // the output tensor, for retain_grad()
   const char* name() const { return prim->name(); }
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Releases the chain of nodes this one alone keeps alive with a loop, not recursion: a graph
+  // of 100,000 chained ops would otherwise overflow the stack when its last tensor goes.
+  ~Node();
 };
 
 }  // namespace pcp

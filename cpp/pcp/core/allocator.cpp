@@ -3,8 +3,13 @@
 #include <cstdlib>
 #include <new>
 
+#include "pcp/core/error.h"
+
 #if defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if defined(__GLIBC__)
+#include <malloc.h>
 #endif
 
 namespace pcp {
@@ -43,7 +48,16 @@ static void* system_allocate(size_t size) {
   return p;
 }
 
+// Larger requests cannot be satisfied by any machine (and would overflow round_size).
+constexpr size_t kMaxBytes = size_t(1) << 56;
+
+[[noreturn]] static void out_of_memory(size_t nbytes) {
+  fail<MemoryError>("out of memory: cannot allocate ", nbytes, " bytes (", double(nbytes) / double(1 << 30),
+                    " GiB) on the CPU");
+}
+
 void* CpuAllocator::allocate(size_t nbytes) {
+  if (nbytes > kMaxBytes) out_of_memory(nbytes);
   size_t size = round_size(nbytes);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -63,7 +77,7 @@ void* CpuAllocator::allocate(size_t nbytes) {
   if (!p) {
     clear_cache();  // give cached memory back and try once more
     p = system_allocate(size);
-    if (!p) throw std::bad_alloc();
+    if (!p) out_of_memory(nbytes);
   }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.active_bytes += int64_t(size);
@@ -100,6 +114,11 @@ void CpuAllocator::clear_cache() {
     for (void* p : blocks) std::free(p);
   free_.clear();
   stats_.cached_bytes = 0;
+#if defined(__GLIBC__)
+  // free() keeps blocks below the mmap threshold (which glibc raises up to 32 MiB as large blocks
+  // come and go) in its heap; trimming hands their pages back to the operating system.
+  malloc_trim(0);
+#endif
 }
 
 }  // namespace pcp

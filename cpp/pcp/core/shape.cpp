@@ -7,9 +7,30 @@
 namespace pcp {
 
 int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  // The product of the dimensions (zero ones counted as 1) must fit, as NumPy requires: then
+  // neither the element count nor any contiguous stride can overflow.
+  int64_t n = 1, span = 1;
+  for (int64_t d : s) {
+    n *= d;
+    if (d > 1 && __builtin_mul_overflow(span, d, &span))
+      fail<ValueError>("shape ", shape_str(s), " is too big: its element count does not fit in 64 bits");
+  }
   return n;
+}
+
+void check_shape(const Shape& s, const char* op) {
+  for (int64_t d : s)
+    if (d < 0) fail<ValueError>(op, ": negative dimension ", d, " in shape ", shape_str(s));
+  numel(s);
+}
+
+int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
+  check_shape(s, op);
+  int64_t span = 1, bytes;
+  for (int64_t d : s) span *= d > 1 ? d : 1;
+  if (__builtin_mul_overflow(span, int64_t(itemsize), &bytes))
+    fail<MemoryError>(op, ": a tensor of shape ", shape_str(s), " would take more than 2**63 bytes");
+  return numel(s) * int64_t(itemsize);
 }
 
 Strides contiguous_strides(const Shape& s) {

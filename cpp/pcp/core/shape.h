@@ -10,7 +10,12 @@ namespace pcp {
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;
 
+// Element count; throws ValueError when the dimensions' product does not fit in int64.
 int64_t numel(const Shape& s);
+// Throws ValueError naming `op` for a negative dimension or an element count that overflows.
+void check_shape(const Shape& s, const char* op);
+// Bytes of a contiguous tensor of shape `s`; MemoryError naming `op` when they overflow.
+int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op);
 Strides contiguous_strides(const Shape& s);
 std::string shape_str(const Shape& s);  // "(2, 3)"
 

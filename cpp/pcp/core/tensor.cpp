@@ -14,10 +14,13 @@
 namespace pcp {
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  for (int64_t d : shape)
-    if (d < 0) fail<ValueError>("empty: negative dimension in shape ", shape_str(shape));
+  const int64_t nbytes = checked_nbytes(shape, pcp::itemsize(dtype), "empty");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(size_t(pcp::numel(shape)) * pcp::itemsize(dtype), device);
+  try {
+    impl->storage = std::make_shared<Storage>(size_t(nbytes), device);
+  } catch (const MemoryError& e) {
+    fail<MemoryError>(e.what(), " for a tensor of shape ", shape_str(shape), " and dtype ", dtype_name(dtype));
+  }
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

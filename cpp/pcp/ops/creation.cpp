@@ -13,11 +13,6 @@
 namespace pcp {
 namespace {
 
-void check_shape(const Shape& shape, const char* op) {
-  for (int64_t d : shape)
-    if (d < 0) fail<ValueError>(op, ": negative dimension in shape ", shape_str(shape));
-}
-
 // Fills a float64 or int64 buffer in parallel, then casts to `dtype`.
 template <class T, class F>
 Tensor generate(const Shape& shape, DType dtype, F f) {

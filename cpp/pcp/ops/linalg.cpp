@@ -36,6 +36,7 @@ class Matmul : public Primitive {
     Tensor out = Tensor::empty(out_shape, bf16_kernel ? DType::Float32 : dt, a.device());
     const int64_t nb = numel(batch_);
     if (out.numel() == 0) return Tensor::empty(out_shape, dt, a.device());
+    if (K == 0) return zeros(out_shape, dt, a.device());  // an empty sum
     if (out.device().is_gpu()) return forward_gpu(a, b, out, M, N, K);
     // Batch strides of a and b broadcast to batch_.
     auto batch_strides = [&](const Tensor& t) {
@@ -172,7 +173,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     // VJP, one GEMM for each gradient too) instead of a GEMM per batch element.
     Shape out_shape(a.shape().begin(), a.shape().end() - 1);
     out_shape.push_back(b.shape()[1]);
-    Tensor flat = reshape(astype(a, dt), {-1, ka});
+    Tensor flat = reshape(astype(a, dt), {numel(Shape(a.shape().begin(), a.shape().end() - 1)), ka});
     out = reshape(pcp::apply<Matmul>({flat, astype(b, dt)}, Shape{}), out_shape);
   } else {
     out = pcp::apply<Matmul>({astype(a, dt), astype(b, dt)}, batch);

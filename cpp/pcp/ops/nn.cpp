@@ -17,7 +17,11 @@ namespace {
 
 Tensor S(double v) { return weak_scalar(v); }
 
-int64_t rows_of(const Tensor& x) { return x.ndim() == 0 ? 1 : x.numel() / x.shape().back(); }
+int64_t rows_of(const Tensor& x) { return numel(Shape(x.shape().begin(), x.shape().end() - (x.ndim() ? 1 : 0))); }
+
+// The fused kernels divide by the row length and assume rows exist: an empty input takes
+// this instead. x * 0 keeps the shape, dtype and graph (gradients of zeros, as they must be).
+Tensor empty_result(const Tensor& x) { return mul(x, S(0.0)); }
 int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
 
 // First-order backward of softmax from its output, one pass per row; used by Softmax::vjp when
@@ -99,6 +103,7 @@ Tensor softmax_impl(const Tensor& x_in, int64_t axis, bool log) {
   if (x.ndim() == 0) x = reshape(x, {1});
   int a = normalize_axis(axis, x.ndim(), name);
   int last = x.ndim() - 1;
+  if (x.numel() == 0) return empty_result(x);
   Tensor moved = a == last ? x : swapaxes(x, a, last);
   Tensor y = pcp::apply<Softmax>({contiguous(moved)}, log);
   if (a != last) y = swapaxes(y, a, last);
@@ -373,6 +378,12 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
   }
   Tensor w = weight.defined() ? astype(weight, dt) : Tensor();
   Tensor b = bias.defined() ? astype(bias, dt) : Tensor();
+  if (x_in.numel() == 0) {  // no rows, or rows of nothing: the parameters' gradients are zeros
+    Tensor y = empty_result(astype(x_in, dt));
+    for (const Tensor& p : {w, b})
+      if (p.defined()) y = add(y, empty_result(p));
+    return y;
+  }
   return pcp::apply<LayerNorm>({contiguous(astype(x_in, dt)), w, b}, eps);
 }
 
@@ -398,7 +409,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
   const int64_t C = logits_in.shape().back();
   Tensor logits = contiguous(astype(logits_in, to_floating(logits_in.dtype())));
   Tensor t, valid;  // the targets the primitive gets; how many are not ignored (float32 on the GPU)
-  if (logits.device().is_gpu() && targets.device() == logits.device()) {
+  if (logits.device().is_gpu() && targets.device() == logits.device() && logits.numel() > 0) {
     // Targets on the logits' GPU stay there, so nothing waits for the device: the kernel checks
     // them (an IndexError at the next synchronisation) and the mean's count is made on the GPU.
     t = contiguous(astype(targets, DType::Int32));
@@ -416,7 +427,8 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
     }
     valid = S(double(n));
   }
-  Tensor loss = pcp::apply<CrossEntropy>({logits}, t, ignore_index);
+  Tensor loss = logits.numel() == 0 ? sum(empty_result(logits), std::vector<int64_t>{-1})
+                                    : pcp::apply<CrossEntropy>({logits}, t, ignore_index);
   if (reduction == Reduction::None) return loss;
   Tensor total = sum(loss);
   if (reduction == Reduction::Sum) return total;

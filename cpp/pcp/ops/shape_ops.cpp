@@ -317,6 +317,7 @@ Tensor unsqueeze(const Tensor& x, int64_t axis) {
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   check_defined(x, "broadcast_to");
   if (x.shape() == shape) return x;
+  check_shape(shape, "broadcast_to");
   bool ok = shape.size() >= size_t(x.ndim());
   for (int i = 0; ok && i < x.ndim(); ++i) {
     int64_t d = x.shape()[i], t = shape[shape.size() - x.ndim() + i];

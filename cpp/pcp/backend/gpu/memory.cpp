@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "pcp/core/device.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -28,9 +29,20 @@ Runtime& rt() {
   return *r;
 }
 
+// Hands every cached buffer back to the runtime; the pool's lock is held.
+void release_cached(Pool& p, int device) {
+  if (p.free.empty()) return;
+  rt().synchronize(device);
+  for (auto& [size, b] : p.free) rt().release(device, b);
+  p.free.clear();
+  p.stats.cached_bytes = 0;
+}
+
 }  // namespace
 
 Buffer* allocate(int device, size_t nbytes) {
+  if (nbytes > (size_t(1) << 56))
+    fail<MemoryError>("out of memory: cannot allocate ", nbytes, " bytes on ", pcp::gpu_device(device).str());
   const size_t size = CpuAllocator::round_size(nbytes);
   Pool& p = pool(device);
   std::lock_guard<std::mutex> g(p.mu);
@@ -43,7 +55,16 @@ Buffer* allocate(int device, size_t nbytes) {
     p.stats.cached_bytes -= int64_t(size);
     p.stats.num_cache_hits++;
   } else {
-    b = rt().allocate(device, size);
+    try {
+      b = rt().allocate(device, size);
+    } catch (const MemoryError&) {  // give the cached buffers back and try once more
+      release_cached(p, device);
+      try {
+        b = rt().allocate(device, size);
+      } catch (const MemoryError& e) {
+        fail<MemoryError>("out of memory on ", pcp::gpu_device(device).str(), ": ", e.what());
+      }
+    }
   }
   p.stats.active_bytes += int64_t(size);
   p.stats.peak_bytes = std::max(p.stats.peak_bytes, p.stats.active_bytes);
@@ -74,11 +95,7 @@ void reset_peak_memory_stats(int device) {
 void clear_cache(int device) {
   Pool& p = pool(device);
   std::lock_guard<std::mutex> g(p.mu);
-  if (p.free.empty()) return;
-  rt().synchronize(device);
-  for (auto& [size, b] : p.free) rt().release(device, b);
-  p.free.clear();
-  p.stats.cached_bytes = 0;
+  release_cached(p, device);
 }
 
 }  // namespace pcp::gpu

@@ -156,7 +156,8 @@ struct Device {
     bi.size = std::max<size_t>(nbytes, 4);
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    check(f->vkCreateBuffer(dev, &bi, nullptr, &b->buffer), "vkCreateBuffer");
+    if (f->vkCreateBuffer(dev, &bi, nullptr, &b->buffer) != VK_SUCCESS)  // too large for the device, or no memory
+      fail<MemoryError>("vulkan: cannot create a buffer of ", nbytes, " bytes");
     VkMemoryRequirements req;
     f->vkGetBufferMemoryRequirements(dev, b->buffer, &req);
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
