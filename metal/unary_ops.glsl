@@ -1,13 +1,33 @@
 // The float32 unary ops of pcp::UnaryOp, shared by unary.comp and unary4.comp.
 
-// sin (cos: shift = 1) with the argument reduced by pi/2 in three parts first: GPU sin and cos
-// are accurate only near zero (measured on an H200: sin(100) off by 1e-5).
+// v - k pi/2 with k = round(v / (pi/2)), adding k (mod 4) to q. pi/2 is split into four float
+// constants of at most 12 significant bits (A..C, and the rest D), and k into its top and
+// bottom 12 bits, so that every product is exact without relying on fma (GLSL may split fma
+// into a rounded product and an add: lavapipe does, and sin(1e7) came out 0.137, not 0.421).
+void reduce_half_pi(inout float r, inout uint q) {
+  const float A = 1.5703125, B = 4.837512969970703125e-4, C = 7.5495336e-8, D = 2.563283e-12;
+  const float k = round(r * 0.6366197723675814);
+  const float kh = uintBitsToFloat(floatBitsToUint(k) & 0xFFFFF000u), kl = k - kh;
+  precise float x = r - kh * A;
+  x = x - kl * A;
+  x = x - kh * B;
+  x = x - kl * B;
+  x = x - kh * C;
+  x = x - kl * C;
+  r = x - k * D;
+  q += abs(k) < 67108864.0 ? uint(int(k)) : 0u;  // from 2**26 on, k is a multiple of 4
+}
+
+// sin (cos: shift = 1) after reducing the argument to [-pi/4, pi/4]: GPU sin and cos are
+// accurate only near zero. Twice, for |v| above 2**24 where k itself is rounded; the error
+// stays below 1e-6 for |v| < 1e8 and 1e-4 for |v| < 1e10.
 float sin_cos(float v, uint shift) {
   if (isinf(v)) return 0.0 / 0.0;
-  const float k = round(v * 0.6366197723675814);  // v / (pi / 2)
-  // Cody-Waite: pi/2 = 1.5703125 + 4.837512969970703125e-4 + 7.54978995489188216e-8 (cephes' sinf)
-  const float r = fma(-k, 7.54978995489188216e-8, fma(-k, 4.837512969970703125e-4, fma(-k, 1.5703125, v)));
-  const uint quadrant = (uint(int(k)) + shift) & 3u;
+  float r = v;
+  uint q = shift;
+  reduce_half_pi(r, q);
+  reduce_half_pi(r, q);
+  const uint quadrant = q & 3u;
   const float s = (quadrant & 1u) == 0u ? sin(r) : cos(r);
   return quadrant >= 2u ? -s : s;
 }

@@ -105,7 +105,7 @@ def test_unsupported_operand_types():
         pcp.mul(object(), t)
     with pytest.raises(TypeError, match="exp"):
         pcp.exp({"a": 1})
-    with pytest.raises(ValueError, match=esc("add", "does not fit in int64")):
+    with pytest.raises(OverflowError, match=esc("add", "does not fit in int64")):
         t + 2**70
 
 
@@ -213,7 +213,7 @@ def test_transpose_permute_swapaxes_errors():
         pcp.permute(t, (0, 1, 1))
     with pytest.raises(IndexError, match="permute"):
         pcp.permute(t, (0, 1, 3))
-    with pytest.raises(ValueError, match="permute"):
+    with pytest.raises(ValueError, match=esc("transpose:", "length 2")):  # names the op called, not permute
         pcp.transpose(t, (0, 1))
     with pytest.raises(IndexError, match="swapaxes"):
         pcp.swapaxes(t, 0, 3)

@@ -6,6 +6,25 @@
 
 namespace pcp::bindings {
 
+Int::operator int64_t() const {
+  if (!too_big.empty()) fail<OverflowError>("Python integer ", too_big, " does not fit in int64");
+  return value;
+}
+
+bool is_int_like(py::handle h) {
+  PyObject* p = h.ptr();  // NumPy arrays have __index__ too (for one element): they are arrays here
+  return p && !PyBool_Check(p) && !PyFloat_Check(p) && PyIndex_Check(p) && !py::isinstance<py::array>(h);
+}
+
+int64_t int_of(py::handle h, const char* what) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!i) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow) fail<OverflowError>(what, " ", std::string(py::str(i)), " does not fit in int64");
+  return v;
+}
+
 static std::optional<DType> numpy_kind_to_dtype(const py::dtype& dt) {
   char kind = dt.kind();
   size_t size = dt.itemsize();
@@ -20,49 +39,105 @@ static std::optional<DType> numpy_kind_to_dtype(const py::dtype& dt) {
   return std::nullopt;
 }
 
-Tensor from_numpy_copy(py::array arr, std::optional<DType> dtype) {
-  auto native = numpy_kind_to_dtype(arr.dtype());
-  if (!native) {
-    char kind = arr.dtype().kind();
-    if (kind == 'i' || kind == 'u') {
-      arr = py::array::ensure(arr.attr("astype")("int64"));
-      native = DType::Int64;
-    } else {
-      fail<TypeError>("tensor: unsupported NumPy dtype '", std::string(py::str(arr.dtype())),
-                      "' (expected bool, int32, int64, float16, float32 or float64)");
-    }
+// arr in native byte order with a dtype PCP stores: other integer widths widen to int64
+// exactly (uint64 values above int64's range raise OverflowError); big-endian data is swapped.
+static py::array storable(py::array arr, DType* native, const char* op) {
+  const char kind = arr.dtype().kind();
+  if (kind == 'u' && arr.dtype().itemsize() == 8 && arr.size() > 0 &&
+      py::int_(arr.attr("max")()).cast<unsigned long long>() > uint64_t(INT64_MAX))
+    fail<OverflowError>(op, ": uint64 value ", std::string(py::str(arr.attr("max")())), " does not fit in int64");
+  if (auto d = numpy_kind_to_dtype(arr.dtype())) {
+    *native = *d;
+  } else if (kind == 'i' || kind == 'u') {
+    *native = DType::Int64;
+    return py::array::ensure(arr.attr("astype")("int64"));
+  } else {
+    fail<TypeError>(op, ": unsupported NumPy dtype '", std::string(py::str(arr.dtype())),
+                    "' (expected bool, integers, float16, float32 or float64)");
   }
-  py::array c = py::array::ensure(arr, py::array::c_style | py::array::forcecast);
+  if (!arr.dtype().attr("isnative").cast<bool>())
+    return py::array::ensure(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")));
+  return arr;
+}
+
+Tensor from_numpy_copy(py::array arr, std::optional<DType> dtype, const char* op) {
+  DType native;
+  py::array c = py::array::ensure(storable(arr, &native, op), py::array::c_style);
   Shape shape(c.shape(), c.shape() + c.ndim());
-  Tensor t = Tensor::empty(shape, *native);
+  Tensor t = Tensor::empty(shape, native);
   if (t.numel()) std::memcpy(t.raw_data(), c.data(), size_t(t.numel()) * t.itemsize());
-  return dtype && *dtype != *native ? astype(t, *dtype) : t;
+  return dtype && *dtype != native ? astype(t, *dtype) : t;
+}
+
+// A list or tuple through NumPy's conversion (ints int64, floats float64, bools bool); ints too
+// large for int64 (an object array) raise OverflowError.
+static py::array list_to_array(py::handle obj, const char* op) {
+  py::array a = py::module_::import("numpy").attr("asarray")(obj);
+  if (a.dtype().kind() == 'O') {
+    for (py::handle item : a.attr("ravel")())
+      if (is_int_like(item)) int_of(item, "Python integer");
+    fail<TypeError>(op, ": cannot convert a list of non-numeric or ragged values (expected numbers, or nested "
+                    "lists of one length)");
+  }
+  return a;
+}
+
+static bool is_python_number(py::handle obj) {
+  return py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj);
 }
 
 Tensor to_tensor(py::handle obj, const char* op) {
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
   if (py::isinstance<py::bool_>(obj)) return weak_scalar_bool(obj.cast<bool>());
-  if (py::isinstance<py::int_>(obj)) {
-    try {
-      return weak_scalar_int(obj.cast<int64_t>());
-    } catch (const py::cast_error&) {
-      fail<ValueError>(op, ": Python integer ", std::string(py::str(obj)), " does not fit in int64");
-    }
-  }
+  if (py::isinstance<py::int_>(obj)) return weak_scalar_int(int_of(obj, "Python integer"));
   if (py::isinstance<py::float_>(obj)) return weak_scalar(obj.cast<double>());
-  if (py::isinstance<py::array>(obj)) return from_numpy_copy(py::reinterpret_borrow<py::array>(obj), std::nullopt);
+  if (py::isinstance<py::array>(obj))
+    return from_numpy_copy(py::reinterpret_borrow<py::array>(obj), std::nullopt, op);
   if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
-    py::array a = py::module_::import("numpy").attr("asarray")(obj);
+    py::array a = list_to_array(obj, op);
     // Python floats become float32 (the default float), as in PyTorch.
-    if (a.dtype().kind() == 'f') return from_numpy_copy(a, kDefaultFloat);
-    return from_numpy_copy(a, std::nullopt);
+    return from_numpy_copy(a, a.dtype().kind() == 'f' ? std::optional<DType>(kDefaultFloat) : std::nullopt, op);
   }
   if (py::hasattr(obj, "__array__") || py::hasattr(obj, "__dlpack__")) {
     py::array a = py::module_::import("numpy").attr("asarray")(obj);
-    return from_numpy_copy(a, std::nullopt);
+    return from_numpy_copy(a, std::nullopt, op);
   }
   fail<TypeError>(op, ": expected a Tensor, a Python number, a NumPy array or a list, got ",
                   std::string(py::str(py::type::of(obj).attr("__name__"))));
+}
+
+Tensor to_tensor_as(py::handle data, DType dtype, const char* op) {
+  const bool numpy_scalar = py::isinstance(data, py::module_::import("numpy").attr("generic"));
+  if (!is_python_number(data) && !numpy_scalar && !py::isinstance<py::list>(data) && !py::isinstance<py::tuple>(data))
+    return astype(to_tensor(data, op), dtype);
+  // NumPy converts straight to the type and raises for what does not fit (OverflowError for
+  // 2**40 into int32, ValueError for NaN into an integer); bfloat16 goes through float64.
+  const char* np_name = dtype == DType::BFloat16 ? "float64" : dtype_name(dtype);
+  py::array a;
+  try {
+    a = py::module_::import("numpy").attr("asarray")(data, np_name);
+  } catch (py::error_already_set& e) {
+    const std::string what = py::str(e.value());
+    if (e.matches(PyExc_OverflowError)) fail<OverflowError>(op, ": ", what);
+    if (e.matches(PyExc_ValueError)) fail<ValueError>(op, ": ", what);
+    if (e.matches(PyExc_TypeError)) fail<TypeError>(op, ": ", what);
+    throw;
+  }
+  return from_numpy_copy(a, dtype, op);
+}
+
+Tensor to_tensor_like(py::handle obj, const Tensor& like, const char* op) {
+  if (py::isinstance<Tensor>(obj) || is_python_number(obj)) return to_tensor(obj, op);
+  Tensor t;
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+    py::array a = list_to_array(obj, op);
+    const bool floats = a.dtype().kind() == 'f';
+    t = from_numpy_copy(a, floats ? std::optional<DType>(is_floating(like.dtype()) ? like.dtype() : kDefaultFloat)
+                                  : std::nullopt, op);
+  } else {
+    t = to_tensor(obj, op);
+  }
+  return to_device(t, like.device());
 }
 
 Tensor to_tensor_or_none(py::handle obj, const char* op) {
@@ -92,14 +167,14 @@ std::optional<DType> to_dtype_opt(py::handle obj) {
 
 Axes to_axes(py::handle obj) {
   if (obj.is_none()) return std::nullopt;
-  if (py::isinstance<py::int_>(obj)) return std::vector<int64_t>{obj.cast<int64_t>()};
+  if (is_int_like(obj)) return std::vector<int64_t>{int_of(obj, "axis")};
   if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
     std::vector<int64_t> out;
     for (py::handle h : obj) {
-      if (!py::isinstance<py::int_>(h))
+      if (!is_int_like(h))
         fail<TypeError>("axis must be an int or a tuple of ints, got an element of type ",
                         std::string(py::str(py::type::of(h).attr("__name__"))));
-      out.push_back(h.cast<int64_t>());
+      out.push_back(int_of(h, "axis"));
     }
     return out;
   }
@@ -108,14 +183,14 @@ Axes to_axes(py::handle obj) {
 }
 
 Shape to_shape(py::handle obj) {
-  if (py::isinstance<py::int_>(obj)) return {obj.cast<int64_t>()};
+  if (is_int_like(obj)) return {int_of(obj, "dimension")};
   if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
     Shape s;
     for (py::handle h : obj) {
-      if (!py::isinstance<py::int_>(h))
+      if (!is_int_like(h))
         fail<TypeError>("shape must be a sequence of ints, got an element of type ",
                         std::string(py::str(py::type::of(h).attr("__name__"))));
-      s.push_back(h.cast<int64_t>());
+      s.push_back(int_of(h, "dimension"));
     }
     return s;
   }
@@ -124,7 +199,7 @@ Shape to_shape(py::handle obj) {
 }
 
 Shape shape_from_args(const py::args& args) {
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return to_shape(args[0]);
+  if (args.size() == 1 && !is_int_like(args[0])) return to_shape(args[0]);
   return to_shape(args);
 }
 
@@ -142,16 +217,21 @@ static IndexItem to_index_item(py::handle h) {
     it.kind = IndexItem::Ellipsis;
   } else if (py::isinstance<py::bool_>(h)) {
     fail<IndexError>("index: a Python bool is not a valid index; use a boolean tensor");
-  } else if (py::isinstance<py::int_>(h)) {
+  } else if (is_int_like(h) && !py::isinstance<Tensor>(h)) {
     it.kind = IndexItem::Int;
-    it.index = h.cast<int64_t>();
+    try {
+      it.index = int_of(h, "index");
+    } catch (const OverflowError&) {
+      fail<IndexError>("index: index ", std::string(py::str(h)), " is out of bounds");
+    }
   } else if (py::isinstance<py::slice>(h)) {
     auto get = [&](const char* name) -> std::optional<int64_t> {
       py::object v = h.attr(name);
       if (v.is_none()) return std::nullopt;
-      if (!py::isinstance<py::int_>(v) && !py::hasattr(v, "__index__"))
-        fail<TypeError>("index: slice indices must be integers or None");
-      return v.cast<int64_t>();
+      if (!is_int_like(v)) fail<TypeError>("index: slice indices must be integers or None");
+      const Py_ssize_t i = PyNumber_AsSsize_t(v.ptr(), nullptr);  // clamped when huge, as NumPy's slices
+      if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
+      return int64_t(i);
     };
     it.slice.start = get("start");
     it.slice.stop = get("stop");

@@ -11,6 +11,22 @@ namespace py = pybind11;
 
 namespace pcp::bindings {
 
+// A Python int argument (int, NumPy integer, anything with __index__) of any size. It converts
+// to int64_t inside the call, so a value out of range raises an OverflowError naming the op
+// instead of failing pybind11's overload resolution with a list of signatures.
+struct Int {
+  int64_t value = 0;
+  std::string too_big;  // the value's text when it does not fit in int64
+  operator int64_t() const;
+};
+inline std::optional<int64_t> opt(const std::optional<Int>& v) {
+  return v ? std::optional<int64_t>(int64_t(*v)) : std::nullopt;
+}
+// Whether h is an integer for shapes, axes and indices: int or __index__, not bool or float.
+bool is_int_like(py::handle h);
+// h (is_int_like) as int64; an OverflowError naming `what` when it does not fit.
+int64_t int_of(py::handle h, const char* what);
+
 // Tensor, Python scalar (weak), NumPy array, or (nested) list -> Tensor.
 Tensor to_tensor(py::handle obj, const char* op);
 // Like to_tensor, but None -> undefined Tensor.
@@ -23,14 +39,41 @@ Axes to_axes(py::handle obj);
 // int, sequence of ints, or varargs of ints -> Shape.
 Shape to_shape(py::handle obj);
 Shape shape_from_args(const py::args& args);
-// NumPy array copied into a new tensor.
-Tensor from_numpy_copy(py::array arr, std::optional<DType> dtype);
+// NumPy array copied into a new tensor (cast to dtype when given).
+Tensor from_numpy_copy(py::array arr, std::optional<DType> dtype, const char* op);
+// Data for a tensor of `dtype` (pcp.tensor(data, dtype)): lists and scalars convert straight to
+// it, so float64 and int64 keep every bit (no float32 on the way).
+Tensor to_tensor_as(py::handle data, DType dtype, const char* op);
+// The other operand of an operator or the value of t[...] = value: lists of floats become t's
+// floating dtype (float32 otherwise), NumPy arrays keep theirs; both move to t's device.
+Tensor to_tensor_like(py::handle obj, const Tensor& like, const char* op);
 py::tuple shape_tuple(const Shape& s);
 std::vector<IndexItem> to_index(py::handle key);
 
+void register_errors();
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_interop(py::module_& m);
 void bind_optim(py::module_& m);
 
 }  // namespace pcp::bindings
+
+namespace pybind11::detail {
+template <>
+struct type_caster<pcp::bindings::Int> {
+  PYBIND11_TYPE_CASTER(pcp::bindings::Int, const_name("int"));
+  bool load(handle src, bool) {
+    if (!pcp::bindings::is_int_like(src)) return false;
+    object i = reinterpret_steal<object>(PyNumber_Index(src.ptr()));
+    if (!i) {
+      PyErr_Clear();
+      return false;
+    }
+    int overflow = 0;
+    value.value = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow) value.too_big = std::string(str(i));
+    return true;
+  }
+  static handle cast(const pcp::bindings::Int& v, return_value_policy, handle) { return PyLong_FromLongLong(v.value); }
+};
+}  // namespace pybind11::detail

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "convert.h"
+#include "named.h"
 #include "pcp/core/error.h"
 
 namespace pcp::bindings {
@@ -58,7 +59,13 @@ struct ExportCtx {
   Strides strides;
 };
 
-py::capsule to_dlpack(const Tensor& t) {
+py::capsule to_dlpack(const Tensor& t_in) {
+  if (t_in.device().is_gpu())
+    fail<BufferError>("__dlpack__: the tensor lives on ", t_in.device().str(),
+                      ", whose memory no DLPack consumer can read; move it first with .to('cpu')");
+  // A consumer may write through the capsule, which the version counter cannot see: a tensor
+  // that a graph saved for backward is exported as a copy.
+  const Tensor t = t_in.storage()->saved_count() > 0 ? copy(t_in.detach()) : t_in;
   auto* ctx = new ExportCtx{t.detach(), t.shape(), t.strides()};
   auto* m = new DLManagedTensor{};
   m->dl_tensor.data = t.storage()->data();
@@ -83,12 +90,14 @@ py::capsule to_dlpack(const Tensor& t) {
 }
 
 Tensor from_dlpack(py::object obj) {
+  if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>().detach();  // ours, on any device: shared as it is
   py::object cap_obj = obj;
   if (py::hasattr(obj, "__dlpack__")) {
     if (py::hasattr(obj, "__dlpack_device__")) {
       py::tuple dev = obj.attr("__dlpack_device__")();
       if (dev[0].cast<int>() != kDLCPU)
-        fail<ValueError>("from_dlpack: only CPU tensors can be imported, got device type ", dev[0].cast<int>());
+        fail<BufferError>("from_dlpack: only CPU tensors can be imported, got DLPack device type ", dev[0].cast<int>(),
+                          " (copy it to the CPU first)");
     }
     cap_obj = obj.attr("__dlpack__")();
   }
@@ -98,9 +107,11 @@ Tensor from_dlpack(py::object obj) {
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
   const DLTensor& dl = m->dl_tensor;
   if (dl.device.device_type != kDLCPU)
-    fail<ValueError>("from_dlpack: only CPU tensors can be imported, got device type ", dl.device.device_type);
+    fail<BufferError>("from_dlpack: only CPU tensors can be imported, got DLPack device type ", dl.device.device_type);
+  if (dl.ndim < 0 || (dl.ndim > 0 && !dl.shape)) fail<ValueError>("from_dlpack: malformed tensor (ndim ", dl.ndim, ")");
   DType dt = from_dl(dl.dtype);
   Shape shape(dl.shape, dl.shape + dl.ndim);
+  check_shape(shape, "from_dlpack");
   Strides strides = dl.strides ? Strides(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
   const size_t isz = itemsize(dt);
   if (dl.byte_offset % isz != 0) fail<ValueError>("from_dlpack: byte_offset is not a multiple of the item size");
@@ -127,10 +138,26 @@ py::array to_numpy(const Tensor& t_in) {
   for (int64_t s : t.strides()) strides.push_back(py::ssize_t(s * int64_t(isz)));
   auto* keep = new Tensor(t.detach());
   py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
-  return py::array(py::dtype(numpy_name(t.dtype())), shape, strides, t.raw_data(), base);
+  py::array out(py::dtype(numpy_name(t.dtype())), shape, strides, t.raw_data(), base);
+  // Writes through NumPy bypass the version counter: while a graph saved this memory for
+  // backward, the view is read-only (NumPy then refuses the write with a clear error).
+  if (t.storage()->saved_count() > 0) out.attr("flags").attr("writeable") = false;
+  return out;
 }
 
 Tensor from_numpy_shared(py::array arr) {
+  // PCP tensors are writable: a read-only array (np.frombuffer of bytes, a read-only memmap) is
+  // copied, as is one in non-native byte order or not aligned to its items; NumPy's warning
+  // tells the user their writes will not reach the array.
+  const bool writeable = arr.attr("flags").attr("writeable").cast<bool>();
+  const bool aligned = arr.attr("flags").attr("aligned").cast<bool>();
+  if (!writeable || !aligned || !arr.dtype().attr("isnative").cast<bool>()) {
+    PyErr_WarnEx(PyExc_UserWarning,
+                 !writeable ? "from_numpy: the array is read-only, so PCP copied it (writes to the tensor will not reach it)"
+                            : "from_numpy: the array is unaligned or not in native byte order, so PCP copied it",
+                 1);
+    return from_numpy_copy(arr, std::nullopt, "from_numpy");
+  }
   py::dtype dt = arr.dtype();
   DType d;
   try {
@@ -148,7 +175,7 @@ Tensor from_numpy_shared(py::array arr) {
     strides.push_back(arr.strides()[i] / py::ssize_t(isz));
   }
   py::object owner = arr;
-  auto storage = std::make_shared<Storage>(const_cast<void*>(arr.data()), 0, cpu_device(), [owner]() mutable {
+  auto storage = std::make_shared<Storage>(arr.mutable_data(), 0, cpu_device(), [owner]() mutable {
     py::gil_scoped_acquire gil;
     owner = py::object();
   });
@@ -156,12 +183,12 @@ Tensor from_numpy_shared(py::array arr) {
 }
 
 void bind_interop(py::module_& m) {
-  m.def("from_numpy", &from_numpy_shared, py::arg("array"),
-        "A tensor sharing memory with a NumPy array (no copy)");
-  m.def("from_dlpack", &from_dlpack, py::arg("obj"),
-        "A tensor sharing memory with any DLPack producer (PyTorch, NumPy, JAX) on the CPU");
-  m.def("_to_dlpack", &to_dlpack);
-  m.def("_to_numpy", &to_numpy);
+  def(m, "from_numpy", from_numpy_shared, py::arg("array"),
+      "A tensor sharing memory with a NumPy array (no copy; a read-only, unaligned or byte-swapped array is copied, with a warning)");
+  def(m, "from_dlpack", from_dlpack, py::arg("obj"),
+      "A tensor sharing memory with any DLPack producer (PyTorch, NumPy, JAX) on the CPU");
+  def(m, "_to_dlpack", to_dlpack);
+  def(m, "_to_numpy", to_numpy);
 }
 
 }  // namespace pcp::bindings

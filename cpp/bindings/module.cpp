@@ -1,5 +1,6 @@
 // pcp._core: the pybind11 module. Error translation and module-level utilities.
 #include "convert.h"
+#include "named.h"
 #include "pcp/autograd/engine.h"
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
@@ -18,23 +19,13 @@ using namespace pcp::bindings;
 PYBIND11_MODULE(_core, m) {
   m.doc() = "PCP native core: tensors, CPU and GPU kernels, and autodiff";
 
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const pcp::IndexError& e) {
-      PyErr_SetString(PyExc_IndexError, e.what());
-    } catch (const pcp::TypeError& e) {
-      PyErr_SetString(PyExc_TypeError, e.what());
-    } catch (const pcp::NotImplementedError& e) {
-      PyErr_SetString(PyExc_NotImplementedError, e.what());
-    } catch (const pcp::RuntimeError& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    } catch (const pcp::MemoryError& e) {
-      PyErr_SetString(PyExc_MemoryError, e.what());
-    } catch (const pcp::Error& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    }
-  });
+  register_errors();
+  // Large CPU ops run without the GIL (a thread that does not hold it, e.g. inside backward,
+  // which releases it as a whole, leaves it as it is).
+  set_blocking_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
+                      [](void* state) {
+                        if (state) PyEval_RestoreThread(static_cast<PyThreadState*>(state));
+                      }});
 
   py::enum_<DType> dtype_cls(m, "DType", "Element type of a tensor");
   dtype_cls
@@ -59,36 +50,38 @@ PYBIND11_MODULE(_core, m) {
   bind_optim(m);
 
   // Autograd.
-  m.def("is_grad_enabled", &grad_enabled, "Whether operations record the autograd graph");
-  m.def("set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
-  m.def(
+  def(m, "is_grad_enabled", &grad_enabled, "Whether operations record the autograd graph");
+  def(m, "set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
+  def(m, 
       "autograd_grad",
       [](const Tensor& root, const std::vector<Tensor>& wrt, py::object grad, bool create_graph) {
-        return pcp::grad(root, wrt, to_tensor_or_none(grad, "grad"), create_graph);
+        Tensor g = to_tensor_or_none(grad, "grad");
+        py::gil_scoped_release release;
+        return pcp::grad(root, wrt, g, create_graph);
       },
       py::arg("output"), py::arg("inputs"), py::arg("grad") = py::none(), py::arg("create_graph") = false,
       "Gradients of `output` with respect to each of `inputs`, without touching .grad");
 
   // Profiling at the dispatch point (nested primitives count in their callers too).
-  m.def("set_profiling", &set_profiling, py::arg("enabled"), py::arg("record_shapes") = false,
+  def(m, "set_profiling", &set_profiling, py::arg("enabled"), py::arg("record_shapes") = false,
         "Collect per-primitive call counts and times (with record_shapes, per primitive and input shapes)");
-  m.def("reset_profile", &reset_profile);
-  m.def("profile_results", [] {
+  def(m, "reset_profile", &reset_profile);
+  def(m, "profile_results", [] {
     py::list out;
     for (auto& [name, p] : profile_results()) out.append(py::make_tuple(name, p.calls, p.seconds));
     return out;
   }, "[(primitive name, calls, seconds)] sorted by time");
 
   // Devices.
-  m.def("devices", [] {
+  def(m, "devices", [] {
     std::vector<std::pair<std::string, std::string>> out{{"cpu", "CPU"}};
     if (gpu::Runtime* rt = gpu::runtime())
       for (int i = 0; i < rt->device_count(); ++i) out.emplace_back(gpu_device(i).str(), rt->device_info(i).name);
     return out;
   }, "[(device, description)] for the CPU and every GPU");
-  m.def("device", [](const std::string& name) { return parse_device(name).str(); }, py::arg("name"),
+  def(m, "device", [](const std::string& name) { return parse_device(name).str(); }, py::arg("name"),
         "The canonical name of a device: 'gpu' -> 'vulkan:0'; a ValueError when it does not exist");
-  m.def("gpu_info", [](const std::string& name) {
+  def(m, "gpu_info", [](const std::string& name) {
     const Device d = parse_device(name);
     if (!d.is_gpu()) fail<ValueError>("gpu_info: ", d.str(), " is not a GPU");
     const gpu::DeviceInfo info = gpu::runtime()->device_info(d.index);
@@ -101,11 +94,11 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_note"] = info.tensor_core_note;
     return out;
   }, py::arg("device") = "gpu", "What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not)");
-  m.def("gpu_unavailable_reason", [] { return gpu::runtime() ? std::string() : gpu::unavailable_reason(); });
-  m.def("set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
+  def(m, "gpu_unavailable_reason", [] { return gpu::runtime() ? std::string() : gpu::unavailable_reason(); });
+  def(m, "set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
         py::arg("device"), "Device for creation functions called without device=");
-  m.def("get_default_device", [] { return default_device().str(); });
-  m.def("synchronize", [](py::object device) {
+  def(m, "get_default_device", [] { return default_device().str(); });
+  def(m, "synchronize", [](py::object device) {
     // Read the argument while holding the GIL; only the wait runs without it.
     const bool all = device.is_none();
     const Device d = all ? cpu_device() : parse_device(py::str(device));
@@ -117,13 +110,13 @@ PYBIND11_MODULE(_core, m) {
       gpu::synchronize(d.index);
     }
   }, py::arg("device") = py::none(), "Waits until the work recorded for the device (default: every GPU) is done");
-  m.def("set_gpu_profiling", [](bool on, py::object device) {
+  def(m, "set_gpu_profiling", [](bool on, py::object device) {
     const Device d = parse_device(device.is_none() ? std::string("gpu") : std::string(py::str(device)));
     if (!d.is_gpu()) fail<ValueError>("set_gpu_profiling: ", d.str(), " is not a GPU");
     return gpu::runtime()->set_profiling(d.index, on);
   }, py::arg("enabled"), py::arg("device") = py::none(),
      "Time every GPU command with device timestamps (default device: the first GPU); False when the device cannot");
-  m.def("gpu_profile_results", [](py::object device) {
+  def(m, "gpu_profile_results", [](py::object device) {
     const Device d = parse_device(device.is_none() ? std::string("gpu") : std::string(py::str(device)));
     if (!d.is_gpu()) fail<ValueError>("gpu_profile_results: ", d.str(), " is not a GPU");
     std::vector<gpu::Runtime::KernelTime> times;
@@ -135,7 +128,7 @@ PYBIND11_MODULE(_core, m) {
     for (auto& t : times) out.append(py::make_tuple(t.name, t.count, t.seconds));
     return out;
   }, py::arg("device") = py::none(), "[(kernel, launches, seconds on the GPU)] since the last call, sorted by time");
-  m.def("_gpu_kernels", [] {
+  def(m, "_gpu_kernels", [] {
     py::dict out;
     for (const gpu::KernelSource& k : gpu::all_kernels())
       out[k.name] = py::make_tuple(py::bytes(reinterpret_cast<const char*>(k.spirv), k.spirv_words * 4),
@@ -153,26 +146,26 @@ PYBIND11_MODULE(_core, m) {
     d["num_cache_hits"] = s.num_cache_hits;
     return d;
   };
-  m.def("memory_stats", [=](py::object device) {
+  def(m, "memory_stats", [=](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     return stats_dict(d.is_gpu() ? gpu::memory_stats(d.index) : CpuAllocator::instance().stats());
   }, py::arg("device") = py::none(),
      "Allocator statistics of a device (default: the default device): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
-  m.def("reset_peak_memory_stats", [](py::object device) {
+  def(m, "reset_peak_memory_stats", [](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     if (d.is_gpu()) gpu::reset_peak_memory_stats(d.index);
     else CpuAllocator::instance().reset_peak();
   }, py::arg("device") = py::none());
-  m.def("clear_cache", [](py::object device) {
+  def(m, "clear_cache", [](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     if (d.is_gpu()) gpu::clear_cache(d.index);
     else CpuAllocator::instance().clear_cache();
   }, py::arg("device") = py::none(), "Return a device's cached blocks to the system (default: the default device)");
 
   // Threads and SIMD.
-  m.def("set_num_threads", &set_num_threads, py::arg("n"), "Threads used by CPU kernels (<= 0: default)");
-  m.def("get_num_threads", &get_num_threads);
-  m.def("cpu_features", [] {
+  def(m, "set_num_threads", [](Int n) { set_num_threads(n); }, py::arg("n"), "Threads used by CPU kernels (<= 0: default)");
+  def(m, "get_num_threads", &get_num_threads);
+  def(m, "cpu_features", [] {
     py::dict d;
     d["isa"] = cpu::kernels().isa;
     d["available"] = std::string(cpu::available_isas());
@@ -181,15 +174,18 @@ PYBIND11_MODULE(_core, m) {
     return d;
   }, "The SIMD level the CPU kernels run at, the levels available, and whether bfloat16 matmuls run on "
      "AVX512_BF16 dot products (else on float32 copies)");
-  m.def("set_isa", [](const std::string& isa) { cpu::set_isa(isa.c_str()); }, py::arg("isa"),
+  def(m, "set_isa", [](const std::string& isa) { cpu::set_isa(isa.c_str()); }, py::arg("isa"),
         "Force the CPU kernels' instruction set (baseline, avx2, avx512; neon on arm64); for tests and benchmarks");
 
   // Random numbers.
-  m.def("seed", [](uint64_t s) { Generator::global().seed(s); }, py::arg("seed"));
-  m.def("get_rng_state", [] {
+  def(m, "seed", [](Int s) {
+    if (s < 0) fail<ValueError>("seed: expected a non-negative integer, got ", int64_t(s));
+    Generator::global().seed(uint64_t(int64_t(s)));
+  }, py::arg("seed"));
+  def(m, "get_rng_state", [] {
     auto& g = Generator::global();
     return py::make_tuple(g.initial_seed(), g.offset());
   });
-  m.def("set_rng_state", [](uint64_t seed, uint64_t offset) { Generator::global().set_state(seed, offset); },
+  def(m, "set_rng_state", [](uint64_t seed, uint64_t offset) { Generator::global().set_state(seed, offset); },
         py::arg("seed"), py::arg("offset"));
 }

@@ -1,14 +1,15 @@
 // Fused optimizer steps (in place).
 #include "convert.h"
+#include "named.h"
 #include "pcp/ops/optim.h"
 
 namespace pcp::bindings {
 
 void bind_optim(py::module_& m) {
   using py::arg;
-  m.def("adam_step",
+  m.def("adam_step",  // not named(): its errors say adam_step or adamw_step, as the step the user runs
         [](const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& exp_avg,
-           const std::vector<Tensor>& exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps,
+           const std::vector<Tensor>& exp_avg_sq, Int step, double lr, double beta1, double beta2, double eps,
            double weight_decay, bool decoupled) {
           py::gil_scoped_release release;
           adam_step(params, grads, exp_avg, exp_avg_sq, step, AdamConfig{lr, beta1, beta2, eps, weight_decay, decoupled});
@@ -16,7 +17,7 @@ void bind_optim(py::module_& m) {
         arg("params"), arg("grads"), arg("exp_avg"), arg("exp_avg_sq"), arg("step"), arg("lr"), arg("beta1"),
         arg("beta2"), arg("eps"), arg("weight_decay"), arg("decoupled"),
         "One fused Adam/AdamW step over every parameter, updating params and state in place");
-  m.def("sgd_step",
+  def(m, "sgd_step",
         [](const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
            bool first_step, double lr, double momentum, double dampening, double weight_decay, bool nesterov) {
           py::gil_scoped_release release;
@@ -25,7 +26,7 @@ void bind_optim(py::module_& m) {
         arg("params"), arg("grads"), arg("momentum_buffers"), arg("first_step"), arg("lr"), arg("momentum"),
         arg("dampening"), arg("weight_decay"), arg("nesterov"),
         "One fused SGD step (momentum, Nesterov, weight decay) over every parameter, in place");
-  m.def("clip_grad_norm",
+  def(m, "clip_grad_norm",
         [](const std::vector<Tensor>& grads, double max_norm, double eps) {
           py::gil_scoped_release release;
           return clip_grad_norm(grads, max_norm, eps);

@@ -1,5 +1,8 @@
 // The Tensor class: properties, operators, indexing, autograd entry points.
+#include <cmath>
+
 #include "convert.h"
+#include "named.h"
 #include "pcp/autograd/engine.h"
 #include "pcp/autograd/node.h"
 #include "pcp/core/error.h"
@@ -26,12 +29,30 @@ py::object item(const Tensor& t) {
 
 }  // namespace
 
-// The other operand of an operator: NumPy arrays and lists move to the tensor's device (Python
-// scalars are folded into the kernels wherever the tensor lives).
-static Tensor operand(py::handle obj, const Tensor& like, const char* op) {
-  Tensor t = to_tensor(obj, op);
-  const bool number = py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj);
-  return py::isinstance<Tensor>(obj) || number ? t : to_device(t, like.device());
+// t.grad = g: a tensor like t (shape, dtype, device) or None, as PyTorch requires.
+void set_grad(Tensor& t, py::object g) {
+  if (g.is_none()) return t.set_grad(Tensor());
+  if (!py::isinstance<Tensor>(g))
+    fail<TypeError>("grad: expected a Tensor or None, got ", std::string(py::str(py::type::of(g).attr("__name__"))));
+  Tensor gt = g.cast<Tensor>();
+  if (gt.shape() != t.shape())
+    fail<ValueError>("grad: a gradient of shape ", shape_str(gt.shape()), " cannot be assigned to a tensor of shape ",
+                     shape_str(t.shape()));
+  if (gt.dtype() != t.dtype())
+    fail<TypeError>("grad: a ", dtype_name(gt.dtype()), " gradient cannot be assigned to a ", dtype_name(t.dtype()),
+                    " tensor");
+  if (gt.device() != t.device())
+    fail<ValueError>("grad: a gradient on ", gt.device().str(), " cannot be assigned to a tensor on ", t.device().str());
+  t.set_grad(gt);
+}
+
+// int(t): floats truncate through Python's own conversion (ValueError for NaN, OverflowError
+// for inf; exact for large values), integers and bools are exact.
+py::object to_int(const Tensor& t) {
+  if (!is_floating(t.dtype())) return py::int_(t.item_int());
+  PyObject* r = PyLong_FromDouble(t.item_double());
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
 }
 
 void bind_tensor(py::module_& m) {
@@ -41,79 +62,79 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("size", &Tensor::numel, "Number of elements")
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("device", [](const Tensor& t) { return t.device().str(); })
-      .def("to", [](const Tensor& t, const std::string& device) { return to_device(t, parse_device(device)); },
-           py::arg("device"), "This tensor on `device` ('cpu', 'gpu', 'vulkan:0'): a differentiable copy, or itself")
       .def_property_readonly("strides", [](const Tensor& t) { return shape_tuple(t.strides()); },
                              "Strides in elements")
       .def_property_readonly("itemsize", &Tensor::itemsize)
       .def_property_readonly("nbytes", [](const Tensor& t) { return t.numel() * int64_t(t.itemsize()); })
       .def_property("requires_grad", &Tensor::requires_grad,
-                    [](Tensor& t, bool r) { t.set_requires_grad(r); })
+                    named("requires_grad", [](Tensor& t, bool r) { t.set_requires_grad(r); }))
       .def_property(
           "grad", [](const Tensor& t) -> py::object {
             Tensor g = t.grad();
             return g.defined() ? py::cast(g) : py::none();
           },
-          [](Tensor& t, py::object g) { t.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>()); })
+          named("grad", set_grad), "The accumulated gradient (a tensor of this one's shape, dtype and device), or None")
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
       .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
         return t.grad_fn() ? py::str(t.grad_fn()->name()) : py::object(py::none());
       }, "Name of the op that produced this tensor in the graph, or None")
-      .def("requires_grad_", [](Tensor& t, bool r) { t.set_requires_grad(r); return t; },
+      .def("requires_grad_", named("requires_grad_", [](Tensor& t, bool r) { t.set_requires_grad(r); return t; }),
            py::arg("requires_grad") = true)
       .def("retain_grad", &Tensor::retain_grad)
       .def("detach", &Tensor::detach, "A tensor sharing storage, cut off from the graph")
-      .def(
-          "backward",
-          [](const Tensor& t, py::object grad, bool create_graph) {
-            pcp::backward(t, to_tensor_or_none(grad, "backward"), create_graph);
-          },
-          py::arg("grad") = py::none(), py::arg("create_graph") = false,
-          "Accumulates gradients of this tensor into the .grad of every leaf that requires grad")
-      .def("item", &item)
-      .def("tolist", &to_list)
-      .def("numpy", &to_numpy, "A NumPy array sharing this tensor's memory")
+      .def("backward",
+           named("backward", [](const Tensor& t, py::object grad, bool create_graph) {
+             Tensor g = to_tensor_or_none(grad, "backward");
+             py::gil_scoped_release release;
+             pcp::backward(t, g, create_graph);
+           }),
+           py::arg("grad") = py::none(), py::arg("create_graph") = false,
+           "Accumulates gradients of this tensor into the .grad of every leaf that requires grad")
+      .def("item", named("item", item))
+      .def("tolist", named("tolist", to_list))
+      .def("numpy", named("numpy", to_numpy),
+           "A NumPy array sharing this tensor's memory (read-only while a graph saved it for backward)")
       .def("is_contiguous", &Tensor::is_contiguous)
-      .def("contiguous", &contiguous)
-      .def("astype", [](const Tensor& t, py::object dt) { return astype(t, to_dtype(dt)); }, py::arg("dtype"))
-      .def("to", [](const Tensor& t, py::object target) {
-        if (py::isinstance<py::str>(target)) {
-          parse_device(target.cast<std::string>());
-          return t;
-        }
+      .def("contiguous", named("contiguous", contiguous))
+      .def("astype", named("astype", [](const Tensor& t, py::object dt) { return astype(t, to_dtype(dt)); }),
+           py::arg("dtype"))
+      .def("to", named("to", [](const Tensor& t, py::object target) {
+        if (py::isinstance<py::str>(target)) return to_device(t, parse_device(target.cast<std::string>()));
         return astype(t, to_dtype(target));
-      }, py::arg("device_or_dtype"), "Moves to a device ('cpu') or converts to a dtype")
+      }), py::arg("device_or_dtype"),
+           "This tensor on a device ('cpu', 'gpu', 'vulkan:0': a differentiable copy, or itself) or as a dtype")
       .def("__repr__", &Tensor::repr)
-      .def("__len__", [](const Tensor& t) {
+      .def("__len__", named("len", [](const Tensor& t) {
         if (t.ndim() == 0) fail<TypeError>("len() of a 0-d tensor");
         return t.shape()[0];
-      })
-      .def("__bool__", [](const Tensor& t) {
+      }))
+      .def("__bool__", named("bool", [](const Tensor& t) {
         if (t.numel() != 1)
           fail<ValueError>("bool: the truth value of a tensor with ", t.numel(),
                            " elements is ambiguous; use .any() or .all()");
         return t.item_double() != 0;
-      })
-      .def("__float__", [](const Tensor& t) { return t.item_double(); })
-      .def("__int__", [](const Tensor& t) { return t.item_int(); })
-      .def("__index__", [](const Tensor& t) {
+      }))
+      .def("__float__", named("float", [](const Tensor& t) { return t.item_double(); }))
+      .def("__int__", named("int", to_int))
+      .def("__index__", named("index", [](const Tensor& t) {
         if (!is_integral(t.dtype()) || t.numel() != 1)
-          fail<TypeError>("only one-element integer tensors can be used as an index");
+          fail<TypeError>("only one-element integer tensors can be used as an index, got a ", dtype_name(t.dtype()),
+                          " tensor of shape ", shape_str(t.shape()));
         return t.item_int();
-      })
+      }))
       .def("__hash__", [](const Tensor& t) { return reinterpret_cast<intptr_t>(t.impl()); })
-      .def("__getitem__", [](const Tensor& t, py::handle key) { return index(t, to_index(key)); })
-      .def("__setitem__", [](const Tensor& t, py::handle key, py::handle value) {
-        index_assign(t, to_index(key), to_tensor(value, "index_assign"));
-      })
-      .def_property_readonly("T", [](const Tensor& t) { return transpose(t); })
-      .def_property_readonly("mT", [](const Tensor& t) { return swapaxes(t, -1, -2); });
+      .def("__getitem__", named("index", [](const Tensor& t, py::handle key) { return index(t, to_index(key)); }))
+      .def("__setitem__", named("index_assign", [](const Tensor& t, py::handle key, py::handle value) {
+        index_assign(t, to_index(key), to_tensor_like(value, t, "index_assign"));
+      }))
+      .def_property_readonly("T", named("transpose", [](const Tensor& t) { return transpose(t); }))
+      .def_property_readonly("mT", named("mT", [](const Tensor& t) { return swapaxes(t, -1, -2); }));
 
   // Operators with Python scalars, NumPy arrays and lists on either side.
 #define PCP_BINOP(py_name, fn) \
-  cls.def(py_name, [](const Tensor& a, py::handle b) { return fn(a, operand(b, a, #fn)); }, py::is_operator())
+  cls.def(py_name, named(#fn, [](const Tensor& a, py::handle b) { return fn(a, to_tensor_like(b, a, #fn)); }), py::is_operator())
 #define PCP_RBINOP(py_name, fn) \
-  cls.def(py_name, [](const Tensor& a, py::handle b) { return fn(operand(b, a, #fn), a); }, py::is_operator())
+  cls.def(py_name, named(#fn, [](const Tensor& a, py::handle b) { return fn(to_tensor_like(b, a, #fn), a); }), py::is_operator())
   PCP_BINOP("__add__", add);
   PCP_RBINOP("__radd__", add);
   PCP_BINOP("__sub__", sub);
@@ -132,13 +153,17 @@ void bind_tensor(py::module_& m) {
   PCP_BINOP("__le__", le);
   PCP_BINOP("__gt__", gt);
   PCP_BINOP("__ge__", ge);
-  PCP_BINOP("__and__", logical_and);
-  PCP_BINOP("__or__", logical_or);
+  PCP_BINOP("__and__", bitwise_and);
+  PCP_RBINOP("__rand__", bitwise_and);
+  PCP_BINOP("__or__", bitwise_or);
+  PCP_RBINOP("__ror__", bitwise_or);
+  PCP_BINOP("__xor__", bitwise_xor);
+  PCP_RBINOP("__rxor__", bitwise_xor);
 #undef PCP_BINOP
 #undef PCP_RBINOP
-  cls.def("__neg__", [](const Tensor& a) { return neg(a); });
-  cls.def("__abs__", [](const Tensor& a) { return abs(a); });
-  cls.def("__invert__", [](const Tensor& a) { return logical_not(a); });
+  cls.def("__neg__", named("neg", [](const Tensor& a) { return neg(a); }));
+  cls.def("__abs__", named("abs", [](const Tensor& a) { return abs(a); }));
+  cls.def("__invert__", named("bitwise_not", [](const Tensor& a) { return bitwise_not(a); }));
 }
 
 }  // namespace pcp::bindings

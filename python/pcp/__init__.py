@@ -12,9 +12,10 @@ from ._core import (  # noqa: F401
     # elementwise
     neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, gelu, silu, square, sign, erf,
     add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge,
-    logical_and, logical_or, logical_not, where, clip, astype,
+    logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
+    where, clip, astype,
     # reductions
-    sum, mean, max, min, argmax, argmin, var, logsumexp, sum_to,
+    sum, mean, max, min, any, all, argmax, argmin, var, logsumexp, sum_to,
     # linear algebra and shapes
     matmul, reshape, flatten, transpose, permute, swapaxes, squeeze, unsqueeze, expand_dims,
     broadcast_to, contiguous, concatenate, stack, split, tril, triu,

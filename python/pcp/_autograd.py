@@ -72,14 +72,20 @@ def value_and_grad(fn, argnums=0):
         args = list(args)
         structures = []
         wrt = []
-        for n in nums:
-            leaves, rebuild = _flatten(args[n])
+        selected = [_flatten(args[n]) for n in nums]
+        # Inside another grad (grad(grad(f))), or with arguments an outer graph tracks, the
+        # inputs stay connected and the gradient is itself recorded, so it can be differentiated.
+        nested = _core.is_grad_enabled() and any(leaf.requires_grad for leaves, _ in selected for leaf in leaves)
+        for n, (leaves, rebuild) in zip(nums, selected):
             fresh = []
             for leaf in leaves:
                 if not leaf.dtype.is_floating_point:
                     raise TypeError(f"grad: can only differentiate with respect to floating-point tensors, got {leaf.dtype}")
-                t = leaf.detach()
-                t.requires_grad = True
+                if nested and leaf.requires_grad:
+                    t = _core.copy(leaf)  # a new node of the outer graph, so the inner gradient is its own
+                else:
+                    t = leaf.detach()
+                    t.requires_grad = True
                 fresh.append(t)
             args[n] = rebuild(fresh)
             structures.append((rebuild, len(fresh)))
@@ -91,7 +97,7 @@ def value_and_grad(fn, argnums=0):
         if out.size != 1:
             raise ValueError(f"grad: the function must return a one-element tensor (a scalar loss), got shape {out.shape}")
         if out.requires_grad:
-            grads = _core.autograd_grad(out, wrt)
+            grads = _core.autograd_grad(out, wrt, create_graph=nested)
         else:
             grads = [_core.zeros_like(w) for w in wrt]
         result, i = [], 0
@@ -99,7 +105,7 @@ def value_and_grad(fn, argnums=0):
             result.append(rebuild(grads[i:i + n]))
             i += n
         g = result[0] if single else tuple(result)
-        return out.detach(), g
+        return (out if nested else out.detach()), g
 
     return wrapper
 

@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_info', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'qkv_attention', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
+__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_info', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'qkv_attention', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
 class DType:
     """
     Element type of a tensor
@@ -88,7 +88,6 @@ class Tensor:
     An n-dimensional array with automatic differentiation
     """
     __array_priority__: typing.ClassVar[int] = 1000
-    grad: typing.Any
     requires_grad: bool
     def __abs__(self) -> Tensor:
         ...
@@ -118,7 +117,7 @@ class Tensor:
         ...
     def __index__(self) -> int:
         ...
-    def __int__(self) -> int:
+    def __int__(self) -> typing.Any:
         ...
     def __invert__(self) -> Tensor:
         ...
@@ -142,11 +141,15 @@ class Tensor:
         ...
     def __radd__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __rand__(self, arg0: typing.Any) -> Tensor:
+        ...
     def __repr__(self) -> str:
         ...
     def __rmatmul__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rmul__(self, arg0: typing.Any) -> Tensor:
+        ...
+    def __ror__(self, arg0: typing.Any) -> Tensor:
         ...
     def __rpow__(self, arg0: typing.Any) -> Tensor:
         ...
@@ -154,11 +157,15 @@ class Tensor:
         ...
     def __rtruediv__(self, arg0: typing.Any) -> Tensor:
         ...
+    def __rxor__(self, arg0: typing.Any) -> Tensor:
+        ...
     def __setitem__(self, arg0: typing.Any, arg1: typing.Any) -> None:
         ...
     def __sub__(self, arg0: typing.Any) -> Tensor:
         ...
     def __truediv__(self, arg0: typing.Any) -> Tensor:
+        ...
+    def __xor__(self, arg0: typing.Any) -> Tensor:
         ...
     def abs(self, *args, **kwargs):
         ...
@@ -228,7 +235,7 @@ class Tensor:
         ...
     def numpy(self) -> numpy.ndarray:
         """
-        A NumPy array sharing this tensor's memory
+        A NumPy array sharing this tensor's memory (read-only while a graph saved it for backward)
         """
     def permute(self, *axes):
         ...
@@ -270,15 +277,9 @@ class Tensor:
         ...
     def tanh(self, *args, **kwargs):
         ...
-    @typing.overload
-    def to(self, device: str) -> Tensor:
-        """
-        This tensor on `device` ('cpu', 'gpu', 'vulkan:0'): a differentiable copy, or itself
-        """
-    @typing.overload
     def to(self, device_or_dtype: typing.Any) -> Tensor:
         """
-        Moves to a device ('cpu') or converts to a dtype
+        This tensor on a device ('cpu', 'gpu', 'vulkan:0': a differentiable copy, or itself) or as a dtype
         """
     def tolist(self) -> typing.Any:
         ...
@@ -302,6 +303,14 @@ class Tensor:
         ...
     @property
     def dtype(self) -> DType:
+        ...
+    @property
+    def grad(self) -> typing.Any:
+        """
+        The accumulated gradient (a tensor of this one's shape, dtype and device), or None
+        """
+    @grad.setter
+    def grad(self, arg1: typing.Any) -> None:
         ...
     @property
     def grad_fn(self) -> typing.Any:
@@ -340,23 +349,29 @@ def _gpu_kernels() -> dict:
     """
     {name: (SPIR-V bytes, MSL source or None, workgroup size)} of the embedded GPU kernels
     """
+def _tensor(data: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
+    ...
 def _to_dlpack(arg0: Tensor) -> typing_extensions.CapsuleType:
     ...
 def _to_numpy(arg0: Tensor) -> numpy.ndarray:
     ...
 def abs(x: typing.Any) -> Tensor:
     ...
-def adam_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], exp_avg: collections.abc.Sequence[Tensor], exp_avg_sq: collections.abc.Sequence[Tensor], step: typing.SupportsInt | typing.SupportsIndex, lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled: bool) -> None:
+def adam_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], exp_avg: collections.abc.Sequence[Tensor], exp_avg_sq: collections.abc.Sequence[Tensor], step: int, lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled: bool) -> None:
     """
     One fused Adam/AdamW step over every parameter, updating params and state in place
     """
 def add(a: typing.Any, b: typing.Any) -> Tensor:
     ...
+def all(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
+    ...
+def any(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
+    ...
 def arange(start: typing.Any, stop: typing.Any = None, step: typing.Any = 1, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
-def argmax(x: typing.Any, axis: typing.SupportsInt | typing.SupportsIndex | None = None, keepdims: bool = False) -> Tensor:
+def argmax(x: typing.Any, axis: int | None = None, keepdims: bool = False) -> Tensor:
     ...
-def argmin(x: typing.Any, axis: typing.SupportsInt | typing.SupportsIndex | None = None, keepdims: bool = False) -> Tensor:
+def argmin(x: typing.Any, axis: int | None = None, keepdims: bool = False) -> Tensor:
     ...
 def asarray(data: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
@@ -366,6 +381,14 @@ def autograd_grad(output: Tensor, inputs: collections.abc.Sequence[Tensor], grad
     """
     Gradients of `output` with respect to each of `inputs`, without touching .grad
     """
+def bitwise_and(a: typing.Any, b: typing.Any) -> Tensor:
+    ...
+def bitwise_not(x: typing.Any) -> Tensor:
+    ...
+def bitwise_or(a: typing.Any, b: typing.Any) -> Tensor:
+    ...
+def bitwise_xor(a: typing.Any, b: typing.Any) -> Tensor:
+    ...
 def broadcast_to(x: Tensor, shape: typing.Any) -> Tensor:
     ...
 def clear_cache(device: typing.Any = None) -> None:
@@ -378,7 +401,7 @@ def clip_grad_norm(grads: collections.abc.Sequence[Tensor], max_norm: typing.Sup
     """
     Scales float32 gradients in place so their global L2 norm is at most max_norm; returns the norm before, a 0-d tensor on their device
     """
-def concatenate(tensors: collections.abc.Sequence, axis: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+def concatenate(tensors: collections.abc.Sequence, axis: int = 0) -> Tensor:
     ...
 def contiguous(x: Tensor) -> Tensor:
     ...
@@ -388,9 +411,9 @@ def cos(x: typing.Any) -> Tensor:
     ...
 def cpu_features() -> dict:
     """
-    The SIMD level the CPU kernels run at, and the levels available
+    The SIMD level the CPU kernels run at, the levels available, and whether bfloat16 matmuls run on AVX512_BF16 dot products (else on float32 copies)
     """
-def cross_entropy(logits: Tensor, targets: typing.Any, ignore_index: typing.SupportsInt | typing.SupportsIndex = -100, reduction: str = 'mean') -> Tensor:
+def cross_entropy(logits: Tensor, targets: typing.Any, ignore_index: int = -100, reduction: str = 'mean') -> Tensor:
     """
     Cross-entropy of logits (..., C) against integer targets (...), classes on the last axis
     """
@@ -414,11 +437,11 @@ def erf(x: typing.Any) -> Tensor:
     ...
 def exp(x: typing.Any) -> Tensor:
     ...
-def expand_dims(x: Tensor, axis: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
+def expand_dims(x: Tensor, axis: int) -> Tensor:
     ...
-def eye(n: typing.SupportsInt | typing.SupportsIndex, m: typing.SupportsInt | typing.SupportsIndex | None = None, k: typing.SupportsInt | typing.SupportsIndex = 0, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
+def eye(n: int, m: int | None = None, k: int = 0, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
-def flatten(x: Tensor, start_axis: typing.SupportsInt | typing.SupportsIndex = 0, end_axis: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
+def flatten(x: Tensor, start_axis: int = 0, end_axis: int = -1) -> Tensor:
     ...
 def from_dlpack(obj: typing.Any) -> Tensor:
     """
@@ -426,7 +449,7 @@ def from_dlpack(obj: typing.Any) -> Tensor:
     """
 def from_numpy(array: numpy.ndarray) -> Tensor:
     """
-    A tensor sharing memory with a NumPy array (no copy)
+    A tensor sharing memory with a NumPy array (no copy; a read-only, unaligned or byte-swapped array is copied, with a warning)
     """
 def full(shape: typing.Any, fill_value: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
@@ -462,13 +485,15 @@ def le(a: typing.Any, b: typing.Any) -> Tensor:
     ...
 def log(x: typing.Any) -> Tensor:
     ...
-def log_softmax(x: Tensor, axis: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     ...
 def logical_and(a: typing.Any, b: typing.Any) -> Tensor:
     ...
 def logical_not(x: typing.Any) -> Tensor:
     ...
 def logical_or(a: typing.Any, b: typing.Any) -> Tensor:
+    ...
+def logical_xor(a: typing.Any, b: typing.Any) -> Tensor:
     ...
 def logsumexp(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
     ...
@@ -496,7 +521,7 @@ def ne(a: typing.Any, b: typing.Any) -> Tensor:
     ...
 def neg(x: typing.Any) -> Tensor:
     ...
-def one_hot(indices: typing.Any, num_classes: typing.SupportsInt | typing.SupportsIndex, dtype: typing.Any = None) -> Tensor:
+def one_hot(indices: typing.Any, num_classes: int, dtype: typing.Any = None) -> Tensor:
     ...
 def ones(shape: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
@@ -510,7 +535,7 @@ def profile_results() -> list:
     """
     [(primitive name, calls, seconds)] sorted by time
     """
-def qkv_attention(qkv: Tensor, num_heads: typing.SupportsInt | typing.SupportsIndex, causal: bool = False, scale: typing.SupportsFloat | typing.SupportsIndex | None = None, dropout_p: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
+def qkv_attention(qkv: Tensor, num_heads: int, causal: bool = False, scale: typing.SupportsFloat | typing.SupportsIndex | None = None, dropout_p: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> Tensor:
     """
     Multi-head self-attention on a packed (B, T, 3C) projection (q, k, v side by side): (B, T, C)
     """
@@ -518,7 +543,7 @@ def rand(shape: typing.Any, dtype: typing.Any = None, device: typing.Any = None)
     """
     Uniform [0, 1) from the seeded counter-based generator
     """
-def randint(low: typing.SupportsInt | typing.SupportsIndex, high: typing.SupportsInt | typing.SupportsIndex, shape: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
+def randint(low: int, high: int, shape: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     ...
 def randn(shape: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     """
@@ -538,7 +563,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool =
     """
     softmax(scale q k^T [causal]) v over (..., T, D); dropout_p drops attention weights (pass 0 when evaluating)
     """
-def seed(seed: typing.SupportsInt | typing.SupportsIndex) -> None:
+def seed(seed: int) -> None:
     ...
 def set_default_device(device: str) -> None:
     """
@@ -554,7 +579,7 @@ def set_isa(isa: str) -> None:
     """
     Force the CPU kernels' instruction set (baseline, avx2, avx512; neon on arm64); for tests and benchmarks
     """
-def set_num_threads(n: typing.SupportsInt | typing.SupportsIndex) -> None:
+def set_num_threads(n: int) -> None:
     """
     Threads used by CPU kernels (<= 0: default)
     """
@@ -576,9 +601,9 @@ def silu(x: typing.Any) -> Tensor:
     ...
 def sin(x: typing.Any) -> Tensor:
     ...
-def softmax(x: Tensor, axis: typing.SupportsInt | typing.SupportsIndex = -1) -> Tensor:
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
     ...
-def split(x: Tensor, indices_or_sections: typing.Any, axis: typing.SupportsInt | typing.SupportsIndex = 0) -> list[Tensor]:
+def split(x: Tensor, indices_or_sections: typing.Any, axis: int = 0) -> list[Tensor]:
     ...
 def sqrt(x: typing.Any) -> Tensor:
     ...
@@ -586,7 +611,7 @@ def square(x: typing.Any) -> Tensor:
     ...
 def squeeze(x: Tensor, axis: typing.Any = None) -> Tensor:
     ...
-def stack(tensors: collections.abc.Sequence, axis: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+def stack(tensors: collections.abc.Sequence, axis: int = 0) -> Tensor:
     ...
 def sub(a: typing.Any, b: typing.Any) -> Tensor:
     ...
@@ -594,13 +619,13 @@ def sum(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tenso
     ...
 def sum_to(x: Tensor, shape: typing.Any) -> Tensor:
     ...
-def swapaxes(x: Tensor, axis1: typing.SupportsInt | typing.SupportsIndex, axis2: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
+def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
     ...
 def synchronize(device: typing.Any = None) -> None:
     """
     Waits until the work recorded for the device (default: every GPU) is done
     """
-def take(x: Tensor, indices: typing.Any, axis: typing.SupportsInt | typing.SupportsIndex | None = None) -> Tensor:
+def take(x: Tensor, indices: typing.Any, axis: int | None = None) -> Tensor:
     ...
 def tanh(x: typing.Any) -> Tensor:
     ...
@@ -610,13 +635,13 @@ def to_device(x: Tensor, device: str) -> Tensor:
     """
 def transpose(x: Tensor, axes: typing.Any = None) -> Tensor:
     ...
-def tril(x: Tensor, k: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+def tril(x: Tensor, k: int = 0) -> Tensor:
     ...
-def triu(x: Tensor, k: typing.SupportsInt | typing.SupportsIndex = 0) -> Tensor:
+def triu(x: Tensor, k: int = 0) -> Tensor:
     ...
-def unsqueeze(x: Tensor, axis: typing.SupportsInt | typing.SupportsIndex) -> Tensor:
+def unsqueeze(x: Tensor, axis: int) -> Tensor:
     ...
-def var(x: typing.Any, axis: typing.Any = None, ddof: typing.SupportsInt | typing.SupportsIndex = 0, keepdims: bool = False) -> Tensor:
+def var(x: typing.Any, axis: typing.Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
     ...
 def where(condition: typing.Any, x: typing.Any, y: typing.Any) -> Tensor:
     ...

@@ -14,7 +14,7 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     if isinstance(data, Tensor):
         t = _core.copy(data.detach()) if dtype is None else _core.copy(data.detach().astype(dtype))
     else:
-        t = _core.asarray(data, dtype)
+        t = _core._tensor(data, dtype)
     target = _core.get_default_device() if device is None else device
     if t.device != _core.device(target):
         t = t.to(target)
@@ -59,8 +59,8 @@ def _install_methods():
         "logsumexp": lambda self, axis=None, keepdims=False: c.logsumexp(self, axis, keepdims),
         "argmax": lambda self, axis=None, keepdims=False: c.argmax(self, axis, keepdims),
         "argmin": lambda self, axis=None, keepdims=False: c.argmin(self, axis, keepdims),
-        "any": lambda self, axis=None, keepdims=False: c.max(self.astype(_core.DType.bool), axis, keepdims),
-        "all": lambda self, axis=None, keepdims=False: c.min(self.astype(_core.DType.bool), axis, keepdims),
+        "any": lambda self, axis=None, keepdims=False: c.any(self, axis, keepdims),
+        "all": lambda self, axis=None, keepdims=False: c.all(self, axis, keepdims),
         # shapes
         "reshape": lambda self, *shape: c.reshape(self, _shape_args(shape)),
         "view": lambda self, *shape: c.reshape(self, _shape_args(shape)),
@@ -99,7 +99,11 @@ def _install_methods():
         return _core._to_dlpack(self)
 
     def __dlpack_device__(self):
-        return (1, 0)  # kDLCPU, device 0
+        if self.device == "cpu":
+            return (1, 0)  # kDLCPU
+        # kDLVulkan (kDLMetal on macOS): consumers see a device they cannot read and refuse it
+        kind, index = self.device.split(":")
+        return (8 if kind == "metal" else 7, int(index))
 
     Tensor.__array__ = __array__
     Tensor.__dlpack__ = __dlpack__

@@ -49,6 +49,21 @@ Tensor fit_gradient(const Tensor& g, const Tensor& input, const char* op) {
   return r;
 }
 
+// A VJP that reads a tensor written in place since the forward pass saved it would return a
+// wrong gradient without a word: refuse, as PyTorch does.
+void check_saved_versions(const Node& node) {
+  auto check = [&](const Tensor& t, uint64_t saved, const char* what) {
+    if (!t.defined() || t.storage()->version() == saved) return;
+    fail<RuntimeError>("backward: ", what, " of ", node.name(), " (shape ", shape_str(t.shape()), ", ",
+                       dtype_name(t.dtype()), ") was modified in place after the forward pass saved it (version ",
+                       t.storage()->version(), ", saved at ", saved,
+                       "); its gradient would be wrong. Modify a copy, or run the forward pass again after the change");
+  };
+  if (node.prim->vjp_reads_inputs())
+    for (size_t i = 0; i < node.inputs.size(); ++i) check(node.inputs[i], node.versions[i], "an input");
+  if (node.prim->vjp_reads_output()) check(node.output, node.versions.back(), "the output");
+}
+
 Tensor seed_gradient(const Tensor& root, const Tensor& grad) {
   if (grad.defined()) {
     if (grad.shape() != root.shape())
@@ -95,6 +110,7 @@ std::unordered_map<const void*, Tensor> run_backward(const Tensor& root, const T
       if (auto owner = node->owner.lock()) output = Tensor(owner);
       else output = apply(node->prim, node->inputs);
     }
+    check_saved_versions(*node);
     std::vector<Tensor> in_grads = node->prim->vjp(node->inputs, output, g, node->needs);
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       if (!node->needs[i] || i >= in_grads.size() || !in_grads[i].defined()) continue;

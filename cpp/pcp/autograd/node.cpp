@@ -15,12 +15,33 @@ void take_sole_nodes(std::vector<Tensor>& inputs, std::vector<std::shared_ptr<No
 }
 }  // namespace
 
+void Node::save_for_backward() {
+  saves_inputs = prim->vjp_reads_inputs();
+  saves_output = prim->vjp_reads_output();
+  for (const Tensor& in : inputs) {
+    versions.push_back(in.defined() ? in.storage()->version() : 0);
+    if (saves_inputs && in.defined()) in.storage()->add_saved(1);
+  }
+  versions.push_back(output.storage()->version());
+  if (saves_output) output.storage()->add_saved(1);
+}
+
+void Node::release_saved() {
+  if (saves_inputs)
+    for (const Tensor& in : inputs)
+      if (in.defined()) in.storage()->add_saved(-1);
+  if (saves_output && output.defined()) output.storage()->add_saved(-1);
+  saves_inputs = saves_output = false;
+}
+
 Node::~Node() {
+  release_saved();
   std::vector<std::shared_ptr<Node>> pending;
   take_sole_nodes(inputs, pending);
   while (!pending.empty()) {
     std::shared_ptr<Node> node = std::move(pending.back());
     pending.pop_back();
+    node->release_saved();
     take_sole_nodes(node->inputs, pending);
     // `node` is destroyed here with no inputs left, so its destructor does not recurse.
   }

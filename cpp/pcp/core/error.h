@@ -1,5 +1,5 @@
 // Errors thrown by PCP. The Python bindings map them to ValueError, TypeError,
-// IndexError, NotImplementedError, RuntimeError and MemoryError; every message names the op and what it saw.
+// IndexError, NotImplementedError, RuntimeError, MemoryError, OverflowError and BufferError; every message names the op and what it saw.
 #pragma once
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +27,15 @@ struct RuntimeError : Error {
   using Error::Error;
 };
 struct MemoryError : Error {
+  using Error::Error;
+};
+// A value does not fit the type asked for (Python OverflowError, as NumPy raises for
+// `int32_array + 2**40`).
+struct OverflowError : Error {
+  using Error::Error;
+};
+// Memory cannot be exchanged as asked (DLPack of GPU memory; Python BufferError).
+struct BufferError : Error {
   using Error::Error;
 };
 

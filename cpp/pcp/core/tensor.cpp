@@ -83,6 +83,13 @@ static double read_as_double(const void* p, DType dt) {
   return 0;
 }
 
+// Integers exactly (int64 values above 2**53 do not survive a double).
+static long long read_as_int(const void* p, DType dt) {
+  if (dt == DType::Int64) return *static_cast<const int64_t*>(p);
+  if (dt == DType::Int32) return *static_cast<const int32_t*>(p);
+  return (long long)read_as_double(p, dt);
+}
+
 Tensor Tensor::host_copy() const {
   if (!device().is_gpu()) return *this;
   // Download the span of storage this view touches, and view it with the same strides.
@@ -109,8 +116,11 @@ int64_t Tensor::item_int() const {
   if (numel() != 1)
     fail<ValueError>("item: only a tensor with one element can be converted to a Python scalar, got shape ",
                      shape_str(shape()));
-  if (dtype() == DType::Int64) return *data<int64_t>();
-  return int64_t(read_as_double(raw_data(), dtype()));
+  if (!is_floating(dtype())) return read_as_int(raw_data(), dtype());
+  const double v = read_as_double(raw_data(), dtype());
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))  // NaN too
+    fail<ValueError>("item: cannot convert ", v, " to an integer");
+  return int64_t(v);
 }
 
 // %g without losing the decimal point ("1." rather than "1"), as NumPy prints floats.
@@ -140,7 +150,7 @@ static void format_rec(std::ostringstream& os, const Tensor& t, int dim, int64_t
       if (t.dtype() == DType::Bool)
         std::snprintf(buf, sizeof buf, "%s", v ? "True" : "False");
       else if (!is_floating(t.dtype()))
-        std::snprintf(buf, sizeof buf, "%lld", (long long)v);
+        std::snprintf(buf, sizeof buf, "%lld", read_as_int(p, t.dtype()));
       else
         format_float(buf, sizeof buf, v, "%.4g");
       os << buf;
@@ -164,7 +174,7 @@ std::string Tensor::repr() const {
     const char* p = static_cast<const char*>(storage()->data()) + offset() * int64_t(itemsize());
     double v = read_as_double(p, dtype());
     if (dtype() == DType::Bool) os << (v ? "True" : "False");
-    else if (!is_floating(dtype())) os << (long long)v;
+    else if (!is_floating(dtype())) os << read_as_int(p, dtype());
     else { char buf[64]; format_float(buf, sizeof buf, v, "%.6g"); os << buf; }
   } else if (numel() == 0) {
     os << "[], shape=" << shape_str(shape());

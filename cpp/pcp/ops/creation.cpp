@@ -28,6 +28,8 @@ Tensor generate(const Shape& shape, DType dtype, F f) {
 class Copy : public Primitive {
  public:
   const char* name() const override { return "copy"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].device());
     if (out.device().is_gpu())
@@ -48,6 +50,8 @@ class ToDevice : public Primitive {
  public:
   explicit ToDevice(Device device) : device_(device) {}
   const char* name() const override { return "to_device"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   Tensor forward(const std::vector<Tensor>& in) override { return gpu::to_device(in[0], device_); }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
                           const std::vector<bool>&) override {
@@ -114,9 +118,28 @@ Tensor arange(double start, double stop, double step, DType dtype) {
   if (step == 0) fail<ValueError>("arange: step must be nonzero");
   if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
     fail<ValueError>("arange: start, stop and step must be finite, got ", start, ", ", stop, ", ", step);
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
-  if (is_floating(dtype)) return generate<double>({n}, dtype, [&](int64_t i) { return start + double(i) * step; });
-  return generate<int64_t>({n}, dtype, [&](int64_t i) { return int64_t(start) + i * int64_t(step); });
+  const double count = std::ceil((stop - start) / step);
+  if (count >= 9.2e18) fail<MemoryError>("arange: ", count, " elements would not fit in memory");
+  const int64_t n = std::max<int64_t>(0, int64_t(count));
+  if (!is_floating(dtype) && (std::fabs(start) >= 9.2e18 || std::fabs(start + double(n) * step) >= 9.2e18))
+    fail<OverflowError>("arange: values from ", start, " to ", stop, " do not fit in ", dtype_name(dtype));
+  if (!is_floating(dtype)) return arange_int(int64_t(start), int64_t(start) + n * int64_t(step), int64_t(step), dtype);
+  return generate<double>({n}, dtype, [&](int64_t i) { return start + double(i) * step; });
+}
+
+Tensor arange_int(int64_t start, int64_t stop, int64_t step, DType dtype) {
+  if (step == 0) fail<ValueError>("arange: step must be nonzero");
+  // The count in 128 bits: stop - start may not fit in int64.
+  const __int128 span = __int128(stop) - start;
+  const __int128 count = span == 0 || (span > 0) != (step > 0) ? 0 : (span + step - (step > 0 ? 1 : -1)) / step;
+  if (count > INT64_MAX) fail<MemoryError>("arange: ", int64_t(count >> 64), "*2**64 elements would not fit in memory");
+  const int64_t n = int64_t(count);
+  if (n > 0 && dtype == DType::Int32) {
+    const int64_t last = start + (n - 1) * step;
+    if (std::min(start, last) < INT32_MIN || std::max(start, last) > INT32_MAX)
+      fail<OverflowError>("arange: values from ", start, " to ", last, " do not fit in int32");
+  }
+  return generate<int64_t>({n}, dtype, [&](int64_t i) { return start + i * step; });
 }
 
 Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype) {
@@ -177,6 +200,10 @@ Tensor randn(const Shape& shape, DType dtype) {
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
   check_shape(shape, "randint");
   if (high <= low) fail<ValueError>("randint: high (", high, ") must be greater than low (", low, ")");
+  if (dtype == DType::Int32 && (low < INT32_MIN || high - 1 > INT32_MAX))
+    fail<OverflowError>("randint: [", low, ", ", high, ") does not fit in int32");
+  if (dtype == DType::Bool && (low < 0 || high > 2))
+    fail<OverflowError>("randint: [", low, ", ", high, ") does not fit in bool");
   Generator& g = Generator::global();
   int64_t n = numel(shape);
   uint64_t key = g.initial_seed();

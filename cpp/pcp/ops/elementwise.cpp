@@ -16,17 +16,19 @@ Tensor S(double v) { return weak_scalar(v); }
 const char* unary_name(UnaryOp op) {
   static const char* names[] = {"neg",  "abs",     "exp",  "log",       "sqrt", "rsqrt",  "sin",
                                 "cos",  "tanh",    "sigmoid", "relu",   "gelu", "gelu_tanh", "silu",
-                                "square", "sign",  "erf",  "logical_not"};
+                                "square", "sign",  "erf",  "logical_not", "bitwise_not"};
   return names[int(op)];
 }
 
 const char* binary_name(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul",       "div",       "pow",           "maximum",
-                                "minimum", "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt", "ge"};
+                                "minimum", "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt", "ge",
+                                "bitwise_and", "bitwise_or", "bitwise_xor"};
   return names[int(op)];
 }
 
-bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
+bool is_bitwise(BinaryOp op) { return op >= BinaryOp::BitwiseAnd; }
 
 void check_defined(const Tensor& t, const char* op) {
   if (!t.defined()) fail<ValueError>(op, ": got an undefined tensor");
@@ -36,6 +38,12 @@ class Unary : public Primitive {
  public:
   explicit Unary(UnaryOp op) : op_(op) {}
   const char* name() const override { return unary_name(op_); }
+  bool vjp_reads_inputs() const override { return op_ != UnaryOp::Neg && op_ != UnaryOp::Sign && !reads_output(); }
+  bool vjp_reads_output() const override { return reads_output(); }
+  bool reads_output() const {
+    return op_ == UnaryOp::Exp || op_ == UnaryOp::Sqrt || op_ == UnaryOp::Rsqrt || op_ == UnaryOp::Tanh ||
+           op_ == UnaryOp::Sigmoid;
+  }
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].device());
     if (out.device().is_gpu())
@@ -81,7 +89,7 @@ class Unary : public Primitive {
         Tensor dt = mul(sub(S(1), square(t)), mul(add(S(1), mul(x2, S(3 * c))), S(k)));
         return {mul(g, mul(add(add(S(1), t), mul(x, dt)), S(0.5)))};
       }
-      case UnaryOp::LogicalNot: break;
+      case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot: break;
     }
     return {Tensor()};
   }
@@ -94,6 +102,8 @@ class Binary : public Primitive {
  public:
   Binary(BinaryOp op, Shape shape) : op_(op), shape_(std::move(shape)) {}
   const char* name() const override { return binary_name(op_); }
+  bool vjp_reads_inputs() const override { return op_ != BinaryOp::Add && op_ != BinaryOp::Sub; }
+  bool vjp_reads_output() const override { return op_ == BinaryOp::Div || op_ == BinaryOp::Pow; }
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor out = Tensor::empty(shape_, is_comparison(op_) ? DType::Bool : in[0].dtype(), in[0].device());
     if (out.device().is_gpu())
@@ -163,6 +173,8 @@ class Cast : public Primitive {
  public:
   explicit Cast(DType to) : to_(to) {}
   const char* name() const override { return "astype"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor out = Tensor::empty(in[0].shape(), to_, in[0].device());
@@ -194,6 +206,21 @@ bool float_only(UnaryOp op) {
 
 }  // namespace
 
+void check_scalar_fits(const Tensor& t, DType dtype, const char* op) {
+  if (!t.weak() || t.numel() != 1 || !is_integral(dtype)) return;
+  const double lo = dtype == DType::Int32 ? double(INT32_MIN) : -9223372036854775808.0;
+  const double hi = dtype == DType::Int32 ? double(INT32_MAX) : 9223372036854775807.0;
+  if (is_integral(t.dtype())) {
+    const int64_t v = t.item_int();
+    if (dtype == DType::Int32 && (v < INT32_MIN || v > INT32_MAX))
+      fail<OverflowError>(op, ": Python integer ", v, " is out of bounds for int32");
+  } else if (is_floating(t.dtype())) {
+    const double v = t.item_double();
+    if (std::isnan(v) || std::isinf(v)) fail<ValueError>(op, ": cannot convert float ", v, " to ", dtype_name(dtype));
+    if (v < lo || v >= hi + 1.0) fail<OverflowError>(op, ": Python float ", v, " is out of bounds for ", dtype_name(dtype));
+  }
+}
+
 Tensor astype(const Tensor& x, DType dtype) {
   check_defined(x, "astype");
   if (x.dtype() == dtype) return x;
@@ -203,6 +230,12 @@ Tensor astype(const Tensor& x, DType dtype) {
 Tensor unary(UnaryOp op, const Tensor& x_in) {
   check_defined(x_in, unary_name(op));
   Tensor x = x_in;
+  if (op == UnaryOp::BitwiseNot) {
+    if (is_floating(x.dtype()))
+      fail<TypeError>("bitwise_not: not defined for ", dtype_name(x.dtype()), " tensors (integers and bools only)");
+    if (x.dtype() == DType::Bool) return logical_not(x);
+    return pcp::apply<Unary>({x}, op);
+  }
   if (op == UnaryOp::LogicalNot) {
     x = astype(x, DType::Bool);
     if (x.device().is_gpu()) return eq(x, weak_scalar_bool(false));
@@ -239,14 +272,45 @@ Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
 Tensor erf(const Tensor& x) { return unary(UnaryOp::Erf, x); }
 Tensor logical_not(const Tensor& x) { return unary(UnaryOp::LogicalNot, x); }
 
+// A Python int operand must fit the integer type it computes in: `int32_tensor + 2**40` raises
+// OverflowError, as in NumPy 2, instead of wrapping; a comparison computes in int64 instead.
+DType fit_weak_int(BinaryOp op, DType dt, const Tensor& a, const Tensor& b) {
+  if (!is_integral(dt) || dt == DType::Int64) return dt;
+  for (const Tensor* t : {&a, &b}) {
+    if (!t->weak() || t->dtype() != DType::Int64) continue;
+    const int64_t v = t->item_int();
+    if (v >= INT32_MIN && v <= INT32_MAX) continue;
+    if (is_comparison(op)) return DType::Int64;
+    fail<OverflowError>(binary_name(op), ": Python integer ", v, " is out of bounds for ", dtype_name(dt));
+  }
+  return dt;
+}
+
+// Bools follow NumPy: + is or, * is and, - is an error; other arithmetic counts in int64.
+BinaryOp bool_op(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: case BinaryOp::BitwiseOr: return BinaryOp::Maximum;
+    case BinaryOp::Mul: case BinaryOp::BitwiseAnd: return BinaryOp::Minimum;
+    case BinaryOp::BitwiseXor: return BinaryOp::Ne;
+    case BinaryOp::Sub:
+      fail<TypeError>("sub: subtracting bools is not supported; use logical_xor (^) or cast with astype first");
+    default: return op;
+  }
+}
+
 Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   const char* name = binary_name(op);
   check_defined(a_in, name);
   check_defined(b_in, name);
   DType dt = result_type(a_in.dtype(), a_in.weak(), b_in.dtype(), b_in.weak());
   if (op == BinaryOp::Div) dt = to_floating(dt);  // true division
+  if (is_bitwise(op) && is_floating(dt))
+    fail<TypeError>(name, ": not defined for ", dtype_name(a_in.dtype()), " and ", dtype_name(b_in.dtype()),
+                    " (integers and bools only)");
+  if (dt == DType::Bool) op = bool_op(op);
   if (dt == DType::Bool && !is_comparison(op) && op != BinaryOp::Maximum && op != BinaryOp::Minimum)
-    dt = DType::Int64;  // bool arithmetic counts in int64
+    dt = DType::Int64;  // bool ** bool counts in int64
+  dt = fit_weak_int(op, dt, a_in, b_in);
   Shape shape = broadcast_shapes(a_in.shape(), b_in.shape(), name);
   // x ** 2 is the common case: square is exact and cheaper than pow.
   if (op == BinaryOp::Pow && b_in.weak() && b_in.numel() == 1 && b_in.item_double() == 2.0 && a_in.dtype() == dt)
@@ -281,6 +345,11 @@ Tensor logical_and(const Tensor& a, const Tensor& b) {
 Tensor logical_or(const Tensor& a, const Tensor& b) {
   return maximum(astype(a, DType::Bool), astype(b, DType::Bool));
 }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return ne(astype(a, DType::Bool), astype(b, DType::Bool)); }
+Tensor bitwise_and(const Tensor& a, const Tensor& b) { return binary(BinaryOp::BitwiseAnd, a, b); }
+Tensor bitwise_or(const Tensor& a, const Tensor& b) { return binary(BinaryOp::BitwiseOr, a, b); }
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return binary(BinaryOp::BitwiseXor, a, b); }
+Tensor bitwise_not(const Tensor& x) { return unary(UnaryOp::BitwiseNot, x); }
 
 Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   check_defined(cond_in, "where");

@@ -181,7 +181,14 @@ Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src,
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
   if (!is_integral(indices.dtype()))
     fail<TypeError>("one_hot: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
-  Tensor classes = to_device(arange(0, double(num_classes), 1, indices.dtype()), indices.device());
+  if (num_classes < 0) fail<ValueError>("one_hot: num_classes must be non-negative, got ", num_classes);
+  Tensor idx = astype(indices.host_copy(), DType::Int64);
+  const Tensor c = contiguous(idx);
+  for (int64_t i = 0; i < c.numel(); ++i)
+    if (c.data<int64_t>()[i] < 0 || c.data<int64_t>()[i] >= num_classes)
+      fail<IndexError>("one_hot: class ", c.data<int64_t>()[i], " is out of range for ", num_classes,
+                       " classes (expected 0 <= index < ", num_classes, ")");
+  Tensor classes = to_device(arange_int(0, num_classes, 1, indices.dtype()), indices.device());
   return astype(eq(unsqueeze(indices, -1), classes), dtype);
 }
 
@@ -347,12 +354,15 @@ void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Te
   if (!ok)
     fail<ValueError>("index_assign: cannot assign a value of shape ", shape_str(value.shape()), " to a selection of shape ",
                      shape_str(vs));
-  if (view.device().is_gpu()) {
-    NoGradGuard ng;
-    gpu::copy(broadcast_to(to_device(astype(value, view.dtype()), view.device()), vs), view);
-    return;
-  }
-  cpu::cast_copy(value.host_copy(), view);
+  check_scalar_fits(value, x.dtype(), "index_assign");
+  NoGradGuard ng;
+  // The source may overlap the destination (t[::-1] = t, t[1:] = t[:-1]): read it from a copy.
+  Tensor src = value.storage() == x.storage() ? copy(value) : value;
+  x.storage()->bump_version();
+  if (view.device().is_gpu())
+    gpu::copy(broadcast_to(to_device(astype(src, view.dtype()), view.device()), vs), view);
+  else
+    cpu::cast_copy(src.host_copy(), view);
 }
 
 }  // namespace pcp

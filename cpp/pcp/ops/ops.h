@@ -22,6 +22,7 @@ Tensor weak_scalar(double value);        // a Python float: float64 storage, wea
 Tensor weak_scalar_int(int64_t value);   // a Python int
 Tensor weak_scalar_bool(bool value);     // a Python bool
 Tensor arange(double start, double stop, double step, DType dtype);
+Tensor arange_int(int64_t start, int64_t stop, int64_t step, DType dtype);  // exact for any int64 bounds
 Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype = kDefaultFloat);
 Tensor rand(const Shape& shape, DType dtype = kDefaultFloat);     // uniform [0, 1)
 Tensor randn(const Shape& shape, DType dtype = kDefaultFloat);    // standard normal
@@ -32,10 +33,14 @@ Tensor to_device(const Tensor& x, Device device);  // a copy on `device` (x itse
 // ---- elementwise (elementwise.cpp)
 enum class UnaryOp {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Square, Sign, Erf,
-  LogicalNot
+  LogicalNot, BitwiseNot
 };
 // GeluGrad / GeluTanhGrad(x, g) = g * gelu'(x): the fused first-order gradients of gelu.
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, GeluGrad, GeluTanhGrad, Eq, Ne, Lt, Le, Gt, Ge };
+// The numbering is shared with the GPU kernels (metal/binary_ops.glsl, compare.comp): append only.
+enum class BinaryOp {
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, GeluGrad, GeluTanhGrad, Eq, Ne, Lt, Le, Gt, Ge,
+  BitwiseAnd, BitwiseOr, BitwiseXor
+};
 
 Tensor unary(UnaryOp op, const Tensor& x);
 Tensor neg(const Tensor& x);
@@ -55,6 +60,7 @@ Tensor square(const Tensor& x);
 Tensor sign(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor logical_not(const Tensor& x);
+Tensor bitwise_not(const Tensor& x);  // integers and bools (logical not)
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor add(const Tensor& a, const Tensor& b);
@@ -72,15 +78,25 @@ Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+// Integers bit by bit, bools logically (NumPy's &, |, ^); floats raise TypeError.
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);  // lo or hi may be undefined
 Tensor astype(const Tensor& x, DType dtype);                       // no-op handle when equal
+// A Python scalar (weak 0-d tensor) about to become `dtype` must keep its value, as NumPy 2
+// requires: OverflowError when an integer does not fit, ValueError for NaN or inf to an integer.
+void check_scalar_fits(const Tensor& scalar, DType dtype, const char* op);
 
 // ---- reductions (reduce.cpp)
 Tensor sum(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 Tensor mean(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 Tensor max(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 Tensor min(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+Tensor any(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+Tensor all(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor argmin(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor var(const Tensor& x, const Axes& axes = std::nullopt, int64_t ddof = 0, bool keepdims = false);

@@ -58,6 +58,13 @@ struct Concat {
 
 // Runs f(i, offset, count) over all CPU tensors as one parallel loop over their concatenation:
 // a single dispatch for a whole model, its small tensors included.
+// The steps write in place: tensors that a graph saved must not be read by its backward.
+void bump_versions(std::initializer_list<const std::vector<Tensor>*> lists) {
+  for (auto* l : lists)
+    for (const Tensor& t : *l)
+      if (t.defined()) t.storage()->bump_version();
+}
+
 template <class F>
 void for_all_chunks(const std::vector<Tensor>& tensors, F f) {
   const Concat all(tensors);
@@ -77,6 +84,7 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
     check_state(op, "exp_avg", i, params[i], m[i]);
     check_state(op, "exp_avg_sq", i, params[i], v[i]);
   }
+  bump_versions({&params, &m, &v});
   const auto& k = cpu::kernels();
   const float bc1 = float(1.0 - std::pow(c.beta1, double(step))), bc2 = float(1.0 - std::pow(c.beta2, double(step)));
   for (size_t i = 0; i < params.size(); ++i)
@@ -103,6 +111,7 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
     check_state(op, "gradient", i, params[i], grads[i]);
     if (momentum) check_state(op, "momentum buffer", i, params[i], bufs[i]);
   }
+  bump_versions({&params, &bufs});
   const auto& k = cpu::kernels();
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].device().is_gpu())
@@ -129,6 +138,7 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
       fail<ValueError>(op, ": gradients are on different devices (", grads[0].device().str(), " and ",
                        grads[i].device().str(), ")");
   }
+  bump_versions({&grads});
   if (!grads.empty() && grads[0].device().is_gpu()) {
     Tensor total = zeros({}, DType::Float32, grads[0].device());
     for (const Tensor& g : grads) total = add(total, sum(square(g)));

@@ -56,7 +56,36 @@ std::vector<std::pair<std::string, OpProfile>> profile_results() {
   return out;
 }
 
+namespace {
+BlockingHooks g_blocking;
+constexpr int64_t kBlockingElements = int64_t(1) << 15;
+
+// Runs the hooks around a scope when the inputs are large host tensors.
+struct BlockingScope {
+  void* state = nullptr;
+  bool active = false;
+  explicit BlockingScope(const std::vector<Tensor>& inputs) {
+    if (!g_blocking.enter) return;
+    int64_t n = 0;
+    for (const Tensor& in : inputs) {
+      if (!in.defined()) continue;
+      if (in.device().is_gpu()) return;  // GPU ops only record commands
+      n += in.numel();
+    }
+    if (n < kBlockingElements) return;
+    state = g_blocking.enter();
+    active = true;
+  }
+  ~BlockingScope() {
+    if (active) g_blocking.exit(state);
+  }
+};
+}  // namespace
+
+void set_blocking_hooks(BlockingHooks hooks) { g_blocking = hooks; }
+
 static Tensor run_forward(Primitive& prim, const std::vector<Tensor>& inputs) {
+  BlockingScope blocking(inputs);
   if (!g_profiling) return prim.forward(inputs);
   auto t0 = std::chrono::steady_clock::now();
   Tensor out = prim.forward(inputs);
@@ -93,6 +122,7 @@ Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
   node->inputs = std::move(inputs);
   node->output = out.detach();
   node->needs = std::move(needs);
+  node->save_for_backward();
   node->owner = out.impl_ptr();
   out.impl()->grad_fn = std::move(node);
   out.impl()->requires_grad = true;

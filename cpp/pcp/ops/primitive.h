@@ -24,6 +24,10 @@ class Primitive {
                                   const std::vector<bool>& needs);
   // Whether forward() has a GPU path; apply() refuses GPU inputs otherwise, with a clear error.
   virtual bool runs_on_gpu() const { return false; }
+  // Whether vjp() reads the inputs' or the output's values (not only their shapes): backward
+  // then refuses them when they were written in place after the forward pass.
+  virtual bool vjp_reads_inputs() const { return true; }
+  virtual bool vjp_reads_output() const { return true; }
 };
 
 // Per-primitive call counts and forward times, collected at the dispatch point while enabled.
@@ -34,6 +38,15 @@ struct OpProfile {
 void set_profiling(bool on, bool record_shapes = false);  // record_shapes: one entry per op and input shapes
 std::vector<std::pair<std::string, OpProfile>> profile_results();  // sorted by time, descending
 void reset_profile();
+
+// Called around a long CPU forward (inputs of 32K elements or more): the Python bindings
+// release the GIL there, so other Python threads run beside a large matmul or reduction.
+// enter() returns what exit() needs; both must be cheap and safe to call from any thread.
+struct BlockingHooks {
+  void* (*enter)() = nullptr;
+  void (*exit)(void*) = nullptr;
+};
+void set_blocking_hooks(BlockingHooks hooks);
 
 // Runs `prim` on `inputs`, recording a graph node when grad mode is on and an input requires grad.
 Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs);

@@ -47,6 +47,8 @@ class Reduce : public Primitive {
  public:
   Reduce(ReduceOp op, std::vector<int> axes, bool keepdims) : op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
   const char* name() const override { return reduce_name(op_); }
+  bool vjp_reads_inputs() const override { return op_ != ReduceOp::Sum; }
+  bool vjp_reads_output() const override { return op_ != ReduceOp::Sum; }
 
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
@@ -121,19 +123,34 @@ int64_t count_of(const Tensor& x, const std::vector<int>& axes) {
 }  // namespace
 
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Sum, x, axes, keepdims); }
+
+// Logical reductions have identities (any of nothing is false, all of nothing true), so empty
+// axes are fine, unlike max and min.
+static Tensor logical_reduce(const Tensor& x, const Axes& axes, bool keepdims, bool is_all) {
+  const char* op = is_all ? "all" : "any";
+  if (!x.defined()) fail<ValueError>(op, ": got an undefined tensor");
+  Tensor b = astype(x, DType::Bool);
+  std::vector<int> ax = resolve_axes(b, axes, op);
+  if (count_of(b, ax) == 0) return full(reduced_shape(b.shape(), ax, keepdims), is_all ? 1.0 : 0.0, DType::Bool, b.device());
+  return reduce(is_all ? ReduceOp::Min : ReduceOp::Max, b, axes, keepdims);
+}
+Tensor any(const Tensor& x, const Axes& axes, bool keepdims) { return logical_reduce(x, axes, keepdims, false); }
+Tensor all(const Tensor& x, const Axes& axes, bool keepdims) { return logical_reduce(x, axes, keepdims, true); }
 Tensor max(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Max, x, axes, keepdims); }
 Tensor min(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Min, x, axes, keepdims); }
 
+// Integers and bools average in float64, as NumPy's: their sum is exact in int64, and float32
+// would round it (the mean of [2**40, 2**40 + 2] must not be 2**40).
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
   if (!x.defined()) fail<ValueError>("mean: got an undefined tensor");
-  Tensor xf = astype(x, to_floating(x.dtype()));
-  int64_t n = count_of(xf, resolve_axes(xf, axes, "mean"));
-  return div(sum(xf, axes, keepdims), weak_scalar(double(n)));
+  int64_t n = count_of(x, resolve_axes(x, axes, "mean"));
+  Tensor total = is_floating(x.dtype()) ? sum(x, axes, keepdims) : astype(sum(x, axes, keepdims), DType::Float64);
+  return div(total, weak_scalar(double(n)));
 }
 
 Tensor var(const Tensor& x, const Axes& axes, int64_t ddof, bool keepdims) {
   if (!x.defined()) fail<ValueError>("var: got an undefined tensor");
-  Tensor xf = astype(x, to_floating(x.dtype()));
+  Tensor xf = astype(x, is_floating(x.dtype()) ? x.dtype() : DType::Float64);
   int64_t n = count_of(xf, resolve_axes(xf, axes, "var"));
   Tensor d = sub(xf, mean(xf, axes, true));
   return div(sum(square(d), axes, keepdims), weak_scalar(double(std::max<int64_t>(n - ddof, 0))));
@@ -144,9 +161,10 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
   Tensor xf = astype(x, to_floating(x.dtype()));
   std::vector<int> ax = resolve_axes(xf, axes, "logsumexp");
   if (count_of(xf, ax) == 0) return full(reduced_shape(xf.shape(), ax, keepdims), -INFINITY, xf.dtype());
-  // Shift by the (constant) max for stability; rows that are all -inf shift by 0.
+  // Shift by the (constant) max for stability; rows whose max is not finite (all -inf, or
+  // holding +inf or NaN) shift by 0, so that logsumexp([inf, 1]) is inf rather than inf - inf.
   Tensor m = max(xf, axes, true).detach();
-  m = where(eq(m, weak_scalar(-INFINITY)), weak_scalar(0.0), m);
+  m = where(eq(sub(m, m), weak_scalar(0.0)), m, weak_scalar(0.0));
   Tensor r = add(log(sum(exp(sub(xf, m)), axes, true)), m);
   if (keepdims) return r;
   return reshape(r, reduced_shape(xf.shape(), resolve_axes(xf, axes, "logsumexp"), false));

@@ -53,6 +53,8 @@ class Reshape : public Primitive {
  public:
   explicit Reshape(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "reshape"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view (reshape may copy)
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
@@ -74,6 +76,8 @@ class Permute : public Primitive {
  public:
   explicit Permute(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "permute"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
@@ -100,6 +104,8 @@ class BroadcastTo : public Primitive {
  public:
   explicit BroadcastTo(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "broadcast_to"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
   Tensor forward(const std::vector<Tensor>& in) override {
     return in[0].alias(shape_, cpu::broadcast_strides(in[0], shape_), in[0].offset());
@@ -120,6 +126,8 @@ class Slice : public Primitive {
  public:
   Slice(int axis, int64_t start, int64_t len, int64_t step) : axis_(axis), start_(start), len_(len), step_(step) {}
   const char* name() const override { return "slice"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = in[0];
@@ -146,6 +154,8 @@ class SliceScatter : public Primitive {
   SliceScatter(Shape shape, int axis, int64_t start, int64_t step)
       : shape_(std::move(shape)), axis_(axis), start_(start), step_(step) {}
   const char* name() const override { return "slice_scatter"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor out = zeros(shape_, in[0].dtype(), in[0].device());
@@ -176,6 +186,8 @@ class Concat : public Primitive {
  public:
   explicit Concat(int axis) : axis_(axis) {}
   const char* name() const override { return "concatenate"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
   Tensor forward(const std::vector<Tensor>& in) override {
     Shape s = in[0].shape();

@@ -6,13 +6,17 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "pcp/core/error.h"
 
 namespace pcp {
 namespace {
 
 thread_local bool t_in_parallel = false;
+constexpr int kMaxThreads = 1024;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -42,7 +46,7 @@ bool spin_until(Ready&& ready) {
 int default_threads() {
   if (const char* env = std::getenv("PCP_NUM_THREADS")) {
     int n = std::atoi(env);
-    if (n > 0) return n;
+    if (n > 0) return std::min(n, kMaxThreads);
   }
   return std::max(1u, std::thread::hardware_concurrency());
 }
@@ -58,8 +62,15 @@ class ThreadPool {
 
   void resize(int n) {
     std::lock_guard<std::mutex> run_lock(run_mu_);
+    const int old = size();
     stop_workers();
-    start_workers(std::max(1, n));
+    try {
+      start_workers(std::max(1, n));
+    } catch (const std::system_error& e) {  // the system has no more threads to give: keep the old pool
+      stop_workers();
+      start_workers(old);
+      fail<RuntimeError>("set_num_threads: could not start ", n, " threads (", e.what(), "); kept ", old);
+    }
   }
 
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
@@ -170,7 +181,10 @@ class ThreadPool {
 }  // namespace
 
 int get_num_threads() { return ThreadPool::instance().size(); }
-void set_num_threads(int n) { ThreadPool::instance().resize(n > 0 ? n : default_threads()); }
+void set_num_threads(int64_t n) {
+  if (n > kMaxThreads) fail<ValueError>("set_num_threads: ", n, " threads is more than the ", kMaxThreads, " allowed");
+  ThreadPool::instance().resize(n > 0 ? int(n) : default_threads());
+}
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;

@@ -8,7 +8,7 @@ namespace pcp {
 
 int get_num_threads();
 // n <= 0 restores the default (PCP_NUM_THREADS, else the number of cores).
-void set_num_threads(int n);
+void set_num_threads(int64_t n);
 
 // Runs fn(begin, end) over [0, n) in chunks of at least `grain` elements.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);

@@ -35,8 +35,10 @@ void raise_recorded(int device) {
   }
   switch (Fault(f[0])) {
     case Fault::CrossEntropyTarget:
-      fail<IndexError>("cross_entropy: target ", f[1], " is out of range for ", f[2], " classes (expected 0 <= target < ",
-                       f[2], ", or ignore_index ", f[3], "); found on the GPU, reported at this synchronisation");
+      // Reported by whichever op synchronises: the message names the op that found it.
+      fail<IndexError>("a GPU kernel of cross_entropy found target ", f[1], " out of range for ", f[2],
+                       " classes (expected 0 <= target < ", f[2], ", or ignore_index ", f[3],
+                       "), reported at this synchronisation");
     default: fail<RuntimeError>("GPU: unknown device-side fault code ", f[0]);
   }
 }

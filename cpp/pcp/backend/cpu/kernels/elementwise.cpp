@@ -19,6 +19,15 @@ __attribute__((flatten)) static void unary_loop(int64_t n, char* out, int64_t so
   }
 }
 
+// Integer arithmetic wraps around, as NumPy's: computed on the unsigned type, where overflow is
+// defined (signed overflow is undefined behaviour in C++, and the optimiser may exploit it).
+template <class C>
+PCP_INLINE C wrap_add(C x, C y) { return C(std::make_unsigned_t<C>(x) + std::make_unsigned_t<C>(y)); }
+template <class C>
+PCP_INLINE C wrap_sub(C x, C y) { return C(std::make_unsigned_t<C>(x) - std::make_unsigned_t<C>(y)); }
+template <class C>
+PCP_INLINE C wrap_mul(C x, C y) { return C(std::make_unsigned_t<C>(x) * std::make_unsigned_t<C>(y)); }
+
 // gelu_tanh(x) = 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = k (x + c x^3): one exp and one
 // division instead of a tanh, and no cancellation in 1 + tanh(u) for negative x.
 template <class C>
@@ -183,6 +192,15 @@ static void unary_typed(UnaryOp op, int64_t n, char* out, int64_t so, const char
     if (so == 1 && sa == 1 && unary_f32_vec(op, n, reinterpret_cast<float*>(out), reinterpret_cast<const float*>(a)))
       return;
 #endif
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    switch (op) {
+      case UnaryOp::Neg: return unary_loop<T>(n, out, so, a, sa, [](C v) { return wrap_sub(C(0), v); });
+      case UnaryOp::Abs: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < 0 ? wrap_sub(C(0), v) : v; });
+      case UnaryOp::Square: return unary_loop<T>(n, out, so, a, sa, [](C v) { return wrap_mul(v, v); });
+      case UnaryOp::BitwiseNot: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(~v); });
+      default: break;
+    }
+  }
   switch (op) {
     case UnaryOp::Neg: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(-v); });
     case UnaryOp::Abs: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < 0 ? C(-v) : v; });
@@ -247,8 +265,8 @@ static C int_pow(C base, C e) {
   if (e < 0) return base == 1 ? C(1) : (base == -1 ? ((e & 1) ? C(-1) : C(1)) : C(0));
   C r = 1;
   while (e) {
-    if (e & 1) r *= base;
-    base *= base;
+    if (e & 1) r = wrap_mul(r, base);
+    base = wrap_mul(base, base);
     e >>= 1;
   }
   return r;
@@ -273,6 +291,17 @@ static void binary_typed(BinaryOp op, int64_t n, char* out, int64_t so, const ch
     case BinaryOp::Gt: PCP_BIN(bool, x > y);
     case BinaryOp::Ge: PCP_BIN(bool, x >= y);
     default: break;
+  }
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<T, bool>) {
+    switch (op) {
+      case BinaryOp::Add: PCP_BIN(T, wrap_add(x, y));
+      case BinaryOp::Sub: PCP_BIN(T, wrap_sub(x, y));
+      case BinaryOp::Mul: PCP_BIN(T, wrap_mul(x, y));
+      case BinaryOp::BitwiseAnd: PCP_BIN(T, C(x & y));
+      case BinaryOp::BitwiseOr: PCP_BIN(T, C(x | y));
+      case BinaryOp::BitwiseXor: PCP_BIN(T, C(x ^ y));
+      default: break;
+    }
   }
   if constexpr (!std::is_same_v<T, bool>) {
     switch (op) {
