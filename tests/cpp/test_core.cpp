@@ -515,8 +515,8 @@ TEST(DTypes, ResultTypeWithWeakScalars) {
   EXPECT_EQ(r4.dtype(), DType::Float32);
   Tensor b = make({3}, {1, 0, 1}, DType::Bool);
   Tensor r5 = add(b, b);
-  EXPECT_EQ(r5.dtype(), DType::Int64) << "bool arithmetic counts in int64";
-  EXPECT_EQ(values(r5), (std::vector<double>{2, 0, 2}));
+  EXPECT_EQ(r5.dtype(), DType::Bool) << "bool + bool is logical or, as in NumPy";
+  EXPECT_EQ(values(r5), (std::vector<double>{1, 0, 1}));
   Tensor r6 = div(i32, make({3}, {2, 2, 2}, DType::Int32));
   EXPECT_EQ(r6.dtype(), DType::Float32) << "true division";
   EXPECT_EQ(values(r6), (std::vector<double>{0.5, 1, 1.5}));

@@ -409,22 +409,31 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
   const int64_t C = logits_in.shape().back();
   Tensor logits = contiguous(astype(logits_in, to_floating(logits_in.dtype())));
   Tensor t, valid;  // the targets the primitive gets; how many are not ignored (float32 on the GPU)
-  if (logits.device().is_gpu() && targets.device() == logits.device() && logits.numel() > 0) {
-    // Targets on the logits' GPU stay there, so nothing waits for the device: the kernel checks
-    // them (an IndexError at the next synchronisation) and the mean's count is made on the GPU.
-    t = contiguous(astype(targets, DType::Int32));
+  if (logits.device().is_gpu() && targets.device() == logits.device() && targets.dtype() == DType::Int32 &&
+      ignore_index >= INT32_MIN && ignore_index <= INT32_MAX && logits.numel() > 0) {
+    // int32 targets on the logits' GPU stay there, so nothing waits for the device: the kernel
+    // checks them (an IndexError at the next synchronisation) and the mean's count is made on
+    // the GPU. (int64 ones come to the host: the GPU's cast would wrap values above 2**31.)
+    t = contiguous(targets);
     valid = sum(astype(ne(t, weak_scalar_int(ignore_index)), DType::Float32));
   } else {
+    // Checked here; ignored targets become -1 (no valid class is negative), so the kernels
+    // need no int64 ignore_index (2**40 did not survive their int32 one).
     t = contiguous(astype(targets.host_copy(), DType::Int64));
+    if (t.is_same(targets)) t = copy(t);
     int64_t n = 0;
     for (int64_t i = 0; i < t.numel(); ++i) {
-      int64_t v = t.data<int64_t>()[i];
-      if (v == ignore_index) continue;
+      int64_t& v = t.data<int64_t>()[i];
+      if (v == ignore_index) {
+        v = -1;
+        continue;
+      }
       if (v < 0 || v >= C)
         fail<IndexError>("cross_entropy: target ", v, " is out of range for ", C, " classes (expected 0 <= target < ",
                          C, ", or ignore_index ", ignore_index, ")");
       ++n;
     }
+    ignore_index = -1;
     valid = S(double(n));
   }
   Tensor loss = logits.numel() == 0 ? sum(empty_result(logits), std::vector<int64_t>{-1})
