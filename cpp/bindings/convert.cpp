@@ -72,7 +72,13 @@ Tensor from_numpy_copy(py::array arr, std::optional<DType> dtype, const char* op
 // A list or tuple through NumPy's conversion (ints int64, floats float64, bools bool); ints too
 // large for int64 (an object array) raise OverflowError.
 static py::array list_to_array(py::handle obj, const char* op) {
-  py::array a = py::module_::import("numpy").attr("asarray")(obj);
+  py::array a;
+  try {
+    a = py::module_::import("numpy").attr("asarray")(obj);
+  } catch (py::error_already_set& e) {  // ragged lists
+    if (!e.matches(PyExc_ValueError)) throw;
+    fail<ValueError>(op, ": ", std::string(py::str(e.value())));
+  }
   if (a.dtype().kind() == 'O') {
     for (py::handle item : a.attr("ravel")())
       if (is_int_like(item)) int_of(item, "Python integer");

@@ -187,8 +187,8 @@ void bind_interop(py::module_& m) {
       "A tensor sharing memory with a NumPy array (no copy; a read-only, unaligned or byte-swapped array is copied, with a warning)");
   def(m, "from_dlpack", from_dlpack, py::arg("obj"),
       "A tensor sharing memory with any DLPack producer (PyTorch, NumPy, JAX) on the CPU");
-  def(m, "_to_dlpack", to_dlpack);
-  def(m, "_to_numpy", to_numpy);
+  m.def("_to_dlpack", named("__dlpack__", to_dlpack));
+  m.def("_to_numpy", named("numpy", to_numpy));
 }
 
 }  // namespace pcp::bindings

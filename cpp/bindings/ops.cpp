@@ -24,6 +24,7 @@ void bind_ops(py::module_& m) {
     Tensor v = to_tensor(value, "full");
     DType d = dtype.is_none() ? (v.weak() ? (is_floating(v.dtype()) ? kDefaultFloat : v.dtype()) : v.dtype()) : to_dtype(dtype);
     const Device dev = dev_or(device, default_device());
+    check_scalar_fits(v, d, "full");
     if (dev.is_gpu() && v.ndim() == 0) return full(to_shape(shape), v.item_double(), d, dev);
     Tensor out = full(to_shape(shape), 0.0, d);
     index_assign(out, {}, v);
