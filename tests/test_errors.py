@@ -325,8 +325,10 @@ def test_getitem_slice_step_zero_and_double_ellipsis(x23):
 def test_setitem_errors(x23):
     with pytest.raises(ValueError, match=esc("index_assign", "(4,)", "(2, 3)")):
         x23[...] = pcp.ones(4)
-    with pytest.raises(IndexError, match="index_assign"):
-        x23[[0, 1]] = 1.0
+    with pytest.raises(IndexError, match=esc("index_assign", "index 5 is out of bounds")):
+        x23[[0, 5]] = 1.0
+    with pytest.raises(ValueError, match=esc("index_assign", "broadcast view")):
+        pcp.ones((1, 3)).broadcast_to((2, 3))[...] = 1.0
     w = pcp.ones(3, dtype=pcp.float32)
     w.requires_grad = True
     with pytest.raises(ValueError, match=esc("index_assign", "requires grad")):

@@ -236,6 +236,21 @@ def test_overlapping_self_assignment_reads_the_source_first():
     np.testing.assert_array_equal(t.to("cpu").numpy(), sq.T)
 
 
+@on_each_device
+def test_assignment_through_masks_and_index_tensors_matches_numpy():
+    ref = np.arange(12, dtype=np.float32).reshape(3, 4)
+    cases = [(lambda a: a > 5, 7.0), ((np.array([0, 2]), np.array([1, 3])), np.array([-1.0, -2.0], np.float32)),
+             ((slice(None), np.array([3, 0])), np.array([[5.0], [6.0], [8.0]], np.float32)),
+             (np.array([2, 0, 2]), np.array([1.0, 2.0, 3.0, 4.0], np.float32))]
+    for key, value in cases:
+        expect, t = ref.copy(), pcp.tensor(ref)
+        k = key(expect) if callable(key) else key
+        tk = pcp.tensor(k) if isinstance(k, np.ndarray) else tuple(pcp.tensor(i) if isinstance(i, np.ndarray) else i for i in k)
+        expect[k] = value
+        t[tk] = value if np.isscalar(value) else pcp.tensor(value)
+        np.testing.assert_array_equal(t.to("cpu").numpy(), expect)
+
+
 # ---------------------------------------------------------------------------------------------
 # Values keep their precision and range
 

@@ -11,6 +11,17 @@ Int::operator int64_t() const {
   return value;
 }
 
+int64_t Int::clamped() const {
+  if (too_big.empty()) return value;
+  return too_big[0] == '-' ? INT64_MIN : INT64_MAX;
+}
+
+int64_t int_clamped(py::handle h) {
+  const Py_ssize_t i = PyNumber_AsSsize_t(h.ptr(), nullptr);  // clamps on overflow
+  if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return int64_t(i);
+}
+
 bool is_int_like(py::handle h) {
   PyObject* p = h.ptr();  // NumPy arrays have __index__ too (for one element): they are arrays here
   return p && !PyBool_Check(p) && !PyFloat_Check(p) && PyIndex_Check(p) && !py::isinstance<py::array>(h);
@@ -79,9 +90,16 @@ static py::array list_to_array(py::handle obj, const char* op) {
     if (!e.matches(PyExc_ValueError)) throw;
     fail<ValueError>(op, ": ", std::string(py::str(e.value())));
   }
-  if (a.dtype().kind() == 'O') {
-    for (py::handle item : a.attr("ravel")())
+  // NumPy turns ints beyond int64 into float64 ([1, 2**63]) or objects: refuse them instead.
+  const char kind = a.dtype().kind();
+  const bool huge = kind == 'f' && a.size() > 0 &&
+                    (py::float_(a.attr("max")()).cast<double>() >= 9.2e18 || py::float_(a.attr("min")()).cast<double>() < -9.2e18);
+  if (huge || kind == 'O') {
+    py::array objs = py::module_::import("numpy").attr("asarray")(obj, "object");
+    for (py::handle item : objs.attr("ravel")())
       if (is_int_like(item)) int_of(item, "Python integer");
+  }
+  if (kind == 'O') {
     fail<TypeError>(op, ": cannot convert a list of non-numeric or ragged values (expected numbers, or nested "
                     "lists of one length)");
   }
@@ -152,7 +170,11 @@ Tensor to_tensor_or_none(py::handle obj, const char* op) {
 }
 
 DType to_dtype(py::handle obj) {
-  if (py::isinstance<DType>(obj)) return obj.cast<DType>();
+  if (py::isinstance<DType>(obj)) {
+    const DType d = obj.cast<DType>();  // pybind11 enums can be made from any int
+    if (int(d) < 0 || int(d) >= kNumDTypes) fail<TypeError>("unknown dtype ", std::string(py::repr(obj)));
+    return d;
+  }
   if (py::isinstance<py::str>(obj)) return dtype_from_name(obj.cast<std::string>());
   if (obj.ptr() == (PyObject*)&PyFloat_Type) return kDefaultFloat;
   if (obj.ptr() == (PyObject*)&PyLong_Type) return kDefaultInt;
@@ -235,9 +257,7 @@ static IndexItem to_index_item(py::handle h) {
       py::object v = h.attr(name);
       if (v.is_none()) return std::nullopt;
       if (!is_int_like(v)) fail<TypeError>("index: slice indices must be integers or None");
-      const Py_ssize_t i = PyNumber_AsSsize_t(v.ptr(), nullptr);  // clamped when huge, as NumPy's slices
-      if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
-      return int64_t(i);
+      return int_clamped(v);  // huge bounds clamp, as NumPy's slices
     };
     it.slice.start = get("start");
     it.slice.stop = get("stop");

@@ -18,6 +18,7 @@ struct Int {
   int64_t value = 0;
   std::string too_big;  // the value's text when it does not fit in int64
   operator int64_t() const;
+  int64_t clamped() const;  // to int64's range (where NumPy accepts any int: tril's k, split points)
 };
 inline std::optional<int64_t> opt(const std::optional<Int>& v) {
   return v ? std::optional<int64_t>(int64_t(*v)) : std::nullopt;
@@ -26,6 +27,7 @@ inline std::optional<int64_t> opt(const std::optional<Int>& v) {
 bool is_int_like(py::handle h);
 // h (is_int_like) as int64; an OverflowError naming `what` when it does not fit.
 int64_t int_of(py::handle h, const char* what);
+int64_t int_clamped(py::handle h);
 
 // Tensor, Python scalar (weak), NumPy array, or (nested) list -> Tensor.
 Tensor to_tensor(py::handle obj, const char* op);

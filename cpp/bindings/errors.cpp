@@ -21,6 +21,24 @@ static size_t op_prefix_length(const std::string& m) {
   return colon + 2;
 }
 
+namespace detail {
+Tensor tensor_arg(const py::object& obj) {
+  if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
+  return to_tensor(obj, "tensor");
+}
+
+void wrong_argument(int index, const char* expected, const py::object& got) {
+  std::string want = expected;
+  if (want.find('%') != std::string::npos) want = "Tensor";  // pybind11's placeholder for a bound class
+  if (want.size() > 2 && want.front() == '@') {  // pybind11's "@input type@output type@"
+    want.pop_back();
+    want = want.substr(want.rfind('@') + 1);
+  }
+  fail<TypeError>("argument ", index, " must be ", want, ", got ",
+                  std::string(py::str(py::type::of(got).attr("__name__"))));
+}
+}  // namespace detail
+
 std::string name_message(const char* op, const std::string& message) {
   const std::string prefix = std::string(op) + ": ";
   if (message.compare(0, prefix.size(), prefix) == 0) return message;

@@ -145,7 +145,10 @@ py::array to_numpy(const Tensor& t_in) {
   return out;
 }
 
-Tensor from_numpy_shared(py::array arr) {
+Tensor from_numpy_shared(py::object obj) {
+  if (!py::isinstance<py::array>(obj))
+    fail<TypeError>("from_numpy: expected a NumPy array, got ", std::string(py::str(py::type::of(obj).attr("__name__"))));
+  py::array arr = py::reinterpret_borrow<py::array>(obj);
   // PCP tensors are writable: a read-only array (np.frombuffer of bytes, a read-only memmap) is
   // copied, as is one in non-native byte order or not aligned to its items; NumPy's warning
   // tells the user their writes will not reach the array.

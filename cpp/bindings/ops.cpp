@@ -156,10 +156,17 @@ void bind_ops(py::module_& m) {
   }, arg("tensors"), arg("axis") = 0);
   def(m, "split", [](const Tensor& x, py::object sections, Int axis) {
     if (is_int_like(sections)) return split(x, int_of(sections, "sections"), axis);
-    return split_at(x, to_shape(sections), axis);
+    if (!py::isinstance<py::sequence>(sections) || py::isinstance<py::str>(sections))
+      fail<TypeError>("split: indices_or_sections must be an int or a sequence of ints");
+    std::vector<int64_t> at;
+    for (py::handle h : sections) {
+      if (!is_int_like(h)) fail<TypeError>("split: split points must be ints");
+      at.push_back(int_clamped(h));  // beyond the axis they clamp, as in NumPy
+    }
+    return split_at(x, at, axis);
   }, arg("x"), arg("indices_or_sections"), arg("axis") = 0);
-  def(m, "tril", [](const Tensor& x, Int k) { return tril(x, k); }, arg("x"), arg("k") = 0);
-  def(m, "triu", [](const Tensor& x, Int k) { return triu(x, k); }, arg("x"), arg("k") = 0);
+  def(m, "tril", [](const Tensor& x, Int k) { return tril(x, k.clamped()); }, arg("x"), arg("k") = 0);
+  def(m, "triu", [](const Tensor& x, Int k) { return triu(x, k.clamped()); }, arg("x"), arg("k") = 0);
 
   // Indexing.
   def(m, "take", [=](const Tensor& x, py::handle idx, std::optional<Int> axis) {

@@ -62,6 +62,8 @@ def value_and_grad(fn, argnums=0):
     argument may be a Tensor or a tuple/list/dict of Tensors, and its gradient has the same structure.
     """
     single = isinstance(argnums, int)
+    if not single and not (isinstance(argnums, (tuple, list)) and all(isinstance(n, int) for n in argnums)):
+        raise TypeError(f"grad: argnums must be an int or a tuple of ints, got {argnums!r}")
     nums = (argnums,) if single else tuple(argnums)
 
     @functools.wraps(fn)

@@ -447,7 +447,7 @@ def from_dlpack(obj: typing.Any) -> Tensor:
     """
     A tensor sharing memory with any DLPack producer (PyTorch, NumPy, JAX) on the CPU
     """
-def from_numpy(array: numpy.ndarray) -> Tensor:
+def from_numpy(array: typing.Any) -> Tensor:
     """
     A tensor sharing memory with a NumPy array (no copy; a read-only, unaligned or byte-swapped array is copied, with a warning)
     """

@@ -12,7 +12,7 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     NumPy arrays keep their dtype. `device` defaults to pcp.get_default_device().
     """
     if isinstance(data, Tensor):
-        t = _core.copy(data.detach()) if dtype is None else _core.copy(data.detach().astype(dtype))
+        t = _core.copy(_core._tensor(data.detach(), dtype))  # always a new tensor, as torch.tensor
     else:
         t = _core._tensor(data, dtype)
     target = _core.get_default_device() if device is None else device
@@ -94,7 +94,9 @@ def _install_methods():
         return a.copy() if copy else a
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        if copy:
+        # Negative strides are legal in DLPack but some consumers abort on them (PyTorch):
+        # such views are exported as a copy.
+        if copy or any(s < 0 for s in self.strides):
             return _core._to_dlpack(_core.copy(self.detach()))
         return _core._to_dlpack(self)
 

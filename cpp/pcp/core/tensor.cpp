@@ -44,6 +44,7 @@ void Tensor::not_on_host() const {
 }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (int i = ndim() - 1; i >= 0; --i) {
     if (shape()[i] == 1) continue;

@@ -182,12 +182,14 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
   if (!is_integral(indices.dtype()))
     fail<TypeError>("one_hot: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
   if (num_classes < 0) fail<ValueError>("one_hot: num_classes must be non-negative, got ", num_classes);
-  Tensor idx = astype(indices.host_copy(), DType::Int64);
-  const Tensor c = contiguous(idx);
+  const Tensor c = contiguous(astype(indices.host_copy(), DType::Int64));
   for (int64_t i = 0; i < c.numel(); ++i)
     if (c.data<int64_t>()[i] < 0 || c.data<int64_t>()[i] >= num_classes)
       fail<IndexError>("one_hot: class ", c.data<int64_t>()[i], " is out of range for ", num_classes,
                        " classes (expected 0 <= index < ", num_classes, ")");
+  Shape out_shape = indices.shape();
+  out_shape.push_back(num_classes);
+  if (indices.numel() == 0) return zeros(out_shape, dtype, indices.device());
   Tensor classes = to_device(arange_int(0, num_classes, 1, indices.dtype()), indices.device());
   return astype(eq(unsqueeze(indices, -1), classes), dtype);
 }
@@ -333,19 +335,49 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
   return permute(r, back);
 }
 
+namespace {
+
+// Whether x's elements overlap in memory (a broadcast view): writing one writes others.
+bool has_broadcast_dims(const Tensor& x) {
+  for (int d = 0; d < x.ndim(); ++d)
+    if (x.shape()[d] > 1 && x.strides()[d] == 0) return true;
+  return false;
+}
+
+// x[items] = value where items hold integer or boolean tensors, on the host: the selection's
+// positions come from indexing a tensor of x's element numbers with the same items. Repeated
+// positions take the last value, as in NumPy.
+void assign_selected(const Tensor& x, const std::vector<IndexItem>& items, const Tensor& value) {
+  const Tensor numbers = reshape(arange_int(0, x.numel(), 1, DType::Int64), x.shape());
+  const Tensor pos = contiguous(index(numbers, items));
+  check_scalar_fits(value, x.dtype(), "index_assign");
+  const Tensor src = contiguous(broadcast_to(astype(value.host_copy(), x.dtype()), pos.shape()));
+  const size_t isz = x.itemsize();
+  char* base = static_cast<char*>(x.raw_data());
+  const int64_t* p = pos.data<int64_t>();
+  const char* v = static_cast<const char*>(src.raw_data());
+  for (int64_t i = 0; i < pos.numel(); ++i) {
+    int64_t rem = p[i], off = 0;
+    for (int d = x.ndim() - 1; d >= 0; --d) {
+      off += (rem % x.shape()[d]) * x.strides()[d];
+      rem /= x.shape()[d];
+    }
+    std::memcpy(base + off * int64_t(isz), v + i * int64_t(isz), isz);
+  }
+}
+
+}  // namespace
+
 void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Tensor& value) {
   if (!x.defined() || !value.defined()) fail<ValueError>("index_assign: got an undefined tensor");
   if (x.requires_grad() && grad_enabled())
     fail<ValueError>("index_assign: in-place assignment to a tensor that requires grad; use it under no_grad()");
-  for (const IndexItem& it : items)
-    if (it.kind == IndexItem::Array)
-      fail<IndexError>("index_assign: assignment through integer or boolean tensor indices is not supported");
-  Tensor view;
-  {
-    NoGradGuard ng;
-    view = index(x, items);
-  }
-  Shape vs = view.shape();
+  if (has_broadcast_dims(x))
+    fail<ValueError>("index_assign: the tensor of shape ", shape_str(x.shape()),
+                     " is a broadcast view whose elements share memory; assign to a copy (.copy())");
+  NoGradGuard ng;
+  const Tensor view = index(x, items);  // validates the items; a view unless they hold tensors
+  const Shape& vs = view.shape();
   bool ok = value.ndim() <= view.ndim();
   for (int i = 0; ok && i < value.ndim(); ++i) {
     int64_t d = value.shape()[i], t = vs[vs.size() - value.ndim() + i];
@@ -355,10 +387,17 @@ void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Te
     fail<ValueError>("index_assign: cannot assign a value of shape ", shape_str(value.shape()), " to a selection of shape ",
                      shape_str(vs));
   check_scalar_fits(value, x.dtype(), "index_assign");
-  NoGradGuard ng;
   // The source may overlap the destination (t[::-1] = t, t[1:] = t[:-1]): read it from a copy.
   Tensor src = value.storage() == x.storage() ? copy(value) : value;
   x.storage()->bump_version();
+  const bool advanced = std::any_of(items.begin(), items.end(), [](const IndexItem& it) { return it.kind == IndexItem::Array; });
+  if (advanced) {
+    if (!x.device().is_gpu()) return assign_selected(x, items, src);
+    // On a GPU: through a host copy, written back whole (rare enough not to need a kernel).
+    Tensor host = to_device(x, cpu_device());
+    assign_selected(host, items, src);
+    return gpu::copy(to_device(host, x.device()), x);
+  }
   if (view.device().is_gpu())
     gpu::copy(broadcast_to(to_device(astype(src, view.dtype()), view.device()), vs), view);
   else

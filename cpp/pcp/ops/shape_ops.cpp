@@ -253,7 +253,11 @@ Tensor reshape(const Tensor& x, const Shape& shape_in) {
 
 Tensor flatten(const Tensor& x, int64_t start_axis, int64_t end_axis) {
   check_defined(x, "flatten");
-  if (x.ndim() == 0) return reshape(x, {1});
+  if (x.ndim() == 0) {  // as a 1-d tensor of one element: axes 0 and -1 only
+    normalize_axis(start_axis, 1, "flatten");
+    normalize_axis(end_axis, 1, "flatten");
+    return reshape(x, {1});
+  }
   int s = normalize_axis(start_axis, x.ndim(), "flatten"), e = normalize_axis(end_axis, x.ndim(), "flatten");
   if (s > e) fail<ValueError>("flatten: start_axis ", start_axis, " comes after end_axis ", end_axis);
   Shape shape(x.shape().begin(), x.shape().begin() + s);
@@ -360,8 +364,10 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t
     start = clampi(start < 0 ? start + n : start, -1, n - 1);
     stop = clampi(stop < 0 ? stop + n : stop, -1, n - 1);
   }
-  int64_t len = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
-                         : std::max<int64_t>(0, (start - stop - step - 1) / (-step));
+  // In 128 bits: a step near 2**63 overflows the rounding-up sum.
+  const __int128 span = step > 0 ? __int128(stop) - start : __int128(start) - stop;
+  const __int128 mag = step > 0 ? __int128(step) : -__int128(step);
+  const int64_t len = span <= 0 ? 0 : int64_t((span + mag - 1) / mag);
   if (len == n && step == 1) return x;
   return pcp::apply<Slice>({x}, a, start, len, step);
 }
@@ -408,7 +414,7 @@ std::vector<Tensor> split_at(const Tensor& x, const std::vector<int64_t>& indice
   std::vector<Tensor> out;
   int64_t prev = 0, n = x.shape()[a];
   for (int64_t idx : indices) {
-    int64_t i = std::min(std::max<int64_t>(idx < 0 ? idx + n : idx, 0), n);
+    int64_t i = idx < 0 ? std::max<int64_t>(idx, -n) + n : std::min(idx, n);
     out.push_back(slice(x, a, prev, i, 1));  // empty when i <= prev, as in NumPy
     prev = i;
   }
@@ -432,8 +438,8 @@ static Tensor triangle(const Tensor& x, int64_t k, bool lower, const char* op) {
   check_defined(x, op);
   if (x.ndim() < 2) fail<ValueError>(op, ": expected a tensor of at least 2 dimensions, got shape ", shape_str(x.shape()));
   int64_t n = x.shape()[x.ndim() - 2], m = x.shape()[x.ndim() - 1];
-  Tensor rows = reshape(arange(0, double(n), 1, DType::Int64), {n, 1});
-  Tensor cols = reshape(arange(0, double(m), 1, DType::Int64), {1, m});
+  Tensor rows = reshape(arange_int(0, n, 1, DType::Int64), {n, 1});
+  Tensor cols = reshape(arange_int(0, m, 1, DType::Int64), {1, m});
   Tensor diff = sub(cols, rows);  // j - i
   Tensor mask = lower ? le(diff, weak_scalar_int(k)) : ge(diff, weak_scalar_int(k));  // built on the host
   return where(to_device(mask, x.device()), x, to_device(zeros({}, x.dtype()), x.device()));

@@ -9,13 +9,17 @@ def cross_entropy(logits, targets, ignore_index=-100, reduction="mean"):
 
 def mse_loss(input, target, reduction="mean"):
     """Mean (or summed, or elementwise) squared error."""
-    if tuple(input.shape) != tuple(getattr(target, "shape", input.shape)):
-        pcp.broadcast_to(target, input.shape)  # raises a clear error when they do not broadcast
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got '{reduction}'")
+    try:
+        input, target = pcp.asarray(input), pcp.asarray(target)
+        if tuple(input.shape) != tuple(target.shape):
+            pcp.broadcast_to(target, input.shape)  # raises a clear error when they do not broadcast
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"mse_loss: {str(e).split(': ', 1)[-1]}") from None
     diff = pcp.square(input - target)
     if reduction == "mean":
         return diff.mean()
     if reduction == "sum":
         return diff.sum()
-    if reduction == "none":
-        return diff
-    raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got '{reduction}'")
+    return diff
