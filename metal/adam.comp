@@ -15,7 +15,7 @@ layout(push_constant) uniform Params {
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
     float w = param[p.p_off + i], g = grad[p.g_off + i];
-    if (p.decoupled == 0) g += p.wd * w;
+    if (p.decoupled == 0 && p.wd != 0.0) g += p.wd * w;  // no 0 * inf for an infinite weight
     const float mi = p.b1 * m[p.m_off + i] + p.omb1 * g;
     const float vi = p.b2 * v[p.v_off + i] + p.omb2 * g * g;
     m[p.m_off + i] = mi;

@@ -46,6 +46,10 @@ float pow_(float x, float y) {
     return odd_y && floatBitsToUint(x) != 0u ? -r : r;  // -0 keeps its sign for odd y
   }
   if (x > 0.0) return pow(x, y);
+  if (isinf(x)) {  // -inf, as C's pow: inf for y > 0 (-inf for odd y), 0 for y < 0 (-0 for odd y)
+    const float r = y > 0.0 ? 1.0 / 0.0 : 0.0;
+    return odd_y ? -r : r;
+  }
   if (isinf(y)) return x == -1.0 ? 1.0 : (abs(x) < 1.0) == (y > 0.0) ? 0.0 : 1.0 / 0.0;
   if (floor(y) != y) return 0.0 / 0.0;  // NaN, as NumPy
   const float r = pow(-x, y);

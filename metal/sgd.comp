@@ -13,7 +13,7 @@ layout(push_constant) uniform Params {
 
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
-    const float w = param[p.p_off + i], g = grad[p.g_off + i] + p.wd * w;
+    const float w = param[p.p_off + i], g = grad[p.g_off + i] + (p.wd != 0.0 ? p.wd * w : 0.0);
     float step = g;
     if (p.has_momentum != 0) {
       const float b = p.first_step != 0 ? g : p.momentum * buf[p.b_off + i] + (1.0 - p.dampening) * g;

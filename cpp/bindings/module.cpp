@@ -178,9 +178,14 @@ PYBIND11_MODULE(_core, m) {
         "Force the CPU kernels' instruction set (baseline, avx2, avx512; neon on arm64); for tests and benchmarks");
 
   // Random numbers.
-  def(m, "seed", [](Int s) {
-    if (s < 0) fail<ValueError>("seed: expected a non-negative integer, got ", int64_t(s));
-    Generator::global().seed(uint64_t(int64_t(s)));
+  def(m, "seed", [](py::object s) {
+    if (!is_int_like(s)) fail<TypeError>("seed: expected an int, got ", std::string(py::str(py::type::of(s).attr("__name__"))));
+    const unsigned long long v = PyLong_AsUnsignedLongLong(py::int_(s).ptr());  // 0 <= seed < 2**64, as torch
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      fail<ValueError>("seed: expected an integer in [0, 2**64), got ", std::string(py::str(s)));
+    }
+    Generator::global().seed(v);
   }, py::arg("seed"));
   def(m, "get_rng_state", [] {
     auto& g = Generator::global();

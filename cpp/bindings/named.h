@@ -43,10 +43,14 @@ struct param {
       return tensor_arg(a.obj);
     } else {
       try {
-        if constexpr (std::is_same_v<A, Tensor&>)
+        if constexpr (std::is_same_v<A, Tensor&>) {
           return a.obj.template cast<Tensor&>();
-        else
+        } else {
+          // pybind11's converting bool cast takes None for False: a flag must be given.
+          if constexpr (std::is_same_v<value, bool>)
+            if (a.obj.is_none()) throw pybind11::cast_error();
           return a.obj.template cast<value>();
+        }
       } catch (const pybind11::cast_error&) {
         wrong_argument(index, pybind11::detail::make_caster<value>::name.text, a.obj);
       }

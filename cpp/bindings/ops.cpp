@@ -39,6 +39,10 @@ void bind_ops(py::module_& m) {
   def(m, "arange", [=](py::object start, py::object stop, py::object step, py::object dtype, py::object device) {
     // arange(stop) or arange(start, stop[, step]); all-int arguments give int64 and are exact, like NumPy.
     if (stop.is_none()) std::swap(start, stop), start = py::int_(0);
+    for (py::handle v : {start, stop, step})
+      if (!is_int_like(v) && !py::isinstance<py::float_>(v))
+        fail<TypeError>("arange: start, stop and step must be numbers, got ",
+                        std::string(py::str(py::type::of(v).attr("__name__"))));
     const bool ints = is_int_like(start) && is_int_like(stop) && is_int_like(step);
     const DType d = dtype.is_none() ? (ints ? kDefaultInt : kDefaultFloat) : to_dtype(dtype);
     if (ints && !is_floating(d))
@@ -59,8 +63,8 @@ void bind_ops(py::module_& m) {
   def(m, "randint", [=](Int low, Int high, py::object shape, py::object dtype, py::object device) {
     return placed(randint(low, high, to_shape(shape), dt_or(dtype, kDefaultInt)), device);
   }, arg("low"), arg("high"), arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
-  // pcp.asarray, and pcp.tensor's core (_tensor: its errors name "tensor").
-  auto asarray_fn = [=](py::handle data, py::object dtype, py::object device) {
+  // pcp.asarray, and pcp.tensor's core (_tensor: always a new tensor, errors naming "tensor").
+  auto asarray_fn = [=](py::handle data, py::object dtype, py::object device, bool new_tensor) {
     Tensor t;
     if (!dtype.is_none()) {
       t = to_tensor_as(data, to_dtype(dtype), "asarray");
@@ -74,10 +78,16 @@ void bind_ops(py::module_& m) {
         t.impl()->weak = false;
       }
     }
-    return device.is_none() ? t : to_device(t, parse_device(py::str(device)));
+    if (!device.is_none()) t = to_device(t, parse_device(py::str(device)));
+    if (new_tensor && py::isinstance<Tensor>(data) && t.storage() == data.cast<Tensor>().storage()) t = copy(t.detach());
+    return t;
   };
-  def(m, "asarray", asarray_fn, arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
-  m.def("_tensor", named("tensor", asarray_fn), arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
+  def(m, "asarray", [=](py::handle data, py::object dtype, py::object device) {
+    return asarray_fn(data, dtype, device, false);
+  }, arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
+  m.def("_tensor", named("tensor", [=](py::handle data, py::object dtype, py::object device) {
+    return asarray_fn(data, dtype, device, true);
+  }), arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "to_device", [](const Tensor& x, const std::string& device) { return to_device(x, parse_device(device)); },
         arg("x"), arg("device"), "A copy of x on device ('cpu', 'gpu', 'vulkan:0', ...); x itself when already there");
   def(m, "copy", &copy, arg("x"));

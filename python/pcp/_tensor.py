@@ -11,13 +11,8 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     Python floats become float32 (the default float) and ints int64, as in PyTorch;
     NumPy arrays keep their dtype. `device` defaults to pcp.get_default_device().
     """
-    if isinstance(data, Tensor):
-        t = _core.copy(_core._tensor(data.detach(), dtype))  # always a new tensor, as torch.tensor
-    else:
-        t = _core._tensor(data, dtype)
     target = _core.get_default_device() if device is None else device
-    if t.device != _core.device(target):
-        t = t.to(target)
+    t = _core._tensor(data.detach() if isinstance(data, Tensor) else data, dtype, target)  # always new
     if requires_grad:
         t.requires_grad = True
     return t

@@ -33,8 +33,10 @@ Device parse_device(const std::string& name) {
     if (colon != std::string::npos) {
       const std::string num = name.substr(colon + 1);
       char* end = nullptr;
-      long v = std::strtol(num.c_str(), &end, 10);
+      const long v = std::strtol(num.c_str(), &end, 10);
       if (num.empty() || *end != '\0' || v < 0) fail<ValueError>("device '", name, "': bad device index");
+      if (v >= rt->device_count())  // before narrowing: 99999999999999999999 saturates strtol
+        fail<ValueError>("device '", name, "': only ", rt->device_count(), " GPU(s) available");
       index = int(v);
     }
     if (index >= rt->device_count())

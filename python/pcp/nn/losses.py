@@ -15,7 +15,7 @@ def mse_loss(input, target, reduction="mean"):
         input, target = pcp.asarray(input), pcp.asarray(target)
         if tuple(input.shape) != tuple(target.shape):
             pcp.broadcast_to(target, input.shape)  # raises a clear error when they do not broadcast
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         raise type(e)(f"mse_loss: {str(e).split(': ', 1)[-1]}") from None
     diff = pcp.square(input - target)
     if reduction == "mean":

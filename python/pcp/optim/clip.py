@@ -11,6 +11,8 @@ def clip_grad_norm(parameters, max_norm, eps=1e-6):
     Returns the total norm before clipping, as torch.nn.utils.clip_grad_norm_: a float for CPU
     gradients, a 0-d float32 tensor for GPU ones (the scale is applied on the GPU without waiting).
     """
+    if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
+        raise TypeError(f"clip_grad_norm: max_norm must be a number, got {type(max_norm).__name__}")
     if not max_norm > 0:
         raise ValueError(f"clip_grad_norm: max_norm must be positive, got {max_norm}")
     params = [p for p in parameters if p.grad is not None]

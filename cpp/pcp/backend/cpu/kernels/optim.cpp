@@ -3,6 +3,9 @@
 
 namespace pcp::cpu::PCP_ISA {
 
+// g + wd * p, without the term when wd is 0: an infinite parameter would make it NaN (0 * inf).
+PCP_INLINE float decayed(float g, float p, float wd) { return g + (wd != 0.0f ? wd * p : 0.0f); }
+
 static void adam_update(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2,
                         float omb1, float omb2, float eps, float wd, float bc1, float bc2, bool decoupled) {
   const float inv_bc1 = 1.0f / bc1, inv_sqrt_bc2 = 1.0f / std::sqrt(bc2);
@@ -16,7 +19,7 @@ static void adam_update(float* p, const float* g, float* m, float* v, int64_t n,
     }
   } else {
     for (int64_t i = 0; i < n; ++i) {
-      float gi = g[i] + wd * p[i];
+      float gi = decayed(g[i], p[i], wd);
       m[i] = b1 * m[i] + omb1 * gi;
       v[i] = b2 * v[i] + omb2 * gi * gi;
       float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
@@ -28,11 +31,11 @@ static void adam_update(float* p, const float* g, float* m, float* v, int64_t n,
 static void sgd_update(float* p, const float* g, float* buf, int64_t n, float lr, float momentum, float dampening,
                        float wd, bool nesterov, bool first_step) {
   if (momentum == 0.0f) {
-    for (int64_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + wd * p[i]);
+    for (int64_t i = 0; i < n; ++i) p[i] -= lr * decayed(g[i], p[i], wd);
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
-    float gi = g[i] + wd * p[i];
+    float gi = decayed(g[i], p[i], wd);
     float b = first_step ? gi : momentum * buf[i] + (1.0f - dampening) * gi;
     buf[i] = b;
     p[i] -= lr * (nesterov ? gi + momentum * b : b);
