@@ -39,6 +39,8 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("itemsize", [](DType d) { return itemsize(d); })
       .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); });
   // Replace (not overload) pybind11's enum repr/str: pcp.float32 prints as pcp.float32.
+  // DType(x) for anything else than a valid code: a name, a NumPy dtype, or an error naming DType.
+  dtype_cls.def(py::init(named("DType", [](py::object v) { return to_dtype(v); })), py::arg("value"));
   py::setattr(dtype_cls, "__repr__", py::cpp_function([](DType d) { return std::string("pcp.") + dtype_name(d); },
                                                       py::is_method(dtype_cls)));
   py::setattr(dtype_cls, "__str__", py::cpp_function([](DType d) { return std::string(dtype_name(d)); },

@@ -171,3 +171,51 @@ TEST(Errors, FailedOpsDoNotLeakMemory) {
   }
   EXPECT_EQ(CpuAllocator::instance().stats().active_bytes, before);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The crash classes of the API fuzz, at the C++ level (the Python suite has the rest).
+
+TEST(Errors, SizesThatOverflowThrow) {
+  PCP_EXPECT_THROW_MSG(zeros({int64_t(1) << 32, int64_t(1) << 32}), ValueError, "too big");
+  PCP_EXPECT_THROW_MSG(zeros({0, int64_t(1) << 62, int64_t(1) << 62}), ValueError, "too big");  // as NumPy
+  PCP_EXPECT_THROW_MSG(zeros({int64_t(1) << 31, int64_t(1) << 31}), MemoryError, "2**63 bytes");
+  PCP_EXPECT_THROW_MSG(Tensor::empty({INT64_MAX}, DType::Float32), MemoryError, "empty");
+  PCP_EXPECT_THROW_MSG(CpuAllocator::instance().allocate(~size_t(0)), MemoryError, "bytes");
+  PCP_EXPECT_THROW_MSG(broadcast_to(zeros({1}), {int64_t(1) << 32, int64_t(1) << 32}), ValueError, "broadcast_to");
+  PCP_EXPECT_THROW_MSG(arange_int(0, INT64_MAX, 1, DType::Float32), MemoryError, "2**63 bytes");
+  PCP_EXPECT_THROW_MSG(arange_int(INT32_MAX - 1, int64_t(INT32_MAX) + 2, 1, DType::Int32), OverflowError, "int32");
+  EXPECT_EQ(values(arange_int(INT64_MAX - 2, INT64_MAX, 1, DType::Int64)).size(), 2u);
+}
+
+TEST(Errors, EmptyRowsInFusedOps) {
+  EXPECT_EQ(softmax(zeros({3, 0})).shape(), (Shape{3, 0}));
+  EXPECT_EQ(log_softmax(zeros({0})).shape(), (Shape{0}));
+  EXPECT_EQ(layer_norm(zeros({0, 5}), ones({5}), zeros({5})).shape(), (Shape{0, 5}));
+  Tensor q = zeros({1, 2, 0, 4});
+  EXPECT_EQ(scaled_dot_product_attention(q, q, q, true).shape(), (Shape{1, 2, 0, 4}));
+  EXPECT_EQ(values(matmul(ones({2, 0}), ones({0, 3}))), std::vector<double>(6, 0.0));
+}
+
+TEST(Errors, FreeingADeepGraphDoesNotRecurse) {
+  Tensor x = ones({2});
+  x.set_requires_grad(true);
+  Tensor y = x;
+  for (int i = 0; i < 200000; ++i) y = add(y, weak_scalar(0.0));
+  backward(sum(y));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{1, 1}));
+  y = Tensor();  // frees 200,000 nodes; recursion would overflow the stack (under ASan too)
+}
+
+TEST(Errors, BackwardRefusesTensorsModifiedInPlace) {
+  Tensor w = make({2}, {1, 2});
+  w.set_requires_grad(true);
+  Tensor a = make({2}, {3, 4});
+  Tensor y = sum(mul(a, w));
+  index_assign(a, {}, weak_scalar(0.0));  // mul's VJP reads a
+  PCP_EXPECT_THROW_MSG(backward(y), RuntimeError, "backward", "modified in place", "mul");
+  Tensor b = make({2}, {3, 4});
+  Tensor z = sum(add(b, w));  // add's VJP reads nothing
+  index_assign(b, {}, weak_scalar(0.0));
+  backward(z);
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{1, 1}));
+}

@@ -6,22 +6,27 @@
 
 namespace pcp {
 
+// The product of the dimensions, zero ones counted as 1, overflows int64. It must fit, as NumPy
+// requires: then neither the element count nor any contiguous stride can overflow.
+static bool too_big(const Shape& s) {
+  int64_t span = 1;
+  for (int64_t d : s)
+    if (d > 1 && __builtin_mul_overflow(span, d, &span)) return true;
+  return false;
+}
+
 int64_t numel(const Shape& s) {
-  // The product of the dimensions (zero ones counted as 1) must fit, as NumPy requires: then
-  // neither the element count nor any contiguous stride can overflow.
-  int64_t n = 1, span = 1;
-  for (int64_t d : s) {
-    n *= d;
-    if (d > 1 && __builtin_mul_overflow(span, d, &span))
-      fail<ValueError>("shape ", shape_str(s), " is too big: its element count does not fit in 64 bits");
-  }
+  if (too_big(s)) fail<ValueError>("shape ", shape_str(s), " is too big: its element count does not fit in 64 bits");
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
   return n;
 }
 
 void check_shape(const Shape& s, const char* op) {
   for (int64_t d : s)
     if (d < 0) fail<ValueError>(op, ": negative dimension ", d, " in shape ", shape_str(s));
-  numel(s);
+  if (too_big(s))
+    fail<ValueError>(op, ": shape ", shape_str(s), " is too big: its element count does not fit in 64 bits");
 }
 
 int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
