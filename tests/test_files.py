@@ -1,0 +1,95 @@
+"""Files and runs: a corrupt or misfitting safetensors file, checkpoint or GPT-2 weight file is one
+clear error naming the file and the tensor (and the reference safetensors library refuses the same
+files); checkpoints get the user's file mode; a run never silently replaces an earlier one or a
+better best, cleans the leftovers of a killed write, and keeps metrics.jsonl in step on resume."""
+import io
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import pcp
+from pcp.dashboard import LogLines
+from pcp.models import GPT2, GPT2Config
+from pcp.serialization import SafetensorsError, load_safetensors, save_safetensors
+from pcp.train import load_checkpoint, preset, save_checkpoint, train
+from pcp.train.loop import build_model, build_optimizer
+
+try:
+    from safetensors.numpy import load_file as ref_load, save_file as ref_save  # reference only
+except ImportError:  # pragma: no cover
+    ref_load = ref_save = None
+
+
+def quiet():
+    return LogLines(io.StringIO())
+
+
+def tiny(text_file, out, **kw):
+    kw = {"n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 16, "batch_size": 4, "max_iters": 20,
+          "lr_decay_iters": 20, "warmup_iters": 2, "eval_interval": 10, "eval_iters": 2, "log_interval": 5,
+          "sample_tokens": 0, "dropout": 0.1, **kw}
+    return preset("shakespeare-char-cpu", data=text_file, out=str(out), **kw)
+
+
+def raw_file(header, data, length=None):
+    h = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return struct.pack("<Q", len(h) if length is None else length) + h + data
+
+
+# -- safetensors headers ---------------------------------------------------------------------------
+A = {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}}
+D = np.arange(3, dtype="<f4").tobytes()
+CORRUPT = {  # name: (file bytes, what the message says, the tensor it names or None)
+    "header longer than the file": (raw_file(A, D, length=10 ** 6), "header length 1000000 exceeds", None),
+    "overlapping offsets": (raw_file({**A, "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, D[:8]),
+                            "overlaps tensor 'a'", "b"),
+    "offsets past the end": (raw_file({**A, "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}}, D),
+                             "past the end", "b"),
+    "a hole": (raw_file({**A, "b": {"dtype": "F32", "shape": [1], "data_offsets": [12, 16]}}, D + D[:4]), "hole", "b"),
+    "negative shape": (raw_file({**A, "a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}}, D),
+                       "non-negative", "a"),
+    "shape and bytes disagree": (raw_file({**A, "a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, D),
+                                 "needs 12", "a"),
+    "unknown dtype": (raw_file({**A, "a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 8]}}, D), "dtype", "a"),
+    "missing field": (raw_file({**A, "a": {"dtype": "F32", "data_offsets": [0, 8]}}, D), "entry must be", "a"),
+    "truncated JSON": (raw_file(b'{"a": ', D), "not valid JSON", None),
+    "deeply nested JSON": (raw_file(b"[" * 100_000 + b"]" * 100_000, b""), "not valid JSON", None),
+    "duplicate name": (raw_file(b'{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},'
+                                b'"a":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}', D), "duplicate key 'a'", None),
+    "trailing bytes": (raw_file(A, D + bytes(4)), "after the last tensor", None),
+    "metadata not strings": (raw_file({**A, "__metadata__": {"k": 1}}, D), "__metadata__", None),
+    "float offsets": (raw_file({**A, "b": {"dtype": "F32", "shape": [1], "data_offsets": [8.0, 12]}}, D),
+                      "data_offsets", "b"),
+    "too short": (b"\x01\x02", "too short", None),
+}
+
+
+@pytest.mark.parametrize("case", list(CORRUPT))
+def test_corrupt_safetensors_is_one_clear_error(tmp_path, case):
+    data, what, tensor = CORRUPT[case]
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(data)
+    with pytest.raises(SafetensorsError, match=what) as e:
+        load_safetensors(str(path))
+    assert isinstance(e.value, ValueError) and str(e.value).startswith(str(path))
+    assert tensor is None or f"tensor '{tensor}'" in str(e.value)
+    if ref_load is not None:  # the reference implementation refuses the file too
+        with pytest.raises(Exception):
+            ref_load(str(path))
+
+
+@pytest.mark.skipif(ref_save is None, reason="safetensors (test-only reference) is not installed")
+def test_files_of_the_reference_writer_load_exactly(tmp_path):
+    rng = np.random.default_rng(0)
+    arrays = {"w": rng.standard_normal((3, 5)).astype(np.float32), "h": rng.standard_normal(7).astype(np.float16),
+              "i": rng.integers(-9, 9, (2, 3)).astype(np.int32), "e1": np.zeros((0, 4), np.float32),
+              "e2": np.zeros(0, np.int64), "d": rng.standard_normal(2)}
+    ref_save(arrays, str(tmp_path / "ref.safetensors"), metadata={"k": "v"})
+    loaded, meta = load_safetensors(str(tmp_path / "ref.safetensors"))
+    assert meta == {"k": "v"} and set(loaded) == set(arrays)
+    for k, a in arrays.items():
+        assert loaded[k].numpy().dtype == a.dtype and loaded[k].numpy().shape == a.shape, k
+        np.testing.assert_array_equal(loaded[k].numpy(), a, err_msg=k)
