@@ -93,3 +93,38 @@ def test_files_of_the_reference_writer_load_exactly(tmp_path):
     for k, a in arrays.items():
         assert loaded[k].numpy().dtype == a.dtype and loaded[k].numpy().shape == a.shape, k
         np.testing.assert_array_equal(loaded[k].numpy(), a, err_msg=k)
+
+
+# -- checkpoints -----------------------------------------------------------------------------------
+@pytest.fixture
+def saved(text_file, tmp_path):
+    """A checkpoint of a tiny GPT after one AdamW step (so the optimizer has state), and a builder of
+    the same (model, optimizer) to load it into."""
+    cfg = tiny(text_file, tmp_path)
+
+    def fresh():
+        pcp.random.seed(7)
+        model = build_model(cfg, 11)
+        return model, build_optimizer(cfg, model)
+
+    model, opt = fresh()
+    _, loss = model(pcp.tensor(np.arange(8).reshape(2, 4) % 11), pcp.tensor(np.ones((2, 4), np.int64)))
+    loss.backward()
+    opt.step()
+    path = str(tmp_path / "ckpt.safetensors")
+    save_checkpoint(path, model, opt, 1, cfg.to_dict(), {"best_val": 3.0})
+    return path, fresh
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_checkpoints_get_the_users_file_mode(saved, umask):
+    path, fresh = saved
+    probe = os.path.join(os.path.dirname(path), "probe")
+    old = os.umask(umask)
+    try:
+        save_checkpoint(path, *fresh(), 0, {})
+        with open(probe, "w"):  # what open() gives: the reference
+            pass
+    finally:
+        os.umask(old)
+    assert os.stat(path).st_mode & 0o777 == os.stat(probe).st_mode & 0o777 == 0o666 & ~umask

@@ -4,7 +4,7 @@ Layout: 8-byte little-endian header length, a JSON header {name: {dtype, shape, 
 then the raw little-endian tensor bytes. Reading validates the header as the reference
 implementation does (the tensors tile the data exactly: contiguous, no holes, no overlaps, sizes
 matching dtype x shape), and every problem is one SafetensorsError naming the file and the tensor.
-Writes are atomic (temporary file, then rename).
+Writes are atomic (temporary file, then rename) and get the user's normal file mode.
 """
 import json
 import math
@@ -124,6 +124,13 @@ def load_safetensors(path):
     return out, metadata
 
 
+def _file_mode():
+    """0666 less the umask: what open() would give (mkstemp makes 0600 files)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def save_safetensors(tensors, path, metadata=None):
     """Writes {name: pcp.Tensor} atomically (a crash leaves either the old file or the new one)."""
     header, chunks, offset = {}, [], 0
@@ -146,6 +153,8 @@ def save_safetensors(tensors, path, metadata=None):
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=TMP_PREFIX, suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), _file_mode())
             f.write(struct.pack("<Q", len(hbytes)))
             f.write(hbytes)
             for c in chunks:
