@@ -116,6 +116,79 @@ def saved(text_file, tmp_path):
     return path, fresh
 
 
+def rewrite(path, change=None, meta_change=None):
+    """Rewrites a checkpoint with change(tensors) and meta_change(pcp metadata dict) applied."""
+    tensors, meta = load_safetensors(path)
+    if change:
+        change(tensors)
+    if meta_change:
+        meta = {"pcp": json.dumps(meta_change(json.loads(meta["pcp"])))}
+    save_safetensors(tensors, path, meta)
+
+
+def set_(name, fn):
+    def change(t):
+        t[name] = fn(t[name])
+    return change
+
+
+def _nan_at_3(t):
+    a = t.numpy().copy()
+    a.flat[3] = np.nan
+    return pcp.tensor(a)
+
+
+BAD_CHECKPOINTS = {  # name: (change, what the message says, the tensor it names)
+    "int32 weights": (set_("model.wte.weight", lambda t: (t * 100).astype(pcp.int32)), "dtype int32", "model.wte.weight"),
+    "float16 weights": (set_("model.h.0.mlp.c_fc.weight", lambda t: t.astype(pcp.float16)), "dtype float16",
+                        "model.h.0.mlp.c_fc.weight"),
+    "NaN weights": (set_("model.h.0.attn.c_attn.weight", _nan_at_3), "non-finite", "model.h.0.attn.c_attn.weight"),
+    "wrong shape": (set_("model.wpe.weight", lambda t: t[:-1]), "shape", "model.wpe.weight"),
+    "missing weights": (lambda t: t.pop("model.ln_f.weight"), "missing", "model.ln_f.weight"),
+    "unexpected weights": (lambda t: t.update({"model.extra": pcp.zeros((2,))}), "not a parameter", "model.extra"),
+    "NaN optimizer state": (set_("optim.0.exp_avg_sq", _nan_at_3), "non-finite", "optim.0.exp_avg_sq"),
+    "optimizer state of no parameter": (lambda t: t.update({"optim.99.exp_avg": pcp.zeros((2,))}), "not a state",
+                                        "optim.99.exp_avg"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CHECKPOINTS))
+def test_bad_checkpoint_is_refused_by_name_and_changes_nothing(saved, case):
+    path, fresh = saved
+    change, what, tensor = BAD_CHECKPOINTS[case]
+    rewrite(path, change)
+    model, opt = fresh()
+    before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    with pytest.raises(SafetensorsError, match=what) as e:
+        load_checkpoint(path, model, opt)
+    assert str(e.value).startswith(path) and f"tensor '{tensor}'" in str(e.value), str(e.value)
+    for k, v in model.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), before[k], err_msg=k)
+    assert opt.state == {} and opt.step_count == 0
+
+
+@pytest.mark.parametrize("meta_change,what", [
+    (lambda m: {**m, "step": "seven"}, "'step'"),
+    (lambda m: {**m, "rng": None}, "'rng'"),
+    (lambda m: {**m, "optim": {**m["optim"], "param_groups": m["optim"]["param_groups"][:1]}}, "parameter groups"),
+    (lambda m: {**m, "optim": {**m["optim"], "param_groups": [{**g, "betas": "x"} for g in m["optim"]["param_groups"]]}},
+     "betas"),
+])
+def test_bad_checkpoint_metadata_is_refused(saved, meta_change, what):
+    path, fresh = saved
+    rewrite(path, meta_change=meta_change)
+    with pytest.raises(SafetensorsError, match=what) as e:
+        load_checkpoint(path, *fresh())
+    assert str(e.value).startswith(path)
+
+
+def test_good_checkpoint_round_trips(saved):
+    path, fresh = saved
+    model, opt = fresh()
+    meta = load_checkpoint(path, model, opt)
+    assert meta["step"] == 1 and opt.step_count == 1 and len(opt.state) == len(list(model.parameters()))
+
+
 @pytest.mark.parametrize("umask", [0o022, 0o027])
 def test_checkpoints_get_the_users_file_mode(saved, umask):
     path, fresh = saved

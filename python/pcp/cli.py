@@ -46,9 +46,16 @@ def cmd_sample(args):
                             else "ckpt.safetensors")
     tok_path = os.path.join(os.path.dirname(ckpt), "tokenizer.json")
     with open(tok_path) as f:
-        tokenizer = CharTokenizer.from_json(f.read())
+        try:
+            tokenizer = CharTokenizer.from_json(f.read())
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            raise ValueError(f"{tok_path}: not a usable tokenizer file ({type(e).__name__}: {e})") from None
     meta = load_checkpoint(ckpt, restore_rng=False)
-    cfg = TrainConfig.from_dict(meta["config"])
+    try:
+        cfg = TrainConfig.from_dict(meta["config"]).validate()
+    except (ValueError, TypeError) as e:
+        from pcp.serialization import SafetensorsError
+        raise SafetensorsError(ckpt, f"checkpoint metadata: its config is not usable ({e})") from None
     model = build_model(cfg, tokenizer.vocab_size)
     load_checkpoint(ckpt, model, restore_rng=False)
     pcp.random.seed(args.seed)

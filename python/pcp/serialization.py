@@ -124,6 +124,20 @@ def load_safetensors(path):
     return out, metadata
 
 
+def check_tensor(path, name, t, shape, dtypes=(pcp.float32,)):
+    """Refuses (SafetensorsError) a loaded tensor whose shape or dtype does not fit, or that holds NaN/inf:
+    such a file would otherwise load and train to NaN without a word."""
+    if t.dtype not in dtypes:
+        raise SafetensorsError(path, f"dtype {t.dtype} where the model expects {' or '.join(map(str, dtypes))}", name)
+    if tuple(t.shape) != tuple(shape):
+        raise SafetensorsError(path, f"shape {tuple(t.shape)} where the model expects {tuple(shape)}", name)
+    if t.dtype in (pcp.float16, pcp.bfloat16, pcp.float32, pcp.float64):
+        bad = ~np.isfinite(t.astype(pcp.float32).numpy())
+        if bad.any():
+            raise SafetensorsError(path, f"{int(bad.sum())} non-finite values (NaN or inf), first at index "
+                                         f"{tuple(int(i) for i in np.argwhere(bad)[0])}", name)
+
+
 def _file_mode():
     """0666 less the umask: what open() would give (mkstemp makes 0600 files)."""
     mask = os.umask(0)
