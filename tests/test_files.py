@@ -201,3 +201,50 @@ def test_checkpoints_get_the_users_file_mode(saved, umask):
     finally:
         os.umask(old)
     assert os.stat(path).st_mode & 0o777 == os.stat(probe).st_mode & 0o777 == 0o666 & ~umask
+
+
+# -- GPT-2 weights ---------------------------------------------------------------------------------
+CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+
+def hf_file(path, change=None):
+    """A GPT-2 weight file in Hugging Face's layout (transformer.* names, Conv1D weights transposed)."""
+    model = GPT2(GPT2Config(vocab_size=13, n_positions=8, n_embd=64, n_layer=2, n_head=1))
+    tensors = {"transformer." + k: (v.T if k.endswith(CONV1D) else v).contiguous() for k, v in model.state_dict().items()}
+    if change:
+        change(tensors)
+    save_safetensors(tensors, str(path))
+    return model
+
+
+@pytest.mark.parametrize("change,what,tensor", [
+    (set_("transformer.h.1.mlp.c_proj.weight", _nan_at_3), "non-finite", "h.1.mlp.c_proj.weight"),
+    (set_("transformer.wte.weight", lambda t: t.astype(pcp.int32)), "dtype int32", "wte.weight"),
+    (lambda t: t.pop("transformer.wte.weight"), "missing", "wte.weight"),
+    (lambda t: t.pop("transformer.h.0.ln_1.weight"), "missing", "h.0.ln_1.weight"),
+    (set_("transformer.h.0.attn.c_attn.weight", lambda t: t[:, :-1].contiguous()), "shape", "h.0.attn.c_attn.weight"),
+    (lambda t: t.update({"transformer.h.x.ln_1.weight": pcp.zeros((64,))}), "h.0.* to h.<n-1>", None),
+    (lambda t: t.update({"transformer.h.7.ln_1.weight": pcp.zeros((64,))}), "h.0.* to h.<n-1>", None),
+])
+def test_from_pretrained_refuses_bad_weights_by_name(tmp_path, change, what, tensor):
+    path = tmp_path / "model.safetensors"
+    hf_file(path, change)
+    with pytest.raises(SafetensorsError, match=what) as e:
+        GPT2.from_pretrained(str(path))
+    assert str(e.value).startswith(str(path)) and (tensor is None or f"tensor '{tensor}'" in str(e.value))
+
+
+def test_from_pretrained_widens_half_precision_and_checks_config_json(tmp_path):
+    path = tmp_path / "model.safetensors"
+    ref = hf_file(path, lambda t: t.update({k: v.astype(pcp.float16) for k, v in t.items()}))
+    model = GPT2.from_pretrained(str(path))
+    for (name, p), (_, r) in zip(model.state_dict().items(), ref.state_dict().items()):
+        assert p.dtype == pcp.float32
+        np.testing.assert_array_equal(p.numpy(), r.numpy().astype(np.float16).astype(np.float32), err_msg=name)
+    (tmp_path / "config.json").write_text(json.dumps({"vocab_size": 13, "n_positions": 8, "n_embd": 64,
+                                                      "n_layer": 10 ** 9, "n_head": 1}))
+    with pytest.raises(SafetensorsError, match="n_layer is 1000000000 but the weights' is 2"):
+        GPT2.from_pretrained(str(tmp_path))
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="config.json"):
+        GPT2.from_pretrained(str(tmp_path))
