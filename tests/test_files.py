@@ -248,3 +248,91 @@ def test_from_pretrained_widens_half_precision_and_checks_config_json(tmp_path):
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(ValueError, match="config.json"):
         GPT2.from_pretrained(str(tmp_path))
+
+
+# -- runs: the --out folder ------------------------------------------------------------------------
+def run_cli(*args):
+    from pcp.cli import main
+    return main(list(args))
+
+
+def cli_flags(text_file, out, iters):
+    return ["--data", text_file, "--out", str(out), "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+            "--block-size", "16", "--batch-size", "4", "--max-iters", str(iters), "--lr-decay-iters", "20", "--warmup-iters", "2",
+            "--eval-interval", "5", "--eval-iters", "2", "--sample-tokens", "0", "--no-dashboard"]
+
+
+def test_train_refuses_an_out_holding_a_run_and_overwrite_keeps_it(text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_cli("train", *cli_flags(text_file, out, 10)) == 0
+    files = {n: (out / n).read_bytes() for n in ("best.safetensors", "ckpt.safetensors", "metrics.jsonl")}
+    capsys.readouterr()
+    assert run_cli("train", *cli_flags(text_file, out, 5)) == 2
+    err = capsys.readouterr().err
+    assert "already holds a run" in err and "--overwrite" in err and "--resume" in err and err.count("\n") == 1, err
+    assert {n: (out / n).read_bytes() for n in files} == files  # nothing touched
+    assert run_cli("train", "--overwrite", *cli_flags(text_file, out, 5)) == 0
+    assert "moved the previous run" in capsys.readouterr().out
+    (kept,) = [d for d in out.iterdir() if d.name.startswith("replaced-")]
+    assert {n: (kept / n).read_bytes() for n in files} == files  # the old run, whole, beside the new one
+    assert [json.loads(line)["iter"] for line in open(out / "metrics.jsonl")] == [0, 5]
+    assert run_cli("train", "--overwrite", "--resume", *cli_flags(text_file, out, 5)) == 2
+    assert "contradict" in capsys.readouterr().err
+
+
+def test_resume_never_replaces_a_better_best(text_file, tmp_path):
+    train(tiny(text_file, tmp_path, max_iters=10), report=quiet())
+    best = str(tmp_path / "best.safetensors")
+    rewrite(best, meta_change=lambda m: {**m, "best_val": 0.5})  # a better best than this run will reach
+    before = open(best, "rb").read()
+    summary = train(tiny(text_file, tmp_path), resume=True, report=quiet())
+    assert min(r["val_loss"] for r in summary["metrics"]) > 0.5
+    assert open(best, "rb").read() == before and summary["best_val"] == 0.5
+
+
+def test_resume_cleans_stale_temporaries_and_keeps_metrics_in_step(text_file, tmp_path):
+    full = train(tiny(text_file, tmp_path / "full"), report=quiet())
+    cut = tmp_path / "cut"
+    train(tiny(text_file, cut, max_iters=10), report=quiet())
+    # A kill after an evaluation was logged but before its checkpoint, and one in the middle of a line
+    # and of a checkpoint write.
+    lines = open(cut / "metrics.jsonl").read().splitlines()
+    with open(cut / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({**json.loads(lines[-1]), "iter": 15}) + "\n" + lines[-1][:20])
+    (cut / ".tmp-k1ll3d.safetensors").write_bytes(b"\0" * 100)
+    resumed = train(tiny(text_file, cut), resume=True, report=quiet())
+    assert not [n for n in os.listdir(cut) if n.startswith(".tmp-")]
+    on_disk = [json.loads(line) for line in open(cut / "metrics.jsonl")]
+    keys = ("iter", "train_loss", "val_loss", "lr")
+    assert [[r[k] for k in keys] for r in on_disk] == [[r[k] for k in keys] for r in full["metrics"]]
+    assert on_disk == resumed["metrics"]
+
+
+def test_resume_past_max_iters_is_a_clear_error(text_file, tmp_path, capsys):
+    assert run_cli("train", *cli_flags(text_file, tmp_path, 10)) == 0
+    capsys.readouterr()
+    assert run_cli("train", "--resume", *cli_flags(text_file, tmp_path, 5)) == 2
+    err = capsys.readouterr().err
+    assert "at iteration 10, past max_iters 5" in err and err.count("\n") == 1, err
+
+
+def test_corrupt_checkpoints_fail_the_cli_by_name(text_file, tmp_path, capsys):
+    assert run_cli("train", *cli_flags(text_file, tmp_path, 5)) == 0
+    ckpt = str(tmp_path / "ckpt.safetensors")
+    rewrite(ckpt, set_("model.wte.weight", _nan_at_3))
+    rewrite(str(tmp_path / "best.safetensors"), set_("model.wpe.weight", lambda t: t.astype(pcp.int32)))
+    capsys.readouterr()
+    assert run_cli("train", "--resume", *cli_flags(text_file, tmp_path, 10)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pcp train: error: {ckpt}: tensor 'model.wte.weight'") and err.count("\n") == 1, err
+    assert run_cli("sample", "--checkpoint", str(tmp_path), "--max-new-tokens", "3") == 2
+    err = capsys.readouterr().err
+    assert "best.safetensors: tensor 'model.wpe.weight': dtype int32" in err and err.count("\n") == 1, err
+
+
+def test_one_run_at_a_time_in_a_folder(text_file, tmp_path):
+    from pcp.train.rundir import RunDirError, locked
+    with locked(str(tmp_path)):
+        with pytest.raises(RunDirError, match="in use by another run"):
+            train(tiny(text_file, tmp_path, max_iters=2), report=quiet())
+    train(tiny(text_file, tmp_path, max_iters=2), report=quiet())

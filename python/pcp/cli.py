@@ -27,9 +27,9 @@ def cmd_train(args):
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name) is not None}
     cfg = preset(args.preset, **overrides)
     with reporter(args.dashboard) as report:
-        summary = train(cfg, resume=args.resume, report=report)
-    print(f"done: val loss {summary['val_loss']:.4f} (best {summary['best_val']:.4f}), "
-          f"{summary['ms_per_iter'] or 0:.1f} ms/iter")
+        summary = train(cfg, resume=args.resume, report=report, overwrite=args.overwrite)
+    val = "none" if summary["val_loss"] is None else f"{summary['val_loss']:.4f}"
+    print(f"done: val loss {val} (best {summary['best_val']:.4f}), {summary['ms_per_iter'] or 0:.1f} ms/iter")
     return 0
 
 
@@ -126,6 +126,8 @@ def main(argv=None):
     t = sub.add_parser("train", help="train a GPT on a text (tiny Shakespeare by default)")
     t.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
     t.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.safetensors")
+    t.add_argument("--overwrite", action="store_true",
+                   help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     _add_dashboard_flag(t)
     _add_config_flags(t, TrainConfig)
     t.set_defaults(fn=cmd_train)
@@ -163,7 +165,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return args.fn(args)
-    except (ValueError, TypeError, FileNotFoundError, RuntimeError, ConnectionError) as e:
+    except (ValueError, TypeError, OSError, RuntimeError) as e:  # OSError: ConnectionError, missing files
         print(f"pcp {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -21,7 +21,7 @@ _TO_NP = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", 
 _FROM_PCP = {pcp.float64: "F64", pcp.float32: "F32", pcp.float16: "F16", pcp.bfloat16: "BF16",
              pcp.int64: "I64", pcp.int32: "I32", pcp.bool_: "BOOL"}
 MAX_HEADER = 100_000_000  # the reference implementation's limit
-TMP_PREFIX, TMP_SUFFIX = ".tmp-", ".safetensors"
+TMP_PREFIX, TMP_SUFFIX = ".tmp-", ".safetensors"  # an interrupted write's leftover: see remove_stale_temps
 
 
 class SafetensorsError(ValueError):
@@ -94,6 +94,16 @@ def _check_entries(path, header, data_size):
         raise SafetensorsError(path, f"{data_size - end} bytes after the last tensor: the header does not cover "
                                      f"the file")
     return entries
+
+
+def read_metadata(path):
+    """The __metadata__ dict of a safetensors file, reading only its header (validated)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        header, start = _read_header(f, path, size)
+    metadata = _metadata(path, header)
+    _check_entries(path, header, size - start)
+    return metadata
 
 
 def _metadata(path, header):
@@ -180,3 +190,14 @@ def save_safetensors(tensors, path, metadata=None):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_stale_temps(directory):
+    """Deletes the temporary files of writes that were killed midway; returns their names.
+    Call it only where no other process writes (a run holds its folder's lock)."""
+    removed = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(TMP_PREFIX) and name.endswith(TMP_SUFFIX):
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+    return removed

@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 import pcp
-from pcp.serialization import SafetensorsError, check_tensor, load_safetensors, save_safetensors
+from pcp.serialization import SafetensorsError, check_tensor, load_safetensors, read_metadata, save_safetensors
 
 
 def _pack(prefix, osd, tensors):
@@ -130,3 +130,12 @@ def load_checkpoint(path, model=None, optimizer=None, restore_rng=True):
     if restore_rng:
         pcp.random.set_rng_state(*meta["rng"])
     return meta
+
+
+def best_val_of(path):
+    """The best_val recorded in a checkpoint's metadata (reads the header only); None without one."""
+    if not os.path.isfile(path):
+        return None
+    meta = parse_metadata(path, read_metadata(path))
+    v = meta.get("best_val")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
