@@ -76,7 +76,7 @@ def cmd_diloco(args):
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
                         split=args.split, round_timeout=args.round_timeout, address=args.address or "").validate()
     with reporter(args.dashboard) as report:
-        shepherd = Shepherd(cfg, dcfg, report=report, resume=args.resume)
+        shepherd = Shepherd(cfg, dcfg, report=report, resume=args.resume, overwrite=args.overwrite)
         try:
             history = shepherd.run()
         finally:
@@ -151,6 +151,8 @@ def main(argv=None):
     d.add_argument("--round-timeout", type=float, default=600.0, help="seconds before a silent worker is left out")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
     d.add_argument("--resume", action="store_true", help="continue from OUT/diloco.safetensors")
+    d.add_argument("--overwrite", action="store_true",
+                   help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     _add_dashboard_flag(d)
     _add_config_flags(d, TrainConfig)
     d.set_defaults(fn=cmd_diloco)

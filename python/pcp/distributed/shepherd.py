@@ -1,4 +1,5 @@
 """The DiLoCo shepherd: the Ray driver that owns the global model and the outer optimizer."""
+import contextlib
 import os
 import socket
 import time
@@ -6,9 +7,10 @@ import time
 import numpy as np
 
 from .compression import decode
-from .worker import Worker
+from .worker import Worker, export_state
 
 CHECKPOINT = "diloco.safetensors"
+RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
 
 
 def check_reachable(address, timeout=5):
@@ -51,16 +53,31 @@ class Shepherd:
     dashboard or log lines, see pcp.dashboard): kind 'start', 'progress', 'round', 'worker_lost',
     'worker_joined', 'end'."""
 
-    def __init__(self, train_cfg, diloco_cfg, report=None, resume=False):
-        import pcp
-        from pcp.train.loop import build_data, build_model
-
+    def __init__(self, train_cfg, diloco_cfg, report=None, resume=False, overwrite=False):
+        """resume: continue from cfg.out's diloco.safetensors; overwrite: start anew in a cfg.out that
+        holds a DiLoCo run (its files move to cfg.out/replaced-<time>/); without either, such a folder
+        is refused."""
         self.cfg = train_cfg.validate()
         self.dcfg = diloco_cfg.validate()
         self.report = report or (lambda event: None)
+        self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
+        self._exit = contextlib.ExitStack()  # the folder's lock
+        try:
+            self._start(resume, overwrite)
+        except BaseException:
+            self.shutdown()
+            raise
+
+    def _start(self, resume, overwrite):
+        import pcp
+        from pcp.train import rundir
+        from pcp.train.loop import build_data, build_model
+
+        self._exit.enter_context(rundir.locked(self.cfg.out))
+        for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
+            self.report({"kind": "message", "text": text})
         init_ray(self.dcfg.address, self.dcfg.workers)
         import ray
-        os.makedirs(self.cfg.out, exist_ok=True)
         pcp.random.seed(self.cfg.seed)
         self.tokenizer, self.data = build_data(self.cfg)
         self.model = build_model(self.cfg, self.tokenizer.vocab_size)
@@ -75,7 +92,11 @@ class Shepherd:
         self.bytes_sent = self.bytes_received = 0
         self.history = []  # one record per round
         self.last_results = []  # the workers' results of the last round (pseudo-gradients included)
-        self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
+        # Each worker's inner AdamW state after its last round, as the worker reported it: saved in the
+        # checkpoint (resume is then exact) and handed to a worker that starts without one (resumed,
+        # or restarted by Ray), which fetches it from the object store only then. Its bytes (twice the
+        # model's) are not in bytes_received, which counts DiLoCo's own traffic: the pseudo-gradients.
+        self.inner_states, self.inner_refs = {}, {}
         if resume:
             self._load()
         with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
@@ -120,7 +141,8 @@ class Shepherd:
         state = self.global_state()
         state_ref = ray.put(state)  # once into the object store; workers read it without copies
         state_bytes = sum(v.nbytes for v in state.values())
-        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref]): rank
+        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref],
+                                               [self.inner_refs[rank]] if rank in self.inner_refs else None): rank
                    for rank, w in self.workers.items()}
         for w in self.workers.values():
             w["live_step"] = 0
@@ -146,6 +168,10 @@ class Shepherd:
             self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
 
         received = 0
+        results.sort(key=lambda r: r["rank"])  # a fixed order of the sum: the same bits on every run
+        for r in results:
+            self.inner_states[r["rank"]] = r.pop("inner_state")
+            self.inner_refs[r["rank"]] = ray.put(self.inner_states[r["rank"]])
         if results:
             avg = {k: np.zeros_like(state[k], dtype=np.float32) for k in self.names}
             for r in results:
@@ -226,14 +252,28 @@ class Shepherd:
         extra = {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
                  "bytes_received": self.bytes_received}
         save_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer, self.round, self.cfg.to_dict(),
-                        extra)
+                        extra, optimizers={f"worker.{r}": sd for r, sd in self.inner_states.items()})
 
     def _load(self):
+        import ray
         from pcp.train.checkpoint import load_checkpoint
-        meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer)
+        from pcp.train.loop import build_optimizer
+        # The workers' states are checked by loading them into optimizers like theirs (same groups).
+        inner = {r: build_optimizer(self.cfg, self.model) for r in range(self.dcfg.workers)}
+        meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer,
+                               optimizers={f"worker.{r}": opt for r, opt in inner.items()})
+        for r, opt in inner.items():
+            if f"worker.{r}" in meta.get("optimizers", {}):
+                self.inner_states[r] = export_state(opt)
+                self.inner_refs[r] = ray.put(self.inner_states[r])
         self.round = meta["step"]
         self.history = meta.get("history", [])
         self.bytes_sent, self.bytes_received = meta.get("bytes_sent", 0), meta.get("bytes_received", 0)
+        if not (isinstance(self.history, list) and all(isinstance(r, dict) for r in self.history)
+                and all(isinstance(b, int) for b in (self.bytes_sent, self.bytes_received))):
+            from pcp.serialization import SafetensorsError
+            raise SafetensorsError(os.path.join(self.cfg.out, CHECKPOINT), "checkpoint metadata: expected "
+                                   "'history': a list of rounds and integer 'bytes_sent', 'bytes_received'")
 
     # -- the whole run ---------------------------------------------------------------------------
     def run(self):
@@ -252,6 +292,7 @@ class Shepherd:
         return self.history
 
     def shutdown(self):
+        """Stops the workers and lets go of the run folder."""
         import ray
         for w in self.workers.values():
             try:
@@ -259,3 +300,4 @@ class Shepherd:
             except Exception:
                 pass
         self.workers.clear()
+        self._exit.close()

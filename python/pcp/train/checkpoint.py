@@ -26,7 +26,8 @@ def _pack(prefix, osd, tensors):
     return {"step": osd["step"], "param_groups": osd["param_groups"], "scalars": scalars}
 
 
-def save_checkpoint(path, model, optimizer, step, config, extra=None):
+def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers=None):
+    """optimizers: more optimizer state dicts to keep beside, {prefix: state_dict} (DiLoCo's workers)."""
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     seed, offset = pcp.random.get_rng_state()
     meta = {
@@ -34,6 +35,7 @@ def save_checkpoint(path, model, optimizer, step, config, extra=None):
         "config": config,
         "rng": [seed, offset],
         "optim": _pack("optim", optimizer.state_dict(), tensors),
+        **({"optimizers": {p: _pack(p, sd, tensors) for p, sd in optimizers.items()}} if optimizers else {}),
         **(extra or {}),
     }
     save_safetensors(tensors, path, metadata={"pcp": json.dumps(meta)})
@@ -64,7 +66,9 @@ def parse_metadata(path, raw):
               (lambda: isinstance(meta.get("config"), dict), "'config': an object"),
               (lambda: isinstance(meta.get("rng"), list) and len(meta["rng"]) == 2 and all(map(int_, meta["rng"])),
                "'rng': [seed, offset]"),
-              (lambda: optim_ok(meta.get("optim")), "'optim': {step, param_groups, scalars}")]
+              (lambda: optim_ok(meta.get("optim")), "'optim': {step, param_groups, scalars}"),
+              (lambda: isinstance(meta.get("optimizers", {}), dict)
+               and all(map(optim_ok, meta.get("optimizers", {}).values())), "'optimizers': {prefix: optim}")]
     for ok, expected in checks:  # in order: each check may rely on the ones before
         if not ok():
             raise SafetensorsError(path, f"checkpoint metadata: expected {expected}")
@@ -93,13 +97,14 @@ def _unpack(path, prefix, ometa, tensors, optimizer):
         raise SafetensorsError(path, f"{prefix}: {e}") from None
 
 
-def load_checkpoint(path, model=None, optimizer=None, restore_rng=True):
-    """Loads into model/optimizer when given; returns the metadata dict."""
+def load_checkpoint(path, model=None, optimizer=None, restore_rng=True, optimizers=None):
+    """Loads into model/optimizer when given (optimizers: {prefix: optimizer} for the extra state
+    dicts save_checkpoint kept; a prefix the file lacks is left alone); returns the metadata dict."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_checkpoint: no checkpoint at {path}")
     tensors, raw_meta = load_safetensors(path)
     meta = parse_metadata(path, raw_meta)
-    prefixes = {"model", "optim"}
+    prefixes = {"model", "optim", *meta.get("optimizers", {})}
     for name in tensors:
         if not any(name.startswith(p + ".") for p in prefixes):
             raise SafetensorsError(path, f"unexpected tensor (known prefixes: {', '.join(sorted(prefixes))})", name)
@@ -117,6 +122,7 @@ def load_checkpoint(path, model=None, optimizer=None, restore_rng=True):
                 raise SafetensorsError(path, "not a parameter of the model", "model." + k)
             check_tensor(path, "model." + k, v, own[k].shape, (own[k].dtype,))
     loads = [("optim", meta["optim"], optimizer)] if optimizer is not None else []
+    loads += [(p, meta["optimizers"][p], o) for p, o in (optimizers or {}).items() if p in meta.get("optimizers", {})]
     backups = [(o, o.state_dict()) for _, _, o in loads]
     try:
         for prefix, ometa, opt in loads:
