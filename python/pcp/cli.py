@@ -2,7 +2,19 @@
 import argparse
 import dataclasses
 import os
+import signal
 import sys
+import threading
+
+
+_terminated = []  # set by SIGTERM: the KeyboardInterrupt may come back re-raised (Ray's calls do that)
+
+
+def _raise_terminated(signum, frame):
+    """SIGTERM raised as Ctrl-C's KeyboardInterrupt, so that `finally` blocks and atexit run (Python's
+    default ends the process at once, which would leave a local Ray cluster behind)."""
+    _terminated.append(signum)
+    raise KeyboardInterrupt
 
 
 def _add_config_flags(p, defaults):
@@ -76,6 +88,8 @@ def cmd_diloco(args):
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
                         split=args.split, round_timeout=args.round_timeout, address=args.address or "").validate()
     with reporter(args.dashboard) as report:
+        # A local Ray cluster is stopped on every way out: errors, Ctrl-C and SIGTERM here (Shepherd
+        # stops it when its own start fails), and a reaper process if this one is killed outright.
         shepherd = Shepherd(cfg, dcfg, report=report, resume=args.resume, overwrite=args.overwrite)
         try:
             history = shepherd.run()
@@ -165,11 +179,23 @@ def main(argv=None):
     w.add_argument("--host", default=None, help="the address this node announces (default: Ray's choice)")
     w.set_defaults(fn=cmd_worker)
     args = parser.parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    _terminated.clear()
+    previous = signal.getsignal(signal.SIGTERM)
+    if main_thread and args.command in ("train", "sample", "diloco"):
+        signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return args.fn(args)
     except (ValueError, TypeError, OSError, RuntimeError) as e:  # OSError: ConnectionError, missing files
         print(f"pcp {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        signum = signal.SIGTERM if _terminated else signal.SIGINT
+        print(f"pcp {args.command}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if main_thread and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,20 @@
 """The DiLoCo shepherd: the Ray driver that owns the global model and the outer optimizer."""
 import contextlib
 import os
+import signal
 import socket
+import threading
 import time
 
 import numpy as np
 
+from . import reaper
 from .compression import decode
 from .worker import Worker, export_state
 
 CHECKPOINT = "diloco.safetensors"
 RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
+_reaper = None  # the process that stops the local cluster should this driver be killed (see reaper.py)
 
 
 def check_reachable(address, timeout=5):
@@ -22,20 +26,31 @@ def check_reachable(address, timeout=5):
         raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
 
 
+def _children():
+    try:
+        import psutil  # Ray bundles it
+        return {p.pid for p in psutil.Process().children()}
+    except Exception:
+        return set()
+
+
 def init_ray(address="", min_cpus=2):
     """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1 with at least
-    min_cpus logical CPUs (one per worker actor, even on a smaller machine)."""
+    min_cpus logical CPUs (one per worker actor, even on a smaller machine). Returns True when it
+    started a local cluster: the caller then stops it with shutdown_ray(), and a reaper process
+    stops it should this process be killed first."""
+    global _reaper
     import ray
     if address:
         check_reachable(address)
     if ray.is_initialized():
-        return
+        return False
     if address:
         try:
             ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
         except Exception as e:  # Ray raises ConnectionError, RuntimeError or its own types here
             raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
-        return
+        return False
     # On Linux a local cluster takes the machine's interface address unless clusters are off:
     # Ray reads this variable at import (and its processes inherit it), so set the constant too
     # for a Ray imported before us.
@@ -44,8 +59,28 @@ def init_ray(address="", min_cpus=2):
     if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
         constants.ENABLE_RAY_CLUSTER = False
     # "local": a new cluster even when a `ray start` one runs on this machine (address=None would join it).
-    ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-             num_cpus=max(os.cpu_count() or 1, min_cpus))
+    before = _children()
+    sigterm = signal.getsignal(signal.SIGTERM)
+    try:
+        ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                 num_cpus=max(os.cpu_count() or 1, min_cpus))
+    finally:  # the processes ray.init started (GCS, raylet, ...), even where it failed midway
+        _reaper = reaper.start(sorted(_children() - before))
+        # ray.init replaces the SIGTERM handler with sys.exit (no message, status 15): keep the caller's.
+        if sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, sigterm)
+    return True
+
+
+def shutdown_ray():
+    """Stops the local cluster init_ray started, and its reaper."""
+    global _reaper
+    import ray
+    try:
+        ray.shutdown()
+    finally:
+        reaper.stop(_reaper)
+        _reaper = None
 
 
 class Shepherd:
@@ -56,11 +91,12 @@ class Shepherd:
     def __init__(self, train_cfg, diloco_cfg, report=None, resume=False, overwrite=False):
         """resume: continue from cfg.out's diloco.safetensors; overwrite: start anew in a cfg.out that
         holds a DiLoCo run (its files move to cfg.out/replaced-<time>/); without either, such a folder
-        is refused."""
+        is refused. A local Ray cluster started here is stopped by shutdown(), also when this fails."""
         self.cfg = train_cfg.validate()
         self.dcfg = diloco_cfg.validate()
         self.report = report or (lambda event: None)
         self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
+        self._owns_ray = False
         self._exit = contextlib.ExitStack()  # the folder's lock
         try:
             self._start(resume, overwrite)
@@ -76,7 +112,7 @@ class Shepherd:
         self._exit.enter_context(rundir.locked(self.cfg.out))
         for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
             self.report({"kind": "message", "text": text})
-        init_ray(self.dcfg.address, self.dcfg.workers)
+        self._owns_ray = init_ray(self.dcfg.address, self.dcfg.workers)
         import ray
         pcp.random.seed(self.cfg.seed)
         self.tokenizer, self.data = build_data(self.cfg)
@@ -292,7 +328,7 @@ class Shepherd:
         return self.history
 
     def shutdown(self):
-        """Stops the workers and lets go of the run folder."""
+        """Stops the workers, and the local Ray cluster if this shepherd started it."""
         import ray
         for w in self.workers.values():
             try:
@@ -300,4 +336,9 @@ class Shepherd:
             except Exception:
                 pass
         self.workers.clear()
-        self._exit.close()
+        try:
+            if self._owns_ray:
+                self._owns_ray = False
+                shutdown_ray()
+        finally:
+            self._exit.close()
