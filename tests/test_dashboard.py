@@ -105,6 +105,6 @@ def test_cli_train_with_and_without_dashboard(text_file, tmp_path, capsys):
     assert main(["train", "--no-dashboard", *flags]) == 0
     out = capsys.readouterr().out
     assert "iter 4/4 loss" in out and "eval iter 4:" in out and "PCP train" not in out
-    assert main(["train", "--dashboard", *flags]) == 0
+    assert main(["train", "--dashboard", "--overwrite", *flags]) == 0  # a second run in the same --out
     out = capsys.readouterr().out
     assert "PCP train · finished" in out and "4/4" in out and "iter 4/4 loss" not in out

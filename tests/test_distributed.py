@@ -15,7 +15,7 @@ import pytest
 
 from pcp.distributed import DiLoCoConfig, Shepherd, decode, encode
 from pcp.distributed.compression import nbytes
-from pcp.distributed.shepherd import check_reachable, init_ray
+from pcp.distributed.shepherd import check_reachable, init_ray, shutdown_ray
 from pcp.distributed.worker import state_digest
 from pcp.train import preset
 
@@ -26,7 +26,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed")
 def local_ray():
     init_ray()
     yield
-    ray.shutdown()
+    shutdown_ray()
 
 
 @pytest.fixture
@@ -34,8 +34,8 @@ def tiny(tmp_path, text_file):
     """A TrainConfig of a one-layer GPT writing to this test's folder."""
     def make(**kw):
         kw = {"n_layer": 1, "n_head": 2, "n_embd": 32, "block_size": 32, "batch_size": 4, "eval_iters": 2,
-              "warmup_iters": 2, **kw}
-        return preset("shakespeare-char-cpu", data=text_file, out=str(tmp_path), **kw)
+              "warmup_iters": 2, "out": str(tmp_path), **kw}
+        return preset("shakespeare-char-cpu", data=text_file, **kw)
     return make
 
 
@@ -142,6 +142,45 @@ def test_checkpoint_and_resume(tiny):
         again.shutdown()
 
 
+def test_an_interrupted_and_resumed_run_is_exact(tiny, tmp_path):
+    """Killed after round 2 of 3 and resumed, a run ends with the same bits as one never stopped:
+    the checkpoint holds the workers' inner AdamW state as well as the global model and momentum."""
+    class Stop(Exception):
+        pass
+
+    def run(out, stop_after=None, resume=False):
+        def report(e):
+            if e["kind"] == "round" and e["round"] == stop_after:
+                raise Stop  # after the round's checkpoint, as a kill would be
+        sh = Shepherd(tiny(out=str(out)), DiLoCoConfig(workers=2, inner_steps=4, rounds=3, round_timeout=120),
+                      report=report, resume=resume)
+        try:
+            try:
+                sh.run()
+            except Stop:
+                assert sh.round == stop_after
+            return sh.global_state(), [r["val_loss"] for r in sh.history]
+        finally:
+            sh.shutdown()
+
+    full, full_losses = run(tmp_path / "full")
+    run(tmp_path / "cut", stop_after=2)
+    resumed, losses = run(tmp_path / "cut", resume=True)
+    assert len(losses) == 4 and losses == full_losses
+    for k in full:
+        np.testing.assert_array_equal(resumed[k], full[k], err_msg=k)
+
+
+def test_diloco_refuses_an_out_holding_a_run(tiny):
+    sh = Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=1, rounds=1, round_timeout=120))
+    try:
+        sh.run()
+    finally:
+        sh.shutdown()
+    with pytest.raises(ValueError, match="already holds a run"):
+        Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=1, rounds=1))
+
+
 def test_bad_configuration_fails_before_anything_starts():
     for bad, msg in ((dict(workers=0), "workers must be at least 1"), (dict(inner_steps=0), "inner_steps"),
                      (dict(compression="zip"), "compression"), (dict(address="nowhere"), "HOST:PORT")):
@@ -233,3 +272,56 @@ def test_shepherd_and_worker_commands_form_a_cluster_that_trains(tmp_path, text_
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_a_killed_diloco_driver_leaves_no_ray_process_behind(tmp_path, text_file, sig):
+    """`pcp diloco` on its own local cluster, stopped mid-run: every process it started ends (Ray's
+    agents outlived a SIGKILLed driver before), and SIGINT/SIGTERM end it with one line and 128 + N."""
+    import psutil  # Ray bundles it (importing ray put it on the path)
+    log = tmp_path / "log"
+    with open(log, "w") as f:
+        p = subprocess.Popen([sys.executable, "-m", "pcp.cli", "diloco", "--workers", "2", "--inner-steps", "20",
+                              "--rounds", "10000", "--n-layer", "1", "--n-embd", "32", "--n-head", "2", "--block-size",
+                              "32", "--batch-size", "4", "--eval-iters", "2", "--data", text_file, "--out",
+                              str(tmp_path / "run"), "--no-dashboard"], stdout=f, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+    seen = {}
+
+    def follow():
+        try:
+            for c in psutil.Process(p.pid).children(recursive=True):
+                seen.setdefault(c.pid, c)
+        except psutil.NoSuchProcess:
+            pass
+
+    try:
+        deadline = time.monotonic() + 120
+        while "round 2/" not in log.read_text():  # the cluster, its agents and the workers all up
+            assert p.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            follow()
+            time.sleep(0.2)
+        follow()
+        names = {c.name() for c in seen.values() if c.is_running()}
+        assert {"gcs_server", "raylet"} <= names, names
+        signum = getattr(signal, sig)
+        if sig == "SIGINT":
+            os.killpg(p.pid, signum)  # as Ctrl-C in a terminal: the whole foreground process group
+        else:
+            os.kill(p.pid, signum)
+        rc = p.wait(60)
+        _, alive = psutil.wait_procs(list(seen.values()), timeout=30)
+        assert not alive, [(c.pid, c.name()) for c in alive]
+        if sig != "SIGKILL":
+            text = log.read_text()
+            assert rc == 128 + signum and text.endswith(f"pcp diloco: stopped by {sig}\n"), text[-3000:]
+            assert "Traceback" not in text, text[-3000:]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for c in seen.values():
+            try:
+                c.kill()  # psutil checks the pid still names the process it saw
+            except psutil.Error:
+                pass

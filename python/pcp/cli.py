@@ -2,7 +2,19 @@
 import argparse
 import dataclasses
 import os
+import signal
 import sys
+import threading
+
+
+_terminated = []  # set by SIGTERM: the KeyboardInterrupt may come back re-raised (Ray's calls do that)
+
+
+def _raise_terminated(signum, frame):
+    """SIGTERM raised as Ctrl-C's KeyboardInterrupt, so that `finally` blocks and atexit run (Python's
+    default ends the process at once, which would leave a local Ray cluster behind)."""
+    _terminated.append(signum)
+    raise KeyboardInterrupt
 
 
 def _add_config_flags(p, defaults):
@@ -27,9 +39,9 @@ def cmd_train(args):
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name) is not None}
     cfg = preset(args.preset, **overrides)
     with reporter(args.dashboard) as report:
-        summary = train(cfg, resume=args.resume, report=report)
-    print(f"done: val loss {summary['val_loss']:.4f} (best {summary['best_val']:.4f}), "
-          f"{summary['ms_per_iter'] or 0:.1f} ms/iter")
+        summary = train(cfg, resume=args.resume, report=report, overwrite=args.overwrite)
+    val = "none" if summary["val_loss"] is None else f"{summary['val_loss']:.4f}"
+    print(f"done: val loss {val} (best {summary['best_val']:.4f}), {summary['ms_per_iter'] or 0:.1f} ms/iter")
     return 0
 
 
@@ -46,9 +58,16 @@ def cmd_sample(args):
                             else "ckpt.safetensors")
     tok_path = os.path.join(os.path.dirname(ckpt), "tokenizer.json")
     with open(tok_path) as f:
-        tokenizer = CharTokenizer.from_json(f.read())
+        try:
+            tokenizer = CharTokenizer.from_json(f.read())
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            raise ValueError(f"{tok_path}: not a usable tokenizer file ({type(e).__name__}: {e})") from None
     meta = load_checkpoint(ckpt, restore_rng=False)
-    cfg = TrainConfig.from_dict(meta["config"])
+    try:
+        cfg = TrainConfig.from_dict(meta["config"]).validate()
+    except (ValueError, TypeError) as e:
+        from pcp.serialization import SafetensorsError
+        raise SafetensorsError(ckpt, f"checkpoint metadata: its config is not usable ({e})") from None
     model = build_model(cfg, tokenizer.vocab_size)
     load_checkpoint(ckpt, model, restore_rng=False)
     pcp.random.seed(args.seed)
@@ -69,7 +88,9 @@ def cmd_diloco(args):
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
                         split=args.split, round_timeout=args.round_timeout, address=args.address or "").validate()
     with reporter(args.dashboard) as report:
-        shepherd = Shepherd(cfg, dcfg, report=report, resume=args.resume)
+        # A local Ray cluster is stopped on every way out: errors, Ctrl-C and SIGTERM here (Shepherd
+        # stops it when its own start fails), and a reaper process if this one is killed outright.
+        shepherd = Shepherd(cfg, dcfg, report=report, resume=args.resume, overwrite=args.overwrite)
         try:
             history = shepherd.run()
         finally:
@@ -119,6 +140,8 @@ def main(argv=None):
     t = sub.add_parser("train", help="train a GPT on a text (tiny Shakespeare by default)")
     t.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
     t.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.safetensors")
+    t.add_argument("--overwrite", action="store_true",
+                   help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     _add_dashboard_flag(t)
     _add_config_flags(t, TrainConfig)
     t.set_defaults(fn=cmd_train)
@@ -142,6 +165,8 @@ def main(argv=None):
     d.add_argument("--round-timeout", type=float, default=600.0, help="seconds before a silent worker is left out")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
     d.add_argument("--resume", action="store_true", help="continue from OUT/diloco.safetensors")
+    d.add_argument("--overwrite", action="store_true",
+                   help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     _add_dashboard_flag(d)
     _add_config_flags(d, TrainConfig)
     d.set_defaults(fn=cmd_diloco)
@@ -154,11 +179,23 @@ def main(argv=None):
     w.add_argument("--host", default=None, help="the address this node announces (default: Ray's choice)")
     w.set_defaults(fn=cmd_worker)
     args = parser.parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    _terminated.clear()
+    previous = signal.getsignal(signal.SIGTERM)
+    if main_thread and args.command in ("train", "sample", "diloco"):
+        signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return args.fn(args)
-    except (ValueError, TypeError, FileNotFoundError, RuntimeError, ConnectionError) as e:
+    except (ValueError, TypeError, OSError, RuntimeError) as e:  # OSError: ConnectionError, missing files
         print(f"pcp {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        signum = signal.SIGTERM if _terminated else signal.SIGINT
+        print(f"pcp {args.command}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if main_thread and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

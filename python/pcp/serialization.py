@@ -1,9 +1,13 @@
 """safetensors files (Hugging Face's format): read and written here without extra dependencies.
 
 Layout: 8-byte little-endian header length, a JSON header {name: {dtype, shape, data_offsets}},
-then the raw little-endian tensor bytes. Writes are atomic (temporary file, then rename).
+then the raw little-endian tensor bytes. Reading validates the header as the reference
+implementation does (the tensors tile the data exactly: contiguous, no holes, no overlaps, sizes
+matching dtype x shape), and every problem is one SafetensorsError naming the file and the tensor.
+Writes are atomic (temporary file, then rename) and get the user's normal file mode.
 """
 import json
+import math
 import os
 import struct
 import tempfile
@@ -12,41 +16,143 @@ import numpy as np
 
 import pcp
 
-_TO_NP = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
-          "BOOL": np.bool_, "BF16": np.uint16, "I8": np.int8, "U8": np.uint8, "I16": np.int16}
+_TO_NP = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "BOOL": "?",
+          "BF16": "<u2", "I8": "i1", "U8": "u1", "I16": "<i2"}
 _FROM_PCP = {pcp.float64: "F64", pcp.float32: "F32", pcp.float16: "F16", pcp.bfloat16: "BF16",
              pcp.int64: "I64", pcp.int32: "I32", pcp.bool_: "BOOL"}
+MAX_HEADER = 100_000_000  # the reference implementation's limit
+TMP_PREFIX, TMP_SUFFIX = ".tmp-", ".safetensors"  # an interrupted write's leftover: see remove_stale_temps
+
+
+class SafetensorsError(ValueError):
+    """A safetensors file (or checkpoint) that is corrupt, truncated or does not fit its model."""
+
+    def __init__(self, path, what, tensor=None):
+        self.path, self.tensor = str(path), tensor
+        super().__init__(f"{path}: " + (f"tensor '{tensor}': " if tensor is not None else "") + what)
+
+
+def _read_header(f, path, size):
+    raw = f.read(8)
+    if len(raw) != 8:
+        raise SafetensorsError(path, f"{size} bytes is too short to be a safetensors file")
+    (n,) = struct.unpack("<Q", raw)
+    if n > min(MAX_HEADER, size - 8):
+        raise SafetensorsError(path, f"header length {n} exceeds the file ({size} bytes)"
+                               if n <= MAX_HEADER else f"implausible header length {n}")
+
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            raise SafetensorsError(path, f"duplicate key '{next(k for k in keys if keys.count(k) > 1)}' in the header")
+        return dict(pairs)
+
+    try:
+        header = json.loads(f.read(n).decode("utf-8"), object_pairs_hook=no_duplicates)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise SafetensorsError(path, f"the header is not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
+    if not isinstance(header, dict):
+        raise SafetensorsError(path, f"the header is a JSON {type(header).__name__}, not an object")
+    return header, 8 + n
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_entries(path, header, data_size):
+    """{name: (dtype, shape, begin, end)} of a parsed header, or SafetensorsError."""
+    entries = {}
+    for name, info in header.items():
+        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
+            raise SafetensorsError(path, f"entry must be {{dtype, shape, data_offsets}}, got {str(info)[:200]}", name)
+        dt, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        if dt not in _TO_NP:
+            raise SafetensorsError(path, f"unsupported dtype {str(dt)[:20]!r} (supported: {', '.join(_TO_NP)})", name)
+        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+            raise SafetensorsError(path, f"shape must be a list of non-negative integers, got {str(shape)[:200]}", name)
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(o) for o in offsets)
+                and 0 <= offsets[0] <= offsets[1]):
+            raise SafetensorsError(path, f"data_offsets must be [begin, end] with 0 <= begin <= end, got "
+                                         f"{str(offsets)[:200]}", name)
+        nbytes = math.prod(shape) * np.dtype(_TO_NP[dt]).itemsize  # Python ints: no overflow
+        if offsets[1] - offsets[0] != nbytes:
+            raise SafetensorsError(path, f"data_offsets {offsets} hold {offsets[1] - offsets[0]} bytes, but {dt} "
+                                         f"{tuple(shape)} needs {nbytes}", name)
+        entries[name] = (dt, tuple(shape), offsets[0], offsets[1])
+    # The tensors must tile the data: each begins where the previous ended, the last ends at the file's end.
+    end, prev = 0, None
+    for name, (_, _, begin, stop) in sorted(entries.items(), key=lambda e: (e[1][2], e[1][3])):
+        if begin != end:
+            what = f"overlaps tensor '{prev}'" if begin < end else "leaves a hole after the previous tensor"
+            raise SafetensorsError(path, f"data_offsets [{begin}, {stop}] {what} (expected to begin at {end})", name)
+        end, prev = stop, name
+    if end > data_size:
+        raise SafetensorsError(path, f"data_offsets end at byte {end}, past the end of the data ({data_size} bytes): "
+                                     f"the file is truncated or the offsets are wrong", prev)
+    if end < data_size:
+        raise SafetensorsError(path, f"{data_size - end} bytes after the last tensor: the header does not cover "
+                                     f"the file")
+    return entries
+
+
+def read_metadata(path):
+    """The __metadata__ dict of a safetensors file, reading only its header (validated)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        header, start = _read_header(f, path, size)
+    metadata = _metadata(path, header)
+    _check_entries(path, header, size - start)
+    return metadata
+
+
+def _metadata(path, header):
+    metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise SafetensorsError(path, "__metadata__ must map strings to strings")
+    return metadata
 
 
 def load_safetensors(path):
-    """Returns ({name: pcp.Tensor}, metadata dict)."""
+    """Returns ({name: pcp.Tensor}, metadata dict); a corrupt file raises SafetensorsError."""
+    size = os.path.getsize(path)
     with open(path, "rb") as f:
-        raw = f.read(8)
-        if len(raw) != 8:
-            raise ValueError(f"load_safetensors: {path} is too short to be a safetensors file")
-        (n,) = struct.unpack("<Q", raw)
-        if n > 100_000_000:
-            raise ValueError(f"load_safetensors: {path} has an implausible header length {n}")
-        header = json.loads(f.read(n))
+        header, _ = _read_header(f, path, size)
         data = np.fromfile(f, dtype=np.uint8)
-    metadata = header.pop("__metadata__", {}) or {}
+    metadata = _metadata(path, header)
     out = {}
-    for name, info in header.items():
-        dt = info["dtype"]
-        if dt not in _TO_NP:
-            raise TypeError(f"load_safetensors: tensor '{name}' has unsupported dtype {dt}")
-        begin, end = info["data_offsets"]
-        if not 0 <= begin <= end <= data.size:
-            raise ValueError(f"load_safetensors: tensor '{name}' points outside the file ({begin}, {end})")
-        arr = data[begin:end].view(_TO_NP[dt]).reshape(info["shape"])
+    for name, (dt, shape, begin, end) in _check_entries(path, header, data.size).items():
+        arr = data[begin:end].copy().view(_TO_NP[dt]).reshape(shape)  # copy: aligned, and owns its bytes
+        arr = arr.astype(arr.dtype.newbyteorder("="), copy=False)
         if dt == "BF16":  # bfloat16 bits are the top half of a float32
             t = pcp.tensor((arr.astype(np.uint32) << 16).view(np.float32)).astype(pcp.bfloat16)
         elif dt in ("I8", "U8", "I16"):
             t = pcp.tensor(arr.astype(np.int64))
         else:
-            t = pcp.tensor(np.ascontiguousarray(arr))
+            t = pcp.tensor(arr)
         out[name] = t
     return out, metadata
+
+
+def check_tensor(path, name, t, shape, dtypes=(pcp.float32,)):
+    """Refuses (SafetensorsError) a loaded tensor whose shape or dtype does not fit, or that holds NaN/inf:
+    such a file would otherwise load and train to NaN without a word."""
+    if t.dtype not in dtypes:
+        raise SafetensorsError(path, f"dtype {t.dtype} where the model expects {' or '.join(map(str, dtypes))}", name)
+    if tuple(t.shape) != tuple(shape):
+        raise SafetensorsError(path, f"shape {tuple(t.shape)} where the model expects {tuple(shape)}", name)
+    if t.dtype in (pcp.float16, pcp.bfloat16, pcp.float32, pcp.float64):
+        bad = ~np.isfinite(t.astype(pcp.float32).numpy())
+        if bad.any():
+            raise SafetensorsError(path, f"{int(bad.sum())} non-finite values (NaN or inf), first at index "
+                                         f"{tuple(int(i) for i in np.argwhere(bad)[0])}", name)
+
+
+def _file_mode():
+    """0666 less the umask: what open() would give (mkstemp makes 0600 files)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def save_safetensors(tensors, path, metadata=None):
@@ -68,9 +174,11 @@ def save_safetensors(tensors, path, metadata=None):
     hbytes = json.dumps(header, separators=(",", ":")).encode()
     hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".safetensors")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=TMP_PREFIX, suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), _file_mode())
             f.write(struct.pack("<Q", len(hbytes)))
             f.write(hbytes)
             for c in chunks:
@@ -82,3 +190,14 @@ def save_safetensors(tensors, path, metadata=None):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_stale_temps(directory):
+    """Deletes the temporary files of writes that were killed midway; returns their names.
+    Call it only where no other process writes (a run holds its folder's lock)."""
+    removed = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(TMP_PREFIX) and name.endswith(TMP_SUFFIX):
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+    return removed

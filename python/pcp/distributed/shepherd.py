@@ -1,14 +1,20 @@
 """The DiLoCo shepherd: the Ray driver that owns the global model and the outer optimizer."""
+import contextlib
 import os
+import signal
 import socket
+import threading
 import time
 
 import numpy as np
 
+from . import reaper
 from .compression import decode
-from .worker import Worker
+from .worker import Worker, export_state
 
 CHECKPOINT = "diloco.safetensors"
+RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
+_reaper = None  # the process that stops the local cluster should this driver be killed (see reaper.py)
 
 
 def check_reachable(address, timeout=5):
@@ -20,20 +26,31 @@ def check_reachable(address, timeout=5):
         raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
 
 
+def _children():
+    try:
+        import psutil  # Ray bundles it
+        return {p.pid for p in psutil.Process().children()}
+    except Exception:
+        return set()
+
+
 def init_ray(address="", min_cpus=2):
     """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1 with at least
-    min_cpus logical CPUs (one per worker actor, even on a smaller machine)."""
+    min_cpus logical CPUs (one per worker actor, even on a smaller machine). Returns True when it
+    started a local cluster: the caller then stops it with shutdown_ray(), and a reaper process
+    stops it should this process be killed first."""
+    global _reaper
     import ray
     if address:
         check_reachable(address)
     if ray.is_initialized():
-        return
+        return False
     if address:
         try:
             ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
         except Exception as e:  # Ray raises ConnectionError, RuntimeError or its own types here
             raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
-        return
+        return False
     # On Linux a local cluster takes the machine's interface address unless clusters are off:
     # Ray reads this variable at import (and its processes inherit it), so set the constant too
     # for a Ray imported before us.
@@ -42,8 +59,28 @@ def init_ray(address="", min_cpus=2):
     if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
         constants.ENABLE_RAY_CLUSTER = False
     # "local": a new cluster even when a `ray start` one runs on this machine (address=None would join it).
-    ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-             num_cpus=max(os.cpu_count() or 1, min_cpus))
+    before = _children()
+    sigterm = signal.getsignal(signal.SIGTERM)
+    try:
+        ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                 num_cpus=max(os.cpu_count() or 1, min_cpus))
+    finally:  # the processes ray.init started (GCS, raylet, ...), even where it failed midway
+        _reaper = reaper.start(sorted(_children() - before))
+        # ray.init replaces the SIGTERM handler with sys.exit (no message, status 15): keep the caller's.
+        if sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, sigterm)
+    return True
+
+
+def shutdown_ray():
+    """Stops the local cluster init_ray started, and its reaper."""
+    global _reaper
+    import ray
+    try:
+        ray.shutdown()
+    finally:
+        reaper.stop(_reaper)
+        _reaper = None
 
 
 class Shepherd:
@@ -51,16 +88,32 @@ class Shepherd:
     dashboard or log lines, see pcp.dashboard): kind 'start', 'progress', 'round', 'worker_lost',
     'worker_joined', 'end'."""
 
-    def __init__(self, train_cfg, diloco_cfg, report=None, resume=False):
-        import pcp
-        from pcp.train.loop import build_data, build_model
-
+    def __init__(self, train_cfg, diloco_cfg, report=None, resume=False, overwrite=False):
+        """resume: continue from cfg.out's diloco.safetensors; overwrite: start anew in a cfg.out that
+        holds a DiLoCo run (its files move to cfg.out/replaced-<time>/); without either, such a folder
+        is refused. A local Ray cluster started here is stopped by shutdown(), also when this fails."""
         self.cfg = train_cfg.validate()
         self.dcfg = diloco_cfg.validate()
         self.report = report or (lambda event: None)
-        init_ray(self.dcfg.address, self.dcfg.workers)
+        self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
+        self._owns_ray = False
+        self._exit = contextlib.ExitStack()  # the folder's lock
+        try:
+            self._start(resume, overwrite)
+        except BaseException:
+            self.shutdown()
+            raise
+
+    def _start(self, resume, overwrite):
+        import pcp
+        from pcp.train import rundir
+        from pcp.train.loop import build_data, build_model
+
+        self._exit.enter_context(rundir.locked(self.cfg.out))
+        for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
+            self.report({"kind": "message", "text": text})
+        self._owns_ray = init_ray(self.dcfg.address, self.dcfg.workers)
         import ray
-        os.makedirs(self.cfg.out, exist_ok=True)
         pcp.random.seed(self.cfg.seed)
         self.tokenizer, self.data = build_data(self.cfg)
         self.model = build_model(self.cfg, self.tokenizer.vocab_size)
@@ -75,7 +128,11 @@ class Shepherd:
         self.bytes_sent = self.bytes_received = 0
         self.history = []  # one record per round
         self.last_results = []  # the workers' results of the last round (pseudo-gradients included)
-        self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
+        # Each worker's inner AdamW state after its last round, as the worker reported it: saved in the
+        # checkpoint (resume is then exact) and handed to a worker that starts without one (resumed,
+        # or restarted by Ray), which fetches it from the object store only then. Its bytes (twice the
+        # model's) are not in bytes_received, which counts DiLoCo's own traffic: the pseudo-gradients.
+        self.inner_states, self.inner_refs = {}, {}
         if resume:
             self._load()
         with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
@@ -120,7 +177,8 @@ class Shepherd:
         state = self.global_state()
         state_ref = ray.put(state)  # once into the object store; workers read it without copies
         state_bytes = sum(v.nbytes for v in state.values())
-        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref]): rank
+        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref],
+                                               [self.inner_refs[rank]] if rank in self.inner_refs else None): rank
                    for rank, w in self.workers.items()}
         for w in self.workers.values():
             w["live_step"] = 0
@@ -146,6 +204,10 @@ class Shepherd:
             self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
 
         received = 0
+        results.sort(key=lambda r: r["rank"])  # a fixed order of the sum: the same bits on every run
+        for r in results:
+            self.inner_states[r["rank"]] = r.pop("inner_state")
+            self.inner_refs[r["rank"]] = ray.put(self.inner_states[r["rank"]])
         if results:
             avg = {k: np.zeros_like(state[k], dtype=np.float32) for k in self.names}
             for r in results:
@@ -226,14 +288,28 @@ class Shepherd:
         extra = {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
                  "bytes_received": self.bytes_received}
         save_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer, self.round, self.cfg.to_dict(),
-                        extra)
+                        extra, optimizers={f"worker.{r}": sd for r, sd in self.inner_states.items()})
 
     def _load(self):
+        import ray
         from pcp.train.checkpoint import load_checkpoint
-        meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer)
+        from pcp.train.loop import build_optimizer
+        # The workers' states are checked by loading them into optimizers like theirs (same groups).
+        inner = {r: build_optimizer(self.cfg, self.model) for r in range(self.dcfg.workers)}
+        meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer,
+                               optimizers={f"worker.{r}": opt for r, opt in inner.items()})
+        for r, opt in inner.items():
+            if f"worker.{r}" in meta.get("optimizers", {}):
+                self.inner_states[r] = export_state(opt)
+                self.inner_refs[r] = ray.put(self.inner_states[r])
         self.round = meta["step"]
         self.history = meta.get("history", [])
         self.bytes_sent, self.bytes_received = meta.get("bytes_sent", 0), meta.get("bytes_received", 0)
+        if not (isinstance(self.history, list) and all(isinstance(r, dict) for r in self.history)
+                and all(isinstance(b, int) for b in (self.bytes_sent, self.bytes_received))):
+            from pcp.serialization import SafetensorsError
+            raise SafetensorsError(os.path.join(self.cfg.out, CHECKPOINT), "checkpoint metadata: expected "
+                                   "'history': a list of rounds and integer 'bytes_sent', 'bytes_received'")
 
     # -- the whole run ---------------------------------------------------------------------------
     def run(self):
@@ -252,6 +328,7 @@ class Shepherd:
         return self.history
 
     def shutdown(self):
+        """Stops the workers, and the local Ray cluster if this shepherd started it."""
         import ray
         for w in self.workers.values():
             try:
@@ -259,3 +336,9 @@ class Shepherd:
             except Exception:
                 pass
         self.workers.clear()
+        try:
+            if self._owns_ray:
+                self._owns_ray = False
+                shutdown_ray()
+        finally:
+            self._exit.close()

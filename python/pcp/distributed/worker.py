@@ -30,6 +30,14 @@ def state_digest(state):
     return crc
 
 
+def export_state(optimizer):
+    """An optimizer's state_dict with NumPy arrays for tensors: what travels through Ray."""
+    sd = optimizer.state_dict()
+    sd["state"] = {i: {k: np.array(v.numpy()) if hasattr(v, "numpy") else v for k, v in s.items()}
+                   for i, s in sd["state"].items()}
+    return sd
+
+
 class Worker:
     """spec: dict(train_config, diloco_config, vocab_size, n_train, rank). The tokens come with
     each round (see run_round): a restarted actor then needs nothing but its spec."""
@@ -80,15 +88,22 @@ class Worker:
             lo, hi = self.shard
             self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[self.n_train:]
 
-    def run_round(self, rnd, params, inner_steps, first_step, tokens):
+    def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None):
         """Loads the global params ({name: array}), runs inner_steps AdamW steps and returns the
-        encoded pseudo-gradient (global - local) with the round's losses and timings. tokens: the
-        1-D train + val token array, or a one-element list holding its Ray object reference."""
+        encoded pseudo-gradient (global - local) with the round's losses and timings, and its AdamW
+        state (export_state). tokens: the 1-D train + val token array, or a one-element list holding
+        its Ray object reference. inner_state: this worker's state after its last round (or a list
+        holding its reference), for a worker that starts without one (resumed, or restarted)."""
         import pcp
         from pcp.optim import clip_grad_norm, warmup_cosine
 
         t0 = time.perf_counter()
         self._load_tokens(tokens)
+        if inner_state is not None and self.opt.step_count == 0:
+            if isinstance(inner_state, list):
+                import ray
+                inner_state = ray.get(inner_state[0])
+            self.opt.load_state_dict(inner_state)
         self.model.load_state_dict(params, strict=True)
         seed = round_seed(self.cfg.seed, self.rank, rnd)
         rng = np.random.default_rng(seed)
@@ -121,7 +136,8 @@ class Worker:
         return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": state_digest(params), "bytes": nbytes(encoded),
                 "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
                 else float("nan"), "lr": lr_at(first_step + inner_steps - 1), "val_loss": val, "steps": inner_steps, "seconds": time.perf_counter() - t0,
-                "tokens": inner_steps * self.cfg.batch_size * self.cfg.block_size}
+                "tokens": inner_steps * self.cfg.batch_size * self.cfg.block_size,
+                "inner_state": export_state(self.opt)}
 
     def evaluate(self, rng):
         """The local model's loss on eval_iters val batches."""

@@ -10,7 +10,7 @@ import numpy as np
 import pcp
 from pcp import nn
 from pcp._config import DictConfig
-from pcp.serialization import load_safetensors
+from pcp.serialization import SafetensorsError, check_tensor, load_safetensors
 
 
 @dataclass
@@ -143,26 +143,55 @@ class GPT2(nn.Module):
     @classmethod
     def from_pretrained(cls, path, config=None):
         """Loads Hugging Face GPT-2 weights from a model.safetensors file (or a directory holding it
-        and config.json). HF stores attention/MLP weights in Conv1D layout (in, out): transposed here."""
+        and config.json). HF stores attention/MLP weights in Conv1D layout (in, out): transposed here.
+        float16/bfloat16 weights are widened to float32; a missing, extra, misshapen or non-finite
+        tensor raises SafetensorsError naming the file and the tensor."""
         if os.path.isdir(path):
             cfg_path = os.path.join(path, "config.json")
             if config is None and os.path.exists(cfg_path):
-                with open(cfg_path) as f:
-                    config = GPT2Config.from_dict(json.load(f))
+                try:
+                    with open(cfg_path) as f:
+                        config = GPT2Config.from_dict(json.load(f))
+                except (ValueError, TypeError, AttributeError, RecursionError) as e:
+                    raise ValueError(f"{cfg_path}: not a usable GPT-2 config.json ({e})") from None
             path = os.path.join(path, "model.safetensors")
         tensors, _ = load_safetensors(path)
         tensors = {k[len("transformer."):] if k.startswith("transformer.") else k: v for k, v in tensors.items()}
-        if config is None:
-            n_layer = 1 + max(int(k.split(".")[1]) for k in tensors if k.startswith("h."))
-            vocab, n_embd = tensors["wte.weight"].shape
-            config = GPT2Config(vocab_size=vocab, n_positions=tensors["wpe.weight"].shape[0], n_embd=n_embd,
-                                n_layer=n_layer, n_head=max(1, n_embd // 64))
-        model = cls(config)
+        inferred = _infer_config(path, tensors)
+        for name in ("vocab_size", "n_positions", "n_embd", "n_layer"):  # before building: a config can be huge
+            if config is not None and getattr(config, name) != getattr(inferred, name):
+                raise SafetensorsError(path, f"the config's {name} is {getattr(config, name)} but the weights' is "
+                                             f"{getattr(inferred, name)}")
+        model = cls(config or inferred)
         conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+        own = model.state_dict()
         state = {}
         for k, v in tensors.items():
             if k.endswith((".attn.bias", ".attn.masked_bias")) or k == "lm_head.weight":
                 continue  # causal-mask buffers, and the head tied to wte
-            state[k] = v.T if k.endswith(conv1d) else v
+            if k not in own:
+                raise SafetensorsError(path, "not a parameter of GPT-2 with this config", k)
+            v = v.T if k.endswith(conv1d) else v
+            check_tensor(path, k, v, own[k].shape, (pcp.float32, pcp.float16, pcp.bfloat16))
+            state[k] = v.astype(pcp.float32)
+        missing = [k for k in own if k not in state]
+        if missing:
+            raise SafetensorsError(path, f"missing ({len(missing)} tensors missing in all)", missing[0])
         model.load_state_dict(state, strict=True)
         return model
+
+
+def _infer_config(path, tensors):
+    """A GPT2Config from the weights' shapes (no config.json): layers, widths, 64-wide heads."""
+    for k in ("wte.weight", "wpe.weight"):
+        if k not in tensors or tensors[k].ndim != 2:
+            raise SafetensorsError(path, "missing or not 2-D: cannot infer the model's size", k)
+    layers = {k.split(".")[1] for k in tensors if k.startswith("h.")}
+    if not layers or sorted(int(i) if i.isdigit() else -1 for i in layers) != list(range(len(layers))):
+        raise SafetensorsError(path, f"transformer blocks must be h.0.* to h.<n-1>.*, got h.{sorted(layers)[:5]}")
+    vocab, n_embd = tensors["wte.weight"].shape
+    try:
+        return GPT2Config(vocab_size=vocab, n_positions=tensors["wpe.weight"].shape[0], n_embd=n_embd,
+                          n_layer=1 + max(map(int, layers)), n_head=max(1, n_embd // 64))
+    except ValueError as e:
+        raise SafetensorsError(path, f"the weights' shapes make no GPT-2: {e}") from None

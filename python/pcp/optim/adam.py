@@ -9,6 +9,7 @@ class Adam(Optimizer):
     """Adam (Kingma & Ba); weight_decay is added to the gradient, as torch.optim.Adam."""
 
     _decoupled = False
+    _state_keys = ("exp_avg", "exp_avg_sq", "step")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         if lr < 0 or eps < 0 or weight_decay < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):

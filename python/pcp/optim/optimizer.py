@@ -9,6 +9,8 @@ class Optimizer:
     so biases and norms can go in a group with weight_decay=0 (as nanoGPT does).
     """
 
+    _state_keys = None  # the names of a parameter's state, where the subclass has a fixed set
+
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
         params = list(params)
@@ -61,22 +63,46 @@ class Optimizer:
         }
 
     def load_state_dict(self, sd):
+        """Restores state_dict()'s output; refuses (ValueError) one that does not fit these groups."""
         params = [p for g in self.param_groups for p in g["params"]]
         if len(sd["param_groups"]) != len(self.param_groups):
-            raise ValueError("load_state_dict: the number of parameter groups differs")
-        for g, saved in zip(self.param_groups, sd["param_groups"]):
+            raise ValueError(f"load_state_dict: {len(sd['param_groups'])} parameter groups, expected "
+                             f"{len(self.param_groups)}")
+        for n, (g, saved) in enumerate(zip(self.param_groups, sd["param_groups"])):
             if len(saved["params"]) != len(g["params"]):
-                raise ValueError("load_state_dict: a parameter group has a different number of parameters")
-            g.update({k: v for k, v in saved.items() if k != "params"})
-        self.step_count = int(sd["step"])
-        self.state = {}
+                raise ValueError(f"load_state_dict: parameter group {n} has a different number of parameters "
+                                 f"({len(saved['params'])} saved, {len(g['params'])} here)")
+            if set(saved) != set(g):
+                raise ValueError(f"load_state_dict: parameter group {n} has settings {sorted(saved)}, expected "
+                                 f"{sorted(g)}")
+            for k, v in g.items():
+                if k != "params" and not _same_kind(saved[k], v):
+                    raise ValueError(f"load_state_dict: parameter group {n}: '{k}' is {saved[k]!r}, expected a "
+                                     f"value like {v!r}")
+        state = {}
         for i, s in sd["state"].items():
+            if not (isinstance(i, int) or str(i).isdigit()) or not 0 <= int(i) < len(params):
+                raise ValueError(f"load_state_dict: state for parameter {i!r}, but there are {len(params)}")
             p = params[int(i)]
-            self.state[id(p)] = {k: v if isinstance(v, (int, float)) else pcp.tensor(v) for k, v in s.items()}
-            for k, t in self.state[id(p)].items():
-                if isinstance(t, pcp.Tensor) and tuple(t.shape) != tuple(p.shape):
-                    raise ValueError(f"load_state_dict: state '{k}' of parameter {i} has shape {tuple(t.shape)}, "
-                                     f"expected {tuple(p.shape)}")
+            if self._state_keys is not None and set(s) != set(self._state_keys):
+                raise ValueError(f"load_state_dict: parameter {i} has state {sorted(s)}, expected "
+                                 f"{sorted(self._state_keys)}")
+            state[id(p)] = {}
+            for k, v in s.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    if not hasattr(v, "shape"):
+                        raise ValueError(f"load_state_dict: state '{k}' of parameter {i} is {str(v)[:100]!r}")
+                    v = pcp.tensor(v)  # a copy: the fused updates write into it
+                    if tuple(v.shape) != tuple(p.shape) or v.dtype != p.dtype:
+                        raise ValueError(f"load_state_dict: state '{k}' of parameter {i} has dtype {v.dtype} and "
+                                         f"shape {tuple(v.shape)}, expected {p.dtype} and {tuple(p.shape)}")
+                elif not (isinstance(v, int) and v >= 0 or isinstance(v, float) and v == v):
+                    raise ValueError(f"load_state_dict: state '{k}' of parameter {i} is {v!r}")
+                state[id(p)][k] = v
+        for g, saved in zip(self.param_groups, sd["param_groups"]):
+            g.update({k: tuple(v) if isinstance(g[k], tuple) else v for k, v in saved.items() if k != "params"})
+        self.step_count = int(sd["step"])
+        self.state = state
 
     def step(self):
         """One update of every parameter that has a gradient."""
@@ -90,3 +116,15 @@ class Optimizer:
     def _update(self, group, params, grads):
         """Applies one step to a group's parameters (those with gradients)."""
         raise NotImplementedError
+
+
+def _same_kind(saved, current):
+    """Whether a saved hyperparameter can stand for the current one (JSON turns tuples into lists)."""
+    if isinstance(current, bool):
+        return isinstance(saved, bool)
+    if isinstance(current, (int, float)):
+        return isinstance(saved, (int, float)) and not isinstance(saved, bool) and saved == saved
+    if isinstance(current, (tuple, list)):
+        return (isinstance(saved, (tuple, list)) and len(saved) == len(current)
+                and all(_same_kind(a, b) for a, b in zip(saved, current)))
+    return type(saved) is type(current)

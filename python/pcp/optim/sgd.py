@@ -6,6 +6,8 @@ from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
+    _state_keys = ("momentum_buffer",)
+
     def __init__(self, params, lr=1e-2, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(f"SGD: invalid hyperparameters lr={lr}, momentum={momentum}, weight_decay={weight_decay}")

@@ -1,28 +1,41 @@
 """Checkpoints: model and optimizer tensors in one safetensors file whose metadata holds the
-step, config, RNG state and best validation loss as JSON. Written atomically (temp + rename)."""
+step, config, RNG state and best validation loss as JSON. Written atomically (temp + rename).
+
+Loading checks everything against the model and optimizer it loads into (names, dtypes, shapes,
+finite values, the metadata's types) and reports any mismatch as a SafetensorsError naming the
+file and the tensor, before anything is modified.
+"""
 import json
 import os
 
+import numpy as np
+
 import pcp
-from pcp.serialization import load_safetensors, save_safetensors
+from pcp.serialization import SafetensorsError, check_tensor, load_safetensors, read_metadata, save_safetensors
 
 
-def save_checkpoint(path, model, optimizer, step, config, extra=None):
-    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
-    osd = optimizer.state_dict()
+def _pack(prefix, osd, tensors):
+    """An optimizer state dict's tensors into `tensors` as prefix.i.name; returns its JSON part."""
     scalars = {}  # per-parameter counters (Adam's step) go in the JSON metadata
     for i, s in osd["state"].items():
         for k, t in s.items():
-            if isinstance(t, pcp.Tensor):
-                tensors[f"optim.{i}.{k}"] = t
+            if isinstance(t, (pcp.Tensor, np.ndarray)):
+                tensors[f"{prefix}.{i}.{k}"] = t if isinstance(t, pcp.Tensor) else pcp.tensor(t)
             else:
                 scalars.setdefault(str(i), {})[k] = t
+    return {"step": osd["step"], "param_groups": osd["param_groups"], "scalars": scalars}
+
+
+def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers=None):
+    """optimizers: more optimizer state dicts to keep beside, {prefix: state_dict} (DiLoCo's workers)."""
+    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     seed, offset = pcp.random.get_rng_state()
     meta = {
         "step": step,
         "config": config,
         "rng": [seed, offset],
-        "optim": {"step": osd["step"], "param_groups": osd["param_groups"], "scalars": scalars},
+        "optim": _pack("optim", optimizer.state_dict(), tensors),
+        **({"optimizers": {p: _pack(p, sd, tensors) for p, sd in optimizers.items()}} if optimizers else {}),
         **(extra or {}),
     }
     save_safetensors(tensors, path, metadata={"pcp": json.dumps(meta)})
@@ -31,26 +44,104 @@ def save_checkpoint(path, model, optimizer, step, config, extra=None):
     os.replace(os.path.splitext(path)[0] + ".json.tmp", os.path.splitext(path)[0] + ".json")
 
 
-def load_checkpoint(path, model=None, optimizer=None, restore_rng=True):
-    """Loads into model/optimizer when given; returns the metadata dict."""
+def parse_metadata(path, raw):
+    """The checked 'pcp' JSON metadata of a checkpoint (raw: the file's __metadata__)."""
+    if "pcp" not in raw:
+        raise SafetensorsError(path, "not a PCP checkpoint (no 'pcp' metadata)")
+    try:
+        meta = json.loads(raw["pcp"])
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise SafetensorsError(path, f"the checkpoint metadata is not valid JSON ({str(e)[:200]})") from None
+
+    def int_(x):
+        return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2 ** 64
+
+    def optim_ok(o):
+        return (isinstance(o, dict) and int_(o.get("step")) and isinstance(o.get("param_groups"), list)
+                and all(isinstance(g, dict) and isinstance(g.get("params"), list) for g in o["param_groups"])
+                and isinstance(o.get("scalars"), dict) and all(isinstance(v, dict) for v in o["scalars"].values()))
+
+    checks = [(lambda: isinstance(meta, dict), "an object"),
+              (lambda: int_(meta.get("step")), "'step': a non-negative integer"),
+              (lambda: isinstance(meta.get("config"), dict), "'config': an object"),
+              (lambda: isinstance(meta.get("rng"), list) and len(meta["rng"]) == 2 and all(map(int_, meta["rng"])),
+               "'rng': [seed, offset]"),
+              (lambda: optim_ok(meta.get("optim")), "'optim': {step, param_groups, scalars}"),
+              (lambda: isinstance(meta.get("optimizers", {}), dict)
+               and all(map(optim_ok, meta.get("optimizers", {}).values())), "'optimizers': {prefix: optim}")]
+    for ok, expected in checks:  # in order: each check may rely on the ones before
+        if not ok():
+            raise SafetensorsError(path, f"checkpoint metadata: expected {expected}")
+    return meta
+
+
+def _unpack(path, prefix, ometa, tensors, optimizer):
+    """Loads prefix.* tensors and their JSON part into optimizer, checked (SafetensorsError)."""
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    state = {}
+    for name, t in tensors.items():
+        if not name.startswith(prefix + "."):
+            continue
+        i, _, key = name[len(prefix) + 1:].partition(".")
+        if not i.isdigit() or not key or int(i) >= len(params):
+            raise SafetensorsError(path, f"not a state of one of the optimizer's {len(params)} parameters", name)
+        check_tensor(path, name, t, params[int(i)].shape, (params[int(i)].dtype,))
+        state.setdefault(int(i), {})[key] = t
+    for i, s in ometa["scalars"].items():
+        if not i.isdigit():
+            raise SafetensorsError(path, f"optimizer state for parameter {i!r}")
+        state.setdefault(int(i), {}).update(s)
+    try:
+        optimizer.load_state_dict({"step": ometa["step"], "param_groups": ometa["param_groups"], "state": state})
+    except ValueError as e:
+        raise SafetensorsError(path, f"{prefix}: {e}") from None
+
+
+def load_checkpoint(path, model=None, optimizer=None, restore_rng=True, optimizers=None):
+    """Loads into model/optimizer when given (optimizers: {prefix: optimizer} for the extra state
+    dicts save_checkpoint kept; a prefix the file lacks is left alone); returns the metadata dict."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_checkpoint: no checkpoint at {path}")
     tensors, raw_meta = load_safetensors(path)
-    if "pcp" not in raw_meta:
-        raise ValueError(f"load_checkpoint: {path} is not a PCP checkpoint (no 'pcp' metadata)")
-    meta = json.loads(raw_meta["pcp"])
+    meta = parse_metadata(path, raw_meta)
+    prefixes = {"model", "optim", *meta.get("optimizers", {})}
+    for name in tensors:
+        if not any(name.startswith(p + ".") for p in prefixes):
+            raise SafetensorsError(path, f"unexpected tensor (known prefixes: {', '.join(sorted(prefixes))})", name)
+    # Everything is checked before the model or an optimizer changes.
     if model is not None:
-        model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
-    if optimizer is not None:
-        state = {}
-        for k, v in tensors.items():
-            if k.startswith("optim."):
-                _, i, name = k.split(".", 2)
-                state.setdefault(int(i), {})[name] = v
-        for i, s in meta["optim"].get("scalars", {}).items():
-            state.setdefault(int(i), {}).update(s)
-        optimizer.load_state_dict({"step": meta["optim"]["step"], "param_groups": meta["optim"]["param_groups"],
-                                   "state": state})
+        own = model.state_dict()
+        saved = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
+        missing = [k for k in own if k not in saved]
+        if missing:
+            raise SafetensorsError(path, "missing from the checkpoint" + (f" ({len(missing)} in all)"
+                                                                          if len(missing) > 1 else ""),
+                                   "model." + missing[0])
+        for k, v in saved.items():
+            if k not in own:
+                raise SafetensorsError(path, "not a parameter of the model", "model." + k)
+            check_tensor(path, "model." + k, v, own[k].shape, (own[k].dtype,))
+    loads = [("optim", meta["optim"], optimizer)] if optimizer is not None else []
+    loads += [(p, meta["optimizers"][p], o) for p, o in (optimizers or {}).items() if p in meta.get("optimizers", {})]
+    backups = [(o, o.state_dict()) for _, _, o in loads]
+    try:
+        for prefix, ometa, opt in loads:
+            _unpack(path, prefix, ometa, tensors, opt)
+    except BaseException:
+        for o, sd in backups:  # leave every optimizer as it was
+            o.load_state_dict(sd)
+        raise
+    if model is not None:
+        model.load_state_dict(saved)
     if restore_rng:
         pcp.random.set_rng_state(*meta["rng"])
     return meta
+
+
+def best_val_of(path):
+    """The best_val recorded in a checkpoint's metadata (reads the header only); None without one."""
+    if not os.path.isfile(path):
+        return None
+    meta = parse_metadata(path, read_metadata(path))
+    v = meta.get("best_val")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None

@@ -10,7 +10,11 @@ from pcp.data import CharTokenizer, TokenDataset, shakespeare
 from pcp.models import GPT2, GPT2Config
 from pcp.optim import AdamW, clip_grad_norm, warmup_cosine
 
-from .checkpoint import load_checkpoint, save_checkpoint
+from . import rundir
+from .checkpoint import best_val_of, load_checkpoint, save_checkpoint
+
+RUN_MARKERS = ("ckpt.safetensors", "best.safetensors", "metrics.jsonl")  # OUT holds a run when one is there
+RUN_FILES = ("ckpt.json", "best.json", "loss.png", "tokenizer.json")
 
 
 def build_data(cfg):
@@ -78,8 +82,10 @@ def plot_losses(metrics, path):
     return save_plot(path, "iteration", "cross-entropy loss", draw)
 
 
-def train(cfg, resume=False, report=None):
+def train(cfg, resume=False, report=None, overwrite=False):
     """Trains per `cfg` on cfg.device; returns a summary dict (final losses, best val, ms per iteration).
+    resume: continue from cfg.out's checkpoint; overwrite: start anew in a cfg.out that holds a run,
+    whose files then move to cfg.out/replaced-<time>/ (without either, such a folder is refused).
     report(event) receives the run's events (pcp.dashboard); by default a dashboard on a terminal
     and log lines otherwise."""
     from pcp.dashboard import reporter
@@ -87,16 +93,28 @@ def train(cfg, resume=False, report=None):
     previous = pcp.get_default_device()
     pcp.set_default_device(pcp.device(cfg.device))  # parameters and optimizer state live there
     try:
-        if report is not None:
-            return _train(cfg, resume, report)
-        with reporter() as report:
-            return _train(cfg, resume, report)
+        with rundir.locked(cfg.out):
+            if report is not None:
+                return _train(cfg, resume, overwrite, report)
+            with reporter() as report:
+                return _train(cfg, resume, overwrite, report)
     finally:
         pcp.set_default_device(previous)
 
 
-def _train(cfg, resume, report):
-    os.makedirs(cfg.out, exist_ok=True)
+def _describe(out):
+    """What a run in OUT holds, for the refusal and --overwrite messages."""
+    try:
+        best = best_val_of(os.path.join(out, "best.safetensors"))
+    except ValueError:
+        best = None
+    names = [n for n in RUN_MARKERS if os.path.exists(os.path.join(out, n))]
+    return ", ".join(names) + (f"; best val loss {best:.4f}" if best is not None else "")
+
+
+def _train(cfg, resume, overwrite, report):
+    for text in rundir.prepare(cfg.out, RUN_MARKERS, RUN_FILES, resume, overwrite, lambda: _describe(cfg.out)):
+        report({"kind": "message", "text": text})
     pcp.random.seed(cfg.seed)
     tokenizer, data = build_data(cfg)
     model = build_model(cfg, tokenizer.vocab_size)
@@ -107,10 +125,14 @@ def _train(cfg, resume, report):
     start, best_val, metrics = 0, math.inf, []
     if resume:
         meta = load_checkpoint(ckpt_path, model, opt)
-        start, best_val = meta["step"], meta.get("best_val", math.inf)
-        if os.path.exists(metrics_path):
-            with open(metrics_path) as f:
-                metrics = [json.loads(line) for line in f if json.loads(line)["iter"] <= start]
+        start = meta["step"]
+        if start > cfg.max_iters:
+            raise ValueError(f"train: the checkpoint in {cfg.out} is at iteration {start}, past max_iters "
+                             f"{cfg.max_iters}: raise max_iters to continue it")
+        # Never replace a better best: the best file's own record counts, whatever the checkpoint says.
+        recorded = (meta.get("best_val"), best_val_of(best_path))
+        best_val = min((float(v) for v in recorded if isinstance(v, (int, float)) and v == v), default=math.inf)
+        metrics = rundir.read_metrics(metrics_path, start)
     else:
         open(metrics_path, "w").close()
     with open(os.path.join(cfg.out, "tokenizer.json"), "w") as f:
