@@ -53,7 +53,7 @@ def run_single(cfg, steps, batch_size, threads):
     pcp.set_num_threads(threads)
     run_cfg = dataclasses.replace(cfg, batch_size=batch_size, max_iters=steps, sample_tokens=0)
     t0 = time.perf_counter()
-    summary = train(run_cfg, report=LogLines(io.StringIO()))
+    summary = train(run_cfg, report=LogLines(io.StringIO()), overwrite=True)  # a rerun starts over
     curve = [(m["iter"], m["val_loss"]) for m in summary["metrics"]]
     return summary["model"], curve, time.perf_counter() - t0
 
@@ -61,7 +61,7 @@ def run_single(cfg, steps, batch_size, threads):
 def run_diloco(cfg, steps, workers, H):
     dcfg = DiLoCoConfig(workers=workers, inner_steps=H, rounds=steps // H, round_timeout=3600)
     t0 = time.perf_counter()
-    sh = Shepherd(cfg, dcfg)
+    sh = Shepherd(cfg, dcfg, overwrite=True)
     try:
         history = sh.run()
     finally:
