@@ -23,6 +23,12 @@ void kernel_error(const char* kernel, const char* problem, const char* detail) {
   fail<TypeError>(kernel, ": ", problem, detail);
 }
 
+void* kernel_scratch(const char* kernel, size_t bytes) {
+  void* p = std::malloc(bytes > 0 ? bytes : 1);
+  if (!p) fail<MemoryError>(kernel, ": out of memory for ", bytes, " bytes of scratch space");
+  return p;
+}
+
 namespace {
 
 const KernelTable* table_for(const std::string& isa) {

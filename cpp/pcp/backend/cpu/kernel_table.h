@@ -15,6 +15,8 @@ namespace pcp::cpu {
 // template such as fail<> instantiated there could be merged by the linker with the same
 // instantiation elsewhere and run that ISA's code on any machine.
 [[noreturn]] void kernel_error(const char* kernel, const char* problem, const char* detail = "");
+// std::malloc for a kernel's scratch row; MemoryError when it cannot be had.
+void* kernel_scratch(const char* kernel, size_t bytes);
 
 // A T x D matrix view: element (i, j) at p[i * rs + j * cs].
 struct AttnView {

@@ -7,7 +7,7 @@ namespace pcp::cpu::PCP_ISA {
 template <class T>
 static void softmax_typed(const T* x, T* y, int64_t rows, int64_t n, bool log) {
   using C = acc_t<T>;
-  C* e = static_cast<C*>(std::malloc(sizeof(C) * size_t(n > 0 ? n : 1)));
+  C* e = static_cast<C*>(kernel_scratch("softmax", sizeof(C) * size_t(n)));
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
@@ -21,9 +21,9 @@ static void softmax_typed(const T* x, T* y, int64_t rows, int64_t n, bool log) {
       e[i] = k_exp_nonpos(ld(xr[i]) - m);
       s += e[i];
     }
-    if (log) {
-      C ls = m + k_log(s);
-      for (int64_t i = 0; i < n; ++i) yr[i] = st<T>(ld(xr[i]) - ls);
+    if (log) {  // (x - m) - log s: x - (m + log s) cancels for large x (2**31 lost log 2)
+      C ls = k_log(s);
+      for (int64_t i = 0; i < n; ++i) yr[i] = st<T>((ld(xr[i]) - m) - ls);
     } else {
       C inv = C(1) / s;
       for (int64_t i = 0; i < n; ++i) yr[i] = st<T>(e[i] * inv);
@@ -172,7 +172,7 @@ static void cross_entropy_typed(const T* logits, const int64_t* targets, T* loss
     C s = 0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < classes; ++i) s += k_exp_nonpos(ld(xr[i]) - m);
-    loss[r] = st<T>(m + k_log(s) - ld(xr[targets[r]]));
+    loss[r] = st<T>((m - ld(xr[targets[r]])) + k_log(s));
   }
 }
 

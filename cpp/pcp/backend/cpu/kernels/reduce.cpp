@@ -84,7 +84,7 @@ static void reduce_typed(ReduceOp op, const T* x, int64_t O, int64_t R, int64_t 
     return;
   }
   // Reduce along an outer axis: accumulate whole rows of I values (vectorizes along I).
-  C* acc = static_cast<C*>(std::malloc(sizeof(C) * size_t(I)));
+  C* acc = static_cast<C*>(kernel_scratch("reduction", sizeof(C) * size_t(I)));
   for (int64_t o = 0; o < O; ++o) {
     const T* p = x + o * R * I;
     if (op == ReduceOp::Sum) {
