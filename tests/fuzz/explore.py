@@ -1,14 +1,15 @@
 """Random exploration: Hypothesis draws an op, a tensor of random shape (zero-size dims
 anywhere), dtype, values and view (permuted, sliced with any step, broadcast), or one of the
 literal input classes, and one of the op's parameter variants (axes re-drawn at random)."""
+import copy
 import time
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, reject, settings
 from hypothesis import seed as hseed
 from hypothesis import strategies as st
 
 from . import inputs
-from .cases import OPS, Case, Ctx, Skip, make_case
+from .cases import OPS, Case, Ctx, Skip, grid, make_case
 from .inputs import Cls, tensor
 
 KINDS = ["normal"] * 6 + ["special", "special", "positive", "distinct"]
@@ -56,14 +57,18 @@ def random_tensor(draw, device, dtypes):
 @st.composite
 def random_case(draw, ctx, names):
     op = OPS[draw(st.sampled_from(names))]
+    if op.classes == []:  # an op made of fixed cases only: draw one of them
+        fixed = list(grid(op, ctx))
+        if not fixed:
+            reject()
+        return copy.deepcopy(draw(st.sampled_from(fixed)))
     params = op.cross + op.extra or [{}]
     p = dict(draw(st.sampled_from(params)))
     if "axis" in p and draw(st.booleans()):
         p["axis"] = str(draw(st.integers(-5, 4)))
-    custom = op.classes is not None
-    if custom or draw(st.integers(0, 9)) == 0:
-        classes = op.classes if custom else inputs.LITERAL_CLASSES
-        cls = draw(st.sampled_from(classes))
+    literals = [] if op.name.startswith("Tensor.") else inputs.LITERAL_CLASSES
+    if op.classes is not None or (literals and draw(st.integers(0, 9)) == 0):
+        cls = draw(st.sampled_from(op.classes or literals))
         dtypes = [None] if cls.literal is not None else [d for d in op.grid_dtypes if d in cls.dtypes] or [None]
         dtype = draw(st.sampled_from(dtypes))
     else:
@@ -71,12 +76,9 @@ def random_case(draw, ctx, names):
         cls = Cls("random", literal=x)  # a literal slot carries the drawn tensor through make_case
         dtype = x.dtype
     try:
-        case = make_case(op, cls, dtype, p, ctx)
+        return make_case(op, cls, dtype, p, ctx)
     except Skip:
-        from hypothesis import reject
         reject()
-    case.must_work = cls.must_work if cls.name != "random" else True
-    return case
 
 
 class _TimeUp(Exception):
@@ -94,9 +96,9 @@ def explore(pool, ctx, seconds, seed, record, names=None):
               suppress_health_check=list(HealthCheck), derandomize=False)
     @given(st.data())
     def one(data):
-        if time.monotonic() > deadline:
-            raise _TimeUp
         case = data.draw(random_case(ctx, names))
+        if time.monotonic() > deadline:  # after the draw, so that Hypothesis's replay draws alike
+            raise _TimeUp
         count[0] += 1
         case.id = f"{case.op}/random/{seed}/{count[0]}"
         record(case, pool.run(case))
