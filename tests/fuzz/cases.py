@@ -162,9 +162,12 @@ def call_source(case, op, named, args, kwargs):
 
 
 def render(case):
-    """(setup lines, statement, expression) of a case."""
+    """(setup lines, statement, expression) of a case; a case of another device than the CPU
+    runs with that device as the default (creation functions then make tensors there)."""
     named, args, kwargs = name_tensors(case)
-    setup = [f"{n} = {t.code()}" for n, t in named]
+    setup = [f"{n} = {t.code(case.device)}" for n, t in named]
+    if case.device != "cpu":
+        setup.insert(0, f"pcp.set_default_device({case.device!r})")
     stmt, expr = call_source(case, OPS[case.op], named, args, kwargs)
     return setup, stmt, expr
 

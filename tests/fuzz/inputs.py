@@ -30,8 +30,8 @@ class TensorArg:
     shape: tuple = ()         # shape after the view (for the builders)
     values: str = "normal"    # the values' kind (see values()); partners inherit it
 
-    def code(self):
-        extra = "" if self.device == "cpu" else f", device={self.device!r}"
+    def code(self, default_device="cpu"):
+        extra = "" if self.device == default_device else f", device={self.device!r}"
         extra += ", requires_grad=True" if self.grad else ""
         c = f"pcp.tensor({self.np}, dtype={pcp_dtype(self.dtype)}{extra})"
         return self.view[0].format(c) if self.view else c
@@ -47,7 +47,7 @@ class Lit:
     kind: str = None          # dtype-rule kind: 'weak_int', 'weak_float', 'weak_bool', a dtype
     shape: tuple = None       # shape when it is array-like
 
-    def code(self):
+    def code(self, default_device="cpu"):
         return self.code_
 
 
@@ -58,8 +58,8 @@ class Seq:
     kind = None
     shape = None
 
-    def code(self):
-        inner = ", ".join(i.code() for i in self.items)
+    def code(self, default_device="cpu"):
+        inner = ", ".join(i.code(default_device) for i in self.items)
         if self.tuple:
             return f"({inner},)" if len(self.items) == 1 else f"({inner})"
         return f"[{inner}]"

@@ -279,20 +279,21 @@ def _grad_nonscalar_ref(x):
 
 def _argnums_ref(x, y, argnums):
     _pytree(x)
-    if getattr(x, "pdt", None) not in FLOAT_SET or getattr(y, "pdt", None) not in FLOAT_SET:
-        raise Invalid("float tensors")
-    grads = [_as_f(y), _as_f(x)]
     if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple)):
         raise Invalid("argnums")
-    if isinstance(argnums, int):
-        if not -2 <= argnums < 2:
-            raise Invalid("argnums out of range")
-        return grads[argnums]
-    if not all(isinstance(i, int) and -2 <= i < 2 for i in argnums):
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    if not all(isinstance(i, int) and not isinstance(i, bool) and -2 <= i < 2 for i in nums):
         raise Invalid("argnums out of range")
-    if len(set(i % 2 for i in argnums)) != len(argnums):
+    if len(set(i % 2 for i in nums)) != len(nums):
         raise Unspecified("repeated argnums")
-    return tuple(grads[i] for i in argnums)
+    args = (x, y)
+    if any(getattr(args[i], "pdt", None) not in FLOAT_SET for i in nums):
+        raise Invalid("only float tensors can be differentiated")
+    if any(getattr(a, "pdt", None) is None for a in args) and any(
+            not isinstance(a, np.ndarray) for a in args):
+        raise Unspecified("x * y with a Python number")
+    grads = [_as_f(y), _as_f(x)]
+    return grads[argnums] if isinstance(argnums, int) else tuple(grads[i] for i in nums)
 
 
 def _value_and_grad_ref(x):

@@ -20,6 +20,17 @@ def _float(f):
     return lambda x: f(R.as_float(x))
 
 
+def _trig(f):
+    """sin/cos: GPU drivers are only accurate within [-pi, pi] (Vulkan leaves the rest to them),
+    so on the GPU any value in [-1, 1] is accepted for |x| > 1e4."""
+    def ref(x):
+        x = R.as_float(x)
+        if R.DEVICE == "cpu":
+            return f(x)
+        return R.Value(f(x), free=np.abs(x) > 1e4)
+    return ref
+
+
 def _keep(f):
     """A dtype-preserving function; refuses bool like PCP documents (TypeError)."""
     def ref(x):
@@ -40,8 +51,8 @@ UNARY = {
     "log": (_float(np.log), R.floating, NUMERIC, "positive", lambda x: -1 / x**2),
     "sqrt": (_float(np.sqrt), R.floating, NUMERIC, "positive", lambda x: -0.25 * x**-1.5),
     "rsqrt": (_float(lambda x: 1 / np.sqrt(x)), R.floating, NUMERIC, "positive", lambda x: 0.75 * x**-2.5),
-    "sin": (_float(np.sin), R.floating, NUMERIC, "any", lambda x: -np.sin(x)),
-    "cos": (_float(np.cos), R.floating, NUMERIC, "any", lambda x: -np.cos(x)),
+    "sin": (_trig(np.sin), R.floating, NUMERIC, "any", lambda x: -np.sin(x)),
+    "cos": (_trig(np.cos), R.floating, NUMERIC, "any", lambda x: -np.cos(x)),
     "tanh": (_float(np.tanh), R.floating, NUMERIC, "any", lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)),
     "sigmoid": (R.sigmoid, R.floating, NUMERIC, "any",
                 lambda x: R.sigmoid(x) * (1 - R.sigmoid(x)) * (1 - 2 * R.sigmoid(x))),
@@ -107,20 +118,32 @@ def _num(v):
 
 
 def low_precision_check(a, b):
-    """A Python scalar beyond float16/bfloat16's range: PCP rounds it to the tensor's dtype (inf),
-    PyTorch computes in float32; either is accepted."""
+    """A Python scalar beyond a float tensor's range: PCP (like PyTorch) rounds it to the tensor's
+    dtype (inf) before the op, NumPy computes in float64; either is accepted."""
     from .inputs import FLOAT_MAX
     for t, s in ((a, b), (b, a)):
         dt = getattr(t, "pdt", None)
-        if dt in ("float16", "bfloat16") and isinstance(s, (int, float)) and not isinstance(s, bool) \
+        if dt in FLOAT_MAX and isinstance(s, (int, float)) and not isinstance(s, bool) \
                 and np.isfinite(s) and abs(s) > FLOAT_MAX[dt]:
             raise R.Unspecified("scalar beyond the tensor's float range")
+
+
+def cast_ints_to_low_float(a, b):
+    """An int tensor meeting a float16/bfloat16 tensor is cast to that dtype first (PyTorch's
+    and PCP's promotion), so int32 extremes become +-inf."""
+    da, db = getattr(a, "pdt", None), getattr(b, "pdt", None)
+    if da in R.INTS and db in ("float16", "bfloat16"):
+        a = R.round_to(np.asarray(a, dtype=np.float64), db)
+    if db in R.INTS and da in ("float16", "bfloat16"):
+        b = R.round_to(np.asarray(b, dtype=np.float64), da)
+    return a, b
 
 
 def _arith(f, bools=True):
     def ref(a, b):
         weak_check(a, b)
         low_precision_check(a, b)
+        a, b = cast_ints_to_low_float(a, b)
         return f(_num(a), _num(b)) if bools else f(a, b)
     return ref
 
@@ -335,6 +358,7 @@ register(
 
 def _clip_ref(x, min=None, max=None):
     weak_check(min, max)
+    x = np.asarray(x) if isinstance(x, list) else x
     if isinstance(x, np.ndarray) and x.dtype == bool:
         x = x.astype(np.int64) if (min is not None or max is not None) else x
     r = x

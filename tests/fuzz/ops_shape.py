@@ -38,6 +38,8 @@ def _reshape_ref(x, shape):
     if shape.count(-1) > 1 or any(d < -1 for d in shape):
         raise Invalid("bad reshape")
     known = math.prod(d for d in shape if d != -1)
+    if known == 0 and any(d > 2**40 for d in shape):
+        raise Unspecified("zero-size shape with a huge dimension (NumPy refuses, PCP may not)")
     if -1 in shape:
         if known == 0:
             raise Invalid("-1 with a zero-size shape")
@@ -154,6 +156,14 @@ def _method_axes_ref(x, *axes_):
     return np.transpose(x, _perm(axes_ if axes_ else None, x.ndim))
 
 
+def _method_permute_ref(x, *axes_):
+    """Tensor.permute(*axes): no axes is the empty permutation (valid for 0-d tensors only)."""
+    x = np.asarray(x)
+    if len(axes_) == 1 and isinstance(axes_[0], (tuple, list)):
+        axes_ = tuple(axes_[0])
+    return np.transpose(x, _perm(tuple(axes_), x.ndim))
+
+
 def build_axes(x, p, ctx):
     s = shape_of(x)
     token = p["axes"]
@@ -186,7 +196,7 @@ register(
     Op("pcp.permute", fn("pcp.permute"), _permute_ref, _same, build=build_axes, cross=_AX_CROSS, extra=_AX_EXTRA),
     Op("Tensor.transpose", method("transpose"), _method_axes_ref, _same, build=build_axes_varargs,
        cross=[{"axes": "default"}, {"axes": "reverse"}], extra=_AX_EXTRA, grid_dtypes=("float32",)),
-    Op("Tensor.permute", method("permute"), _method_axes_ref, _same, build=build_axes_varargs,
+    Op("Tensor.permute", method("permute"), _method_permute_ref, _same, build=build_axes_varargs,
        cross=_AX_CROSS[:1], extra=_AX_EXTRA, grid_dtypes=("float32",)),
 )
 

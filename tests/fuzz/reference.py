@@ -89,8 +89,9 @@ class Value:
     """A reference value (NumPy array or Python object); `lenient` marks elements where either
     NaN or the reference is right (activations at +-inf: PyTorch gives NaN, the limit is finite)."""
 
-    def __init__(self, value, lenient=None, err_scale=None, tol=None):
+    def __init__(self, value, lenient=None, err_scale=None, tol=None, free=None):
         self.value, self.lenient, self.err_scale, self.tol = value, lenient, err_scale, tol
+        self.free = free  # elements where any value in [-1, 1] is accepted (driver-defined)
 
 
 class Shape:
@@ -356,10 +357,11 @@ def compare(result, expected, out_dtype, device):
         if expected.predicate is not None and not expected.predicate(to_numpy(result)):
             return f"values are not {expected.what}"
         return None
-    return _compare_value(result, expected.value, out_dtype, expected.lenient, expected.err_scale, expected.tol)
+    return _compare_value(result, expected.value, out_dtype, expected.lenient, expected.err_scale, expected.tol,
+                          expected.free)
 
 
-def _compare_value(result, ref, out_dtype, lenient=None, err_scale=None, tol=None):
+def _compare_value(result, ref, out_dtype, lenient=None, err_scale=None, tol=None, free=None):
     import pcp
     if isinstance(ref, (list, tuple)):
         if not isinstance(result, (list, tuple)):
@@ -408,6 +410,8 @@ def _compare_value(result, ref, out_dtype, lenient=None, err_scale=None, tol=Non
             ok = (np.isnan(got) & np.isnan(e)) | (got == e) | (np.abs(got - e) <= atol + rtol * scale)
             if lenient is not None:
                 ok |= np.broadcast_to(lenient, ok.shape) & np.isnan(got)
+            if free is not None:
+                ok |= np.broadcast_to(free, ok.shape) & (np.abs(got) <= 1)
         bad = ~ok
     if np.any(bad):
         idx = [tuple(int(j) for j in i) for i in np.argwhere(bad)[:3]]

@@ -83,7 +83,7 @@ def run_case(case):
     env = {"np": np, "pcp": pcp, "math": math}
     from .cases import call_source
     stmt, expr = call_source(case, op, named, args_src, kw_src)
-    if "torch." in " ".join([t.code() for _, t in named] + [stmt, expr]):
+    if "torch." in " ".join([t.code(case.device) for _, t in named] + [stmt, expr]):
         try:
             import torch
         except ImportError:
@@ -91,7 +91,7 @@ def run_case(case):
         env["torch"] = torch
     for n, t in named:
         try:
-            env[n] = eval(t.code(), env)
+            env[n] = eval(t.code(case.device), env)
         except Exception as e:
             return {"status": "SKIP", "detail": f"setup {n}: {type(e).__name__}: {e}"[:300]}
 
