@@ -32,7 +32,8 @@ class Op:
     dtypes: frozenset = ALL            # dtypes whose valid inputs must work (declared support)
     grid_dtypes: tuple = tuple(inputs.DTYPES)
     classes: list = None               # input classes of x (default: tensors and literals)
-    names: tuple = None                # names an error message may use (default: last part of name)
+    names: tuple = None                # names an error message may use (default: last part of name;
+                                       # () when the message comes from another library)
     covers: tuple = None               # public names this entry exercises (default: name)
     errors: tuple = ()                 # extra acceptable exception types
     check: str = "value"               # 'value', 'grad' (finite differences) or 'grad2'

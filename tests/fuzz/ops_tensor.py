@@ -4,8 +4,8 @@ device, ... and the constructor."""
 import numpy as np
 
 from . import reference as R
-from .cases import Op, attr, builtin, fn, method, register
-from .inputs import Lit
+from .cases import Op, Skip, attr, builtin, fn, method, register
+from .inputs import Lit, TensorArg
 from .ops_create import DEVICE_ARGS, DTYPE_ARGS, ITEMSIZE, check_device, dtype_name
 from .reference import ALL, Invalid, Unspecified
 
@@ -199,14 +199,24 @@ def _dlpack_device_ref(x):
     return R.Check(lambda r: r != (1, 0), "not (1, 0) = kDLCPU for a GPU tensor")
 
 
+def build_torch_consumer(x, p, ctx):
+    """PyTorch's from_dlpack aborts the process on negative strides, whoever exports them
+    (NumPy's reversed arrays too): not a PCP bug, so such views are not sent to it."""
+    if isinstance(x, TensorArg) and x.view:
+        a = eval(x.view[1].format(x.np), {"np": np})
+        if any(s < 0 for s in a.strides):
+            raise Skip
+    return [x], {}
+
+
 register(
     Op("Tensor.numpy", method("numpy"), _numpy_ref, _numpy_rule),
     Op("Tensor.__array__", fn("np.asarray"), _array_ref, _array_rule, names=("numpy", "array", "bfloat16")),
     # DLPack consumers report what they cannot import as BufferError or RuntimeError.
     Op("Tensor.__dlpack__", fn("np.from_dlpack"), _dlpack_ref("numpy"), _numpy_rule,
-       errors=(BufferError, RuntimeError), names=None),  # the consumer's own messages
+       errors=(BufferError, RuntimeError), names=()),  # the consumer's own messages
     Op("Tensor.__dlpack__#torch", fn("torch.from_dlpack"), _dlpack_ref("torch"), _numpy_rule,
-       errors=(BufferError, RuntimeError), names=None),
+       errors=(BufferError, RuntimeError), names=(), build=build_torch_consumer),
     Op("Tensor.__dlpack_device__", method("__dlpack_device__"), _dlpack_device_ref, None, names=("dlpack",)),
 )
 

@@ -460,7 +460,7 @@ def check_exception(exc, op, device):
         return "UNCLEAR", f"{detail} (exception type)"
     if BAD_MESSAGES.search(str(exc)):
         return "UNCLEAR", f"{detail} (binding message)"
-    if op.names is None or ARGUMENT_MESSAGES.match(msg) or isinstance(exc, BufferError):
+    if not op.names or ARGUMENT_MESSAGES.match(msg) or isinstance(exc, BufferError):
         return None  # BufferError: the DLPack producer/consumer on the other side refused
     low = msg.lower()
     if not any(_names(n, low) for n in op.names):
