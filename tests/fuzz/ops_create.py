@@ -376,7 +376,8 @@ _DATA_CLASSES = TENSOR_CLASSES + LITERAL_CLASSES + [
 ]
 register(
     Op("pcp.tensor", fn("pcp.tensor"), _data_ref, _data_rule, classes=_DATA_CLASSES, extra=_DATA_EXTRA
-       + [{"requires_grad": "True"}, {"requires_grad": "True", "dtype": "pcp.int64"}]),
+       + [{"requires_grad": "True"}, {"requires_grad": "True", "dtype": "pcp.int64"}],
+       names=("tensor", "requires_grad")),
     Op("pcp.asarray", fn("pcp.asarray"), _data_ref, _data_rule, classes=_DATA_CLASSES, extra=_DATA_EXTRA),
 )
 

@@ -123,6 +123,7 @@ def low_precision_check(a, b):
     from .inputs import FLOAT_MAX
     for t, s in ((a, b), (b, a)):
         dt = getattr(t, "pdt", None)
+        dt = "float32" if dt in ("bool", "int32", "int64") and isinstance(s, float) else dt  # computed in float32
         if dt in FLOAT_MAX and isinstance(s, (int, float)) and not isinstance(s, bool) \
                 and np.isfinite(s) and abs(s) > FLOAT_MAX[dt]:
             raise R.Unspecified("scalar beyond the tensor's float range")
