@@ -59,7 +59,14 @@ class Pool:
         return " | ".join(lines[-2:])[:300]
 
     def run(self, case):
-        """The worker's answer for one case, or a CRASH / HANG record."""
+        """The worker's answer for one case, or a CRASH / HANG record. A case that times out is
+        tried once more in a fresh worker, so that a stall of the machine is not a HANG."""
+        result = self._run_once(case)
+        if result["status"] == "HANG":
+            result = self._run_once(case)
+        return result
+
+    def _run_once(self, case):
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         try:
