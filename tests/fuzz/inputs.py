@@ -246,6 +246,7 @@ TENSOR_CLASSES = [
     Cls("empty_first", (0, 3)),
     Cls("empty_last", (3, 0)),
     Cls("empty_mid", (2, 0, 3)),
+    Cls("empty_last3", (2, 3, 0)),
     Cls("transposed", view=((3, 2), "{}.T", "{}.T")),
     Cls("permuted", view=((3, 4, 2), "{}.transpose(2, 0, 1)", "{}.transpose(2, 0, 1)")),
     Cls("strided", view=((4, 7), "{}[::2, ::3]", "{}[::2, ::3]")),
@@ -254,6 +255,7 @@ TENSOR_CLASSES = [
     Cls("broadcast", view=_bcast((1, 3), (2, 3))),
     Cls("broadcast0d", view=_bcast((), (2, 3))),
     Cls("special", (3, 4), kind="special"),
+    Cls("special_one", (1,), kind="special"),  # NaN alone: int(), item(), comparisons of one value
 ]
 
 # Other devices: a CPU tensor when fuzzing the GPU and the other way round (only when a GPU exists).
