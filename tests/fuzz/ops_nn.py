@@ -163,6 +163,8 @@ def _cross_entropy_ref(logits, targets, ignore_index=-100, reduction="mean"):
     if not isinstance(ignore_index, int) or isinstance(ignore_index, bool):
         raise Invalid("ignore_index")
     c = x.shape[-1]
+    if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
+        raise Unspecified("infinite or NaN logits")
     keep = t != ignore_index
     if np.any((t[keep] < 0) | (t[keep] >= c)):
         raise Invalid("target out of range")

@@ -354,6 +354,8 @@ def _seq(tensors):
         raise Invalid("needs a sequence of tensors")
     if not tensors:
         raise Invalid("needs at least one tensor")
+    if any(t is None or isinstance(t, (str, bytes)) for t in tensors):
+        raise Invalid("items must be tensors or numbers")
     return [np.asarray(t) for t in tensors]
 
 
@@ -364,7 +366,7 @@ def _concat_ref(tensors, axis=0):
     ax = axes(axis, ts[0].ndim, False)
     if ax is None:
         raise Unspecified("axis=None flattens in NumPy")
-    return np.concatenate([R.as_float(t) if any(u.dtype.kind == "f" for u in ts) else t for t in ts], axis=ax)
+    return np.concatenate([t.astype(np.float64) if any(u.dtype.kind == "f" for u in ts) else t for t in ts], axis=ax)
 
 
 def _stack_ref(tensors, axis=0):
@@ -374,7 +376,7 @@ def _stack_ref(tensors, axis=0):
     ax = axes(axis, ts[0].ndim + 1, False)
     if ax is None:
         raise Invalid("axis None")
-    return np.stack([R.as_float(t) if any(u.dtype.kind == "f" for u in ts) else t for t in ts], axis=ax)
+    return np.stack([t.astype(np.float64) if any(u.dtype.kind == "f" for u in ts) else t for t in ts], axis=ax)
 
 
 def _seq_rule(k, kw):
