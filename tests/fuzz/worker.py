@@ -1,0 +1,215 @@
+"""The child process: runs cases one after another, answering each with one JSON line.
+
+Started by runner.Pool as `python -m fuzz.worker` (tests/ on PYTHONPATH). Its address space is
+capped (RLIMIT_AS, PCP_FUZZ_MEM_GB, default 4 GiB) so that a real attempt to allocate 2**40
+bytes fails at once with MemoryError instead of swapping the machine; when a case kills the
+process by a signal the parent records a CRASH and starts a new one.
+"""
+import faulthandler
+import json
+import math
+import os
+import resource
+import sys
+import traceback
+import warnings
+
+import numpy as np
+
+from . import reference as R
+from .inputs import Lit, Seq, TensorArg
+
+
+class Counterpart(np.ndarray):
+    """The NumPy twin of a tensor argument (finite-difference references perturb these)."""
+
+
+def counterpart(t):
+    v = R.round_to(eval(t.np, {"np": np}), t.dtype)
+    if t.view:
+        v = eval(t.view[1].format("_v"), {"np": np, "_v": v})
+    v = v.view(Counterpart)
+    v.pdt = t.dtype  # the pcp dtype, for references that depend on it (item, astype, ...)
+    v.dev = t.device
+    return v
+
+
+def _np_value(a, npenv, names):
+    if isinstance(a, TensorArg):
+        return npenv[names[id(a)]]
+    if isinstance(a, Seq):
+        items = [_np_value(i, npenv, names) for i in a.items]
+        return tuple(items) if a.tuple else items
+    v = eval(a.code(), npenv)
+    if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+        v = v.astype(np.float64)  # native byte order, the values the array means
+    elif isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.dtype.itemsize < 4 or \
+            isinstance(v, np.ndarray) and v.dtype == np.uint32:
+        v = v.astype(np.int64)  # README: narrower NumPy integers widen to int64
+    elif isinstance(v, np.ndarray) and v.dtype == np.uint64:
+        # the numbers it holds: as int64 where they fit, else as float64 (a wrapped int64 is wrong)
+        v = v.astype(np.int64) if not v.size or v.max() < 2**63 else v.astype(np.float64)
+    return v
+
+
+def _kind(a):
+    return a.kind if isinstance(a, (TensorArg, Lit)) else None
+
+
+def _summary(result):
+    import pcp
+    if isinstance(result, pcp.Tensor):
+        try:
+            return f"Tensor{tuple(result.shape)} {result.dtype.name}"
+        except Exception:
+            return "Tensor"
+    s = repr(result)
+    return s if len(s) < 80 else s[:77] + "..."
+
+
+def _gpu_declared(exc, device):
+    """README: float64 and integer arithmetic are CPU-only on the GPU and say so."""
+    msg = str(exc)
+    return device != "cpu" and isinstance(exc, NotImplementedError) and ("vulkan" in msg or "gpu" in msg)
+
+
+def run_case(case):
+    """{'status', 'detail'} for one case (see the table in reference.py)."""
+    import pcp
+    from .cases import OPS, name_tensors
+    op = OPS[case.op]
+    named, args_src, kw_src = name_tensors(case)
+    names = {id(t): n for n, t in named}
+    env = {"np": np, "pcp": pcp, "math": math}
+    from .cases import call_source
+    stmt, expr = call_source(case, op, named, args_src, kw_src)
+    if "torch." in " ".join([t.code(case.device) for _, t in named] + [stmt, expr]):
+        try:
+            import torch
+        except ImportError:
+            return {"status": "SKIP", "detail": "torch is not installed"}
+        env["torch"] = torch
+    for n, t in named:
+        try:
+            env[n] = eval(t.code(case.device), env)
+        except Exception as e:
+            return {"status": "SKIP", "detail": f"setup {n}: {type(e).__name__}: {e}"[:300]}
+
+    # The reference, before PCP runs (so a case that corrupts memory cannot change it).
+    npenv = dict(env, **{n: counterpart(t) for n, t in named})
+    if op.ref is None:
+        expected = R.Expect.ANY
+    else:
+        try:
+            np_args = [_np_value(a, npenv, names) for a in case.args]
+            np_kw = {k: _np_value(v, npenv, names) for k, v in case.kwargs.items()}
+        except Exception as e:  # e.g. object() where NumPy needs a number
+            np_args, np_kw = None, None
+            expected = R.Expect.ERROR if isinstance(e, (TypeError, ValueError)) else R.Expect.ANY
+        if np_args is not None:
+            R.DEVICE = case.device
+            expected = R.expectation(op.ref, np_args, np_kw)
+    if case.expect:
+        expected = case.expect
+    try:
+        out_dtype = op.dtype([_kind(a) for a in case.args], case.kwargs) if op.dtype else None
+    except Exception:
+        out_dtype = None
+    if not _supported(op, named, case.device):
+        out_dtype = None  # no declared result dtype for an input dtype the op does not declare
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if stmt:
+                exec(stmt, env)
+            result = eval(expr, env)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        unclear = R.check_exception(exc, op, case.device)
+        if unclear:
+            return {"status": unclear[0], "detail": unclear[1]}
+        detail = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+        if isinstance(expected, (R.Value, R.Shape, R.Check)) and case.must_work and _supported(op, named, case.device) \
+                and not _gpu_declared(exc, case.device):
+            return {"status": "WRONG", "detail": f"raised {detail}; the reference has a value"}
+        return {"status": "OK", "detail": detail}
+
+    if expected == R.Expect.ERROR:
+        late = _deferred_error(result, case.device)
+        if late is not None:  # README: the GPU reports some bad inputs at the next synchronisation
+            unclear = R.check_exception(late, op, case.device)
+            return {"status": unclear[0], "detail": unclear[1]} if unclear else \
+                {"status": "OK", "detail": f"{type(late).__name__} at synchronisation: {late}"[:200]}
+        return {"status": "WRONG", "detail": f"returned {_summary(result)} for an invalid input"}
+    if expected == R.Expect.ANY:
+        return {"status": "OK", "detail": f"returned {_summary(result)}"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            diff = R.compare(result, expected, out_dtype, case.device)
+    except Exception as e:
+        return {"status": "WRONG", "detail": f"returned {_summary(result)} that cannot be read back: "
+                                             f"{type(e).__name__}: {str(e)[:150]}"}
+    if diff:
+        return {"status": "WRONG", "detail": diff}
+    return {"status": "OK", "detail": ""}
+
+
+def _deferred_error(result, device):
+    """The exception a GPU result raises when it is read back, or None."""
+    import pcp
+    if device == "cpu":
+        return None
+    try:
+        pcp.synchronize()
+        if isinstance(result, pcp.Tensor):
+            result.to("cpu")
+    except Exception as e:
+        return e
+    return None
+
+
+def _supported(op, named, device):
+    return all(t.dtype in op.dtypes and t.device == device for _, t in named)
+
+
+def _reset(device, threads):
+    """Undo what a case may have changed in the process-wide state."""
+    import pcp
+    try:
+        pcp.set_grad_enabled(True)
+        pcp.set_default_device(device)
+        if pcp.get_num_threads() != threads:
+            pcp.set_num_threads(threads)
+        pcp.random.seed(0)
+    except Exception:
+        pass
+
+
+def main():
+    gib = float(os.environ.get("PCP_FUZZ_MEM_GB", "4"))
+    if gib > 0:
+        limit = int(gib * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # stray prints (C++ or Python) go to stderr, not into the answers
+    faulthandler.enable()
+    warnings.simplefilter("ignore")  # NumPy's warnings from references would hide crash messages
+    import pcp
+    from .cases import Case
+    threads = pcp.get_num_threads()
+    for line in sys.stdin:
+        case = Case.from_json(line)
+        _reset(case.device, threads)
+        try:
+            res = run_case(case)
+        except Exception:  # a bug of the harness, not of PCP
+            res = {"status": "HARNESS", "detail": traceback.format_exc()[-600:]}
+        _reset(case.device, threads)
+        proto.write(json.dumps(res) + "\n")
+
+
+if __name__ == "__main__":
+    main()
