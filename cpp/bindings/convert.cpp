@@ -170,6 +170,7 @@ Tensor to_tensor_or_none(py::handle obj, const char* op) {
 }
 
 DType to_dtype(py::handle obj) {
+  if (obj.is_none()) fail<TypeError>("expected a dtype, got None");  // NumPy would read it as float64
   if (py::isinstance<DType>(obj)) {
     const DType d = obj.cast<DType>();  // pybind11 enums can be made from any int
     if (int(d) < 0 || int(d) >= kNumDTypes) fail<TypeError>("unknown dtype ", std::string(py::repr(obj)));

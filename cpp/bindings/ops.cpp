@@ -128,7 +128,7 @@ void bind_ops(py::module_& m) {
   PCP_REDUCE(sum); PCP_REDUCE(mean); PCP_REDUCE(max); PCP_REDUCE(min); PCP_REDUCE(logsumexp); PCP_REDUCE(any);
   PCP_REDUCE(all);
 #undef PCP_REDUCE
-  def(m, "var", [=](py::handle x, py::object axis, Int ddof, bool keepdims) {
+  def(m, "var", [=](py::handle x, py::object axis, double ddof, bool keepdims) {
     return var(T(x, "var"), to_axes(axis), ddof, keepdims);
   }, arg("x"), arg("axis") = py::none(), arg("ddof") = 0, arg("keepdims") = false);
   def(m, "argmax", [=](py::handle x, std::optional<Int> axis, bool keepdims) {

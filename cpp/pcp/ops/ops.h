@@ -99,7 +99,7 @@ Tensor any(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = fal
 Tensor all(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 Tensor argmax(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Tensor argmin(const Tensor& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
-Tensor var(const Tensor& x, const Axes& axes = std::nullopt, int64_t ddof = 0, bool keepdims = false);
+Tensor var(const Tensor& x, const Axes& axes = std::nullopt, double ddof = 0, bool keepdims = false);
 Tensor logsumexp(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
 // Sums a broadcast gradient back down to `shape` (the inverse of broadcast_to).
 Tensor sum_to(const Tensor& x, const Shape& shape);

@@ -148,12 +148,12 @@ Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
   return div(total, weak_scalar(double(n)));
 }
 
-Tensor var(const Tensor& x, const Axes& axes, int64_t ddof, bool keepdims) {
+Tensor var(const Tensor& x, const Axes& axes, double ddof, bool keepdims) {
   if (!x.defined()) fail<ValueError>("var: got an undefined tensor");
   Tensor xf = astype(x, is_floating(x.dtype()) ? x.dtype() : DType::Float64);
   int64_t n = count_of(xf, resolve_axes(xf, axes, "var"));
   Tensor d = sub(xf, mean(xf, axes, true));
-  return div(sum(square(d), axes, keepdims), weak_scalar(double(std::max<int64_t>(n - ddof, 0))));
+  return div(sum(square(d), axes, keepdims), weak_scalar(std::max(double(n) - ddof, 0.0)));  // NumPy: inf or nan at n <= ddof
 }
 
 Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {

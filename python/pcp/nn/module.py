@@ -110,22 +110,31 @@ class Module:
         return out
 
     def load_state_dict(self, state, strict=True):
-        """Copies values into the existing parameters and buffers (shapes must match)."""
+        """Copies values into the existing parameters and buffers (shapes must match). Everything is
+        checked before anything is written, so a bad state dict leaves the module as it was."""
+        if not hasattr(state, "keys") or not hasattr(state, "__getitem__"):
+            raise TypeError(f"load_state_dict: expected a dict of tensors, got {type(state).__name__}")
         own = self.state_dict()
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):
             raise ValueError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
-        with pcp.no_grad():
-            for key, target in own.items():
-                if key not in state:
-                    continue
-                value = state[key]
+        values = {}
+        for key, target in own.items():
+            if key not in state:
+                continue
+            value = state[key]
+            try:
                 value = value if isinstance(value, Tensor) else pcp.tensor(value)
-                if tuple(value.shape) != tuple(target.shape):
-                    raise ValueError(f"load_state_dict: '{key}' has shape {tuple(value.shape)} in the state dict "
-                                     f"but {tuple(target.shape)} in the model")
-                target[...] = value
+            except (TypeError, ValueError, OverflowError) as e:
+                raise type(e)(f"load_state_dict: '{key}' is not a tensor ({e})") from None
+            if tuple(value.shape) != tuple(target.shape):
+                raise ValueError(f"load_state_dict: '{key}' has shape {tuple(value.shape)} in the state dict "
+                                 f"but {tuple(target.shape)} in the model")
+            values[key] = value
+        with pcp.no_grad():
+            for key, value in values.items():
+                own[key][...] = value
         return missing, unexpected
 
     def extra_repr(self):
