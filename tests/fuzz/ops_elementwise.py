@@ -145,6 +145,10 @@ def _arith(f, bools=True):
         weak_check(a, b)
         low_precision_check(a, b)
         a, b = cast_ints_to_low_float(a, b)
+        if bools and all(np.asarray(v).dtype.kind == "b" for v in (a, b)):
+            if f is np.subtract:
+                raise Invalid("bool - bool (NumPy refuses it too)")
+            return f(a, b)  # NumPy: + is or, * is and
         return f(_num(a), _num(b)) if bools else f(a, b)
     return ref
 
@@ -198,7 +202,7 @@ BINARY = {
     "sub": (_arith(np.subtract), _arith_rule, ALL, "-"),
     "mul": (_arith(np.multiply), _arith_rule, ALL, "*"),
     "div": (_arith(_div, False), _div_rule, ALL, "/"),
-    "pow": (_arith(_pow, False), _arith_rule, NUMERIC, "**"),
+    "pow": (_arith(_pow, False), lambda k, kw: R.power(k[0], k[1]), NUMERIC, "**"),
     "maximum": (_arith(np.maximum, False), _promote_rule, ALL, None),
     "minimum": (_arith(np.minimum, False), _promote_rule, ALL, None),
     "eq": (_arith(np.equal, False), _cmp_rule, ALL, "=="),

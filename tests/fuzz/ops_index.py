@@ -7,6 +7,7 @@ import numpy as np
 from . import reference as R
 from .cases import Op, Skip, fn, register
 from .inputs import TENSOR_CLASSES, Cls, Lit, TensorArg, like, shape_of, tensor
+from .ops_create import dtype_name
 from .reference import Invalid, Unspecified
 
 
@@ -122,6 +123,7 @@ register(Op("pcp.embedding", fn("pcp.embedding"), _embedding_ref, _same, build=b
 
 
 def _one_hot_ref(indices, num_classes, dtype=None):
+    dtype_name(dtype)  # an unknown dtype is refused
     idx = _int_index(indices)
     if isinstance(num_classes, bool) or not isinstance(num_classes, int):
         raise Invalid("num_classes")

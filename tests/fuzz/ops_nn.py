@@ -140,7 +140,9 @@ def build_layer_norm(x, p, ctx):
     return [x], kw
 
 
-register(Op("pcp.layer_norm", fn("pcp.layer_norm"), _layer_norm_ref, lambda k, kw: R.floating(k[0]),
+# With weight or bias the result promotes over them too (float16 x, float32 weight: float32).
+register(Op("pcp.layer_norm", fn("pcp.layer_norm"), _layer_norm_ref,
+            lambda k, kw: None if {"weight", "bias"} & set(kw) else R.floating(k[0]),
             build=build_layer_norm, dtypes=FLOAT_SET, cross=[{"affine": "both"}],
             extra=[{"affine": a} for a in ("none", "weight", "bias", "bad_weight", "weight_2d", "other_device")]
             + [{"affine": "none", "eps": e} for e in ("0.0", "-1.0", "float('nan')", "1e300", "'a'", "None")]))
@@ -317,7 +319,7 @@ _SDPA_EXTRA = [{"kv": t} for t in ("longer_kv", "bad_d", "bad_batch", "empty_kv"
      {"kv": "same", "dropout_p": "1.0"}, {"kv": "same", "dropout_p": "-0.1"}, {"kv": "same", "dropout_p": "2.0"},
      {"kv": "longer_kv", "causal": "True"}]
 register(Op("pcp.scaled_dot_product_attention", fn("pcp.scaled_dot_product_attention"), _sdpa_ref,
-            lambda k, kw: R.floating(k[0]), build=build_sdpa, dtypes=FLOAT_SET, cross=[{"kv": "same"}],
+            lambda k, kw: R.floating(R.promote(R.promote(k[0], k[1]), k[2]) if len(k) >= 3 else k[0]), build=build_sdpa, dtypes=FLOAT_SET, cross=[{"kv": "same"}],
             extra=_SDPA_EXTRA, names=("scaled_dot_product_attention", "attention")))
 
 

@@ -55,7 +55,7 @@ def _abs_mean(x, ax, keepdims):
 
 
 def _var(x, ax, keepdims, ddof=0):
-    x = R.as_float(x)
+    x = np.asarray(x, np.float64) if np.asarray(x).dtype.kind in "biu" else R.as_float(x)  # ints: float64
     if np.any(np.abs(x[np.isfinite(x)]) > 1e18):
         raise Unspecified("squares overflow float32")
     n = x.size if ax is None else int(np.prod([x.shape[a] for a in (ax if isinstance(ax, tuple) else (ax,))]))
@@ -82,11 +82,11 @@ def _lse(x, ax, keepdims):
 # name -> (reference, dtype rule, declared dtypes, tuple axes allowed)
 REDUCTIONS = {
     "sum": (_reducer(_sum, scale=_abs_sum), lambda k, kw: R.summed(k[0]), ALL),
-    "mean": (_reducer(lambda x, a, k: np.mean(R.as_float(x), axis=a, keepdims=k), scale=_abs_mean),
-             lambda k, kw: R.floating(k[0]), NUMERIC),
+    "mean": (_reducer(lambda x, a, k: np.mean(np.asarray(x, np.float64), axis=a, keepdims=k), scale=_abs_mean),
+             lambda k, kw: R.averaged(k[0]), NUMERIC),
     "max": (_reducer(lambda x, a, k: np.max(x, axis=a, keepdims=k)), lambda k, kw: R.same(k[0]), ALL),
     "min": (_reducer(lambda x, a, k: np.min(x, axis=a, keepdims=k)), lambda k, kw: R.same(k[0]), ALL),
-    "var": (_reducer(_var, scale=_var_scale), lambda k, kw: R.floating(k[0]), NUMERIC),
+    "var": (_reducer(_var, scale=_var_scale), lambda k, kw: R.averaged(k[0]), NUMERIC),
     "logsumexp": (_reducer(_lse), lambda k, kw: R.floating(k[0]), NUMERIC),
     "argmax": (_reducer(_argx(np.argmax), tuples=False), lambda k, kw: "int64", NUMERIC),
     "argmin": (_reducer(_argx(np.argmin), tuples=False), lambda k, kw: "int64", NUMERIC),

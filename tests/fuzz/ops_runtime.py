@@ -41,7 +41,7 @@ register(
                                                           "a list starting with 'cpu'"), None,
        classes=[], cross=[], fixed=[("-", [], {}, None)]),
     Op("pcp.device", fn("pcp.device"), _device_ref(result=lambda r: isinstance(r, str)), None, **_RT),
-    Op("pcp.set_default_device", fn("pcp.set_default_device"), _device_ref(False), None, names=("device",), **_RT),
+    Op("pcp.set_default_device", fn("pcp.set_default_device"), _device_ref(False), None, names=("set_default_device", "device"), **_RT),
     Op("pcp.get_default_device", fn("pcp.get_default_device"), lambda: R.Check(lambda r: isinstance(r, str), "a str"),
        None, classes=[], cross=[], fixed=[("-", [], {}, None)]),
     Op("pcp.synchronize", fn("pcp.synchronize"), _device_ref(), None, names=("synchronize", "device"), **_RT),
@@ -205,7 +205,9 @@ def _dropout_module_ref(x, p, eval=False):
     return _dropout_ref(x, p, not eval)
 
 
-register(Op("pcp.nn.Dropout", _dropout_module_call, _dropout_module_ref, lambda k, kw: R.floating(k[0]),
+# In eval mode Dropout is the identity: the input's own dtype (a uint8 array stays an int64 tensor).
+register(Op("pcp.nn.Dropout", _dropout_module_call, _dropout_module_ref,
+            lambda k, kw: None if "eval" in kw else R.floating(k[0]),
             build=lambda x, p, ctx: ([x, Lit(p["p"])], {"eval": Lit(p["eval"])} if "eval" in p else {}),
             dtypes=FLOAT_SET, cross=[{"p": "0.5"}, {"p": "0.5", "eval": "True"}],
             extra=[{"p": v} for v in ("0.0", "1.0", "-0.1", "1.5", "float('nan')", "'a'")],
@@ -328,7 +330,7 @@ def _opt_ref(kind):
             return p - lr * g * (1 + hyper.get("momentum", 0.0) if hyper.get("nesterov") else 1)
         eps = hyper.get("eps", 1e-8)
         wd = hyper.get("weight_decay", 1e-2 if kind == "AdamW" else 0.0)
-        if kind == "Adam":
+        if kind == "Adam" and wd:  # no 0 * inf for an infinite parameter, as PyTorch
             g = g + wd * p
         else:
             p = p * (1 - lr * wd)

@@ -195,6 +195,8 @@ def _array_rule(k, kw):
 
 def _dlpack_ref(consumer):
     def ref(x):
+        if getattr(x, "dev", "cpu") != "cpu":
+            raise Invalid("GPU memory is not exported as host memory (BufferError)")
         if consumer == "numpy" and _pdt(x) == "bfloat16":
             raise Unspecified("NumPy has no bfloat16")
         return R.Value(np.array(x))

@@ -68,9 +68,19 @@ def _summary(result):
 
 
 def _gpu_declared(exc, device):
-    """README: float64 and integer arithmetic are CPU-only on the GPU and say so."""
+    """README: float64 and integer arithmetic are CPU-only on the GPU and say so (also for a
+    tensor a CPU case asks for on the GPU, as zeros_like(x, device='gpu'))."""
     msg = str(exc)
-    return device != "cpu" and isinstance(exc, NotImplementedError) and ("vulkan" in msg or "gpu" in msg)
+    return isinstance(exc, NotImplementedError) and ("vulkan" in msg or "gpu" in msg)
+
+
+def _too_big_for_memory(exc, expected):
+    """A MemoryError (or OverflowError) for a result of more than 2**28 elements (1 GiB of float32)
+    is an honest answer under the worker's address-space limit (one_hot(x, 2**31), arange(2**40))."""
+    if not isinstance(exc, (MemoryError, OverflowError)):
+        return False
+    shape = expected.shape if isinstance(expected, R.Shape) else np.shape(getattr(expected, "value", ()))
+    return math.prod(shape) > 2**28
 
 
 def run_case(case):
@@ -132,7 +142,7 @@ def run_case(case):
             return {"status": unclear[0], "detail": unclear[1]}
         detail = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
         if isinstance(expected, (R.Value, R.Shape, R.Check)) and case.must_work and _supported(op, named, case.device) \
-                and not _gpu_declared(exc, case.device):
+                and not _gpu_declared(exc, case.device) and not _too_big_for_memory(exc, expected):
             return {"status": "WRONG", "detail": f"raised {detail}; the reference has a value"}
         return {"status": "OK", "detail": detail}
 

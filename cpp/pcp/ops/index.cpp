@@ -190,7 +190,8 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
   Shape out_shape = indices.shape();
   out_shape.push_back(num_classes);
   if (indices.numel() == 0) return zeros(out_shape, dtype, indices.device());
-  Tensor classes = to_device(arange_int(0, num_classes, 1, indices.dtype()), indices.device());
+  const DType cdt = num_classes - 1 <= INT32_MAX ? indices.dtype() : DType::Int64;
+  Tensor classes = to_device(arange_int(0, num_classes, 1, cdt), indices.device());
   return astype(eq(unsqueeze(indices, -1), classes), dtype);
 }
 
