@@ -6,10 +6,11 @@
 
 namespace pcp {
 
-// The product of the dimensions, zero ones counted as 1, overflows int64. It must fit, as NumPy
-// requires: then neither the element count nor any contiguous stride can overflow.
-static bool too_big(const Shape& s) {
-  int64_t span = 1;
+// The product of the dimensions (zero ones counted as 1) times the item size overflows int64.
+// It must fit, as NumPy requires: then neither the element count, nor any contiguous stride,
+// nor the byte size can overflow.
+static bool too_big(const Shape& s, size_t itemsize = 1) {
+  int64_t span = int64_t(itemsize);
   for (int64_t d : s)
     if (d > 1 && __builtin_mul_overflow(span, d, &span)) return true;
   return false;
@@ -22,18 +23,16 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
-void check_shape(const Shape& s, const char* op) {
+void check_shape(const Shape& s, const char* op, size_t itemsize) {
   for (int64_t d : s)
     if (d < 0) fail<ValueError>(op, ": negative dimension ", d, " in shape ", shape_str(s));
-  if (too_big(s))
-    fail<ValueError>(op, ": shape ", shape_str(s), " is too big: its element count does not fit in 64 bits");
+  if (too_big(s, itemsize))
+    fail<ValueError>(op, ": shape ", shape_str(s), " is too big: its size in bytes does not fit in 64 bits");
 }
 
 int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
   check_shape(s, op);
-  int64_t span = 1, bytes;
-  for (int64_t d : s) span *= d > 1 ? d : 1;
-  if (__builtin_mul_overflow(span, int64_t(itemsize), &bytes))
+  if (too_big(s, itemsize))
     fail<MemoryError>(op, ": a tensor of shape ", shape_str(s), " would take more than 2**63 bytes");
   return numel(s) * int64_t(itemsize);
 }

@@ -12,8 +12,9 @@ using Strides = std::vector<int64_t>;
 
 // Element count; throws ValueError when the dimensions' product does not fit in int64.
 int64_t numel(const Shape& s);
-// Throws ValueError naming `op` for a negative dimension or an element count that overflows.
-void check_shape(const Shape& s, const char* op);
+// Throws ValueError naming `op` for a negative dimension, or when the shape's size in bytes (of
+// items of `itemsize`) overflows int64; views of x check with x.itemsize(), as NumPy does.
+void check_shape(const Shape& s, const char* op, size_t itemsize = 1);
 // Bytes of a contiguous tensor of shape `s`; MemoryError naming `op` when they overflow.
 int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op);
 Strides contiguous_strides(const Shape& s);

@@ -450,7 +450,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (!x.defined()) fail<ValueError>("dropout: got an undefined tensor");
   if (!(p >= 0.0 && p <= 1.0)) fail<ValueError>("dropout: probability must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
-  if (p == 1.0) return mul(x, S(0.0));
+  if (p == 1.0) return where(zeros(x.shape(), DType::Bool, x.device()), x, S(0.0));  // 0 even for inf and NaN
   if (x.dtype() == DType::Float32) {  // fused; the same draws and mask as the composed path below
     Generator& g = Generator::global();
     const uint64_t key = g.initial_seed(), start = g.reserve(uint64_t(x.numel() + 3) / 4);

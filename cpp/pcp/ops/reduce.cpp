@@ -139,21 +139,29 @@ Tensor all(const Tensor& x, const Axes& axes, bool keepdims) { return logical_re
 Tensor max(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Max, x, axes, keepdims); }
 Tensor min(const Tensor& x, const Axes& axes, bool keepdims) { return reduce(ReduceOp::Min, x, axes, keepdims); }
 
-// Integers and bools average in float64, as NumPy's: their sum is exact in int64, and float32
-// would round it (the mean of [2**40, 2**40 + 2] must not be 2**40).
+// The type mean and var compute in, as NumPy's: integers and bools in float64 (an int64 sum could
+// overflow, float32 would round), float16 and bfloat16 in float32 (their sums overflow at 65504
+// and 3.4e38 respectively long before the mean does); the result returns to a 16-bit input's type.
+static DType averaging_type(DType dt) {
+  if (!is_floating(dt)) return DType::Float64;
+  return dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32 : dt;
+}
+
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdims) {
   if (!x.defined()) fail<ValueError>("mean: got an undefined tensor");
-  int64_t n = count_of(x, resolve_axes(x, axes, "mean"));
-  Tensor total = is_floating(x.dtype()) ? sum(x, axes, keepdims) : astype(sum(x, axes, keepdims), DType::Float64);
-  return div(total, weak_scalar(double(n)));
+  const int64_t n = count_of(x, resolve_axes(x, axes, "mean"));
+  Tensor m = div(sum(astype(x, averaging_type(x.dtype())), axes, keepdims), weak_scalar(double(n)));
+  return is_floating(x.dtype()) ? astype(m, x.dtype()) : m;
 }
 
 Tensor var(const Tensor& x, const Axes& axes, double ddof, bool keepdims) {
   if (!x.defined()) fail<ValueError>("var: got an undefined tensor");
-  Tensor xf = astype(x, is_floating(x.dtype()) ? x.dtype() : DType::Float64);
-  int64_t n = count_of(xf, resolve_axes(xf, axes, "var"));
+  Tensor xf = astype(x, averaging_type(x.dtype()));
+  const int64_t n = count_of(xf, resolve_axes(xf, axes, "var"));
   Tensor d = sub(xf, mean(xf, axes, true));
-  return div(sum(square(d), axes, keepdims), weak_scalar(std::max(double(n) - ddof, 0.0)));  // NumPy: inf or nan at n <= ddof
+  // NumPy: inf or nan when n <= ddof.
+  Tensor v = div(sum(square(d), axes, keepdims), weak_scalar(std::max(double(n) - ddof, 0.0)));
+  return is_floating(x.dtype()) ? astype(v, x.dtype()) : v;
 }
 
 Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {

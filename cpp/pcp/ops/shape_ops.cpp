@@ -244,6 +244,7 @@ Tensor reshape(const Tensor& x, const Shape& shape_in) {
                        " elements) into ", shape_str(shape_in));
     shape[infer] = x.numel() / known;
   }
+  check_shape(shape, "reshape", x.itemsize());
   if (numel(shape) != x.numel())
     fail<ValueError>("reshape: cannot reshape tensor of shape ", shape_str(x.shape()), " (", x.numel(),
                      " elements) into shape ", shape_str(shape_in), " (", numel(shape), " elements)");
@@ -333,7 +334,7 @@ Tensor unsqueeze(const Tensor& x, int64_t axis) {
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   check_defined(x, "broadcast_to");
   if (x.shape() == shape) return x;
-  check_shape(shape, "broadcast_to");
+  check_shape(shape, "broadcast_to", x.itemsize());
   bool ok = shape.size() >= size_t(x.ndim());
   for (int i = 0; ok && i < x.ndim(); ++i) {
     int64_t d = x.shape()[i], t = shape[shape.size() - x.ndim() + i];
