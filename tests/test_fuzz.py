@@ -2,9 +2,10 @@
 each device finds no crash, hang, wrong result or unclear error.
 
 The run takes about a minute per device: a fixed 1-in-PCP_FUZZ_SAMPLE subset of the grid (10 by
-default; 1 runs all of it) and PCP_FUZZ_SECONDS (default 45) of seeded random exploration
-(PCP_FUZZ_SEED, default 0), so CI runs the same cases every time. Run longer by hand with e.g.
-PCP_FUZZ_SAMPLE=1 PCP_FUZZ_SECONDS=600 pytest tests/test_fuzz.py.
+default; 1 runs all of it) and PCP_FUZZ_CASES (default 20,000) seeded random cases (PCP_FUZZ_SEED,
+default 0; PCP_FUZZ_SECONDS, default 120, bounds a slow machine), so CI runs the same cases every
+time. Run more by hand with e.g. PCP_FUZZ_SAMPLE=1 PCP_FUZZ_CASES=200000 PCP_FUZZ_SECONDS=900
+pytest tests/test_fuzz.py.
 """
 import inspect
 import json
@@ -68,12 +69,13 @@ DEVICES = ["cpu"] + (["gpu"] if any(not d.startswith("cpu") for d in pcp.devices
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_bounded_fuzz_run_finds_nothing(device, tmp_path):
-    seconds = os.environ.get("PCP_FUZZ_SECONDS", "45")
+    seconds = os.environ.get("PCP_FUZZ_SECONDS", "120")
+    cases = os.environ.get("PCP_FUZZ_CASES", "20000")
     sample = os.environ.get("PCP_FUZZ_SAMPLE", "10")
     seed = os.environ.get("PCP_FUZZ_SEED", "0")
     report = tmp_path / "fuzz.json"
     cmd = [sys.executable, "-m", "fuzz", "--device", device, "--grid", "--sample", sample, "--seconds", seconds,
-           "--seed", seed, "--report", str(report), "--limit", "50"]
+           "--cases", cases, "--seed", seed, "--report", str(report), "--limit", "50"]
     run = subprocess.run(cmd, cwd=TESTS_DIR, capture_output=True, text=True)
     if run.returncode != 0 and not report.exists():
         pytest.fail(f"the fuzzer did not run ({' '.join(cmd)}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")

@@ -33,6 +33,7 @@ def parse(argv):
     ap.add_argument("--device", default="cpu", help="cpu, gpu or all (gpu only where one exists)")
     ap.add_argument("--grid", action="store_true", help="run the systematic grid (every op x input class x dtype)")
     ap.add_argument("--seconds", type=float, default=0, help="random exploration for this long, per device")
+    ap.add_argument("--cases", type=int, default=0, help="random exploration: stop after this many cases")
     ap.add_argument("--seed", type=int, default=0, help="Hypothesis seed of the random exploration")
     ap.add_argument("--ops", help="only ops whose name matches this regular expression")
     ap.add_argument("--sample", type=int, default=1, help="grid: a fixed 1-in-N subset of the cases")
@@ -88,8 +89,8 @@ def main(argv=None):
                         print(f"{case.id}: {result['status']} {result.get('detail', '')}\n    {reproducer(case)}")
             if args.seconds > 0:
                 from .explore import explore
-                n = explore(pool, ctx, args.seconds, args.seed, record, names)
-                print(f"  {dev}: {n} random cases in {args.seconds:g} s (seed {args.seed})", flush=True)
+                n = explore(pool, ctx, args.seconds, args.seed, record, names, args.cases)
+                print(f"  {dev}: {n} random cases (seed {args.seed}, at most {args.seconds:g} s)", flush=True)
     finally:
         pool.close()
     if args.list:

@@ -85,8 +85,9 @@ class _TimeUp(Exception):
     pass
 
 
-def explore(pool, ctx, seconds, seed, record, names=None):
-    """Runs random cases until `seconds` have passed; record(case, result) gets each."""
+def explore(pool, ctx, seconds, seed, record, names=None, cases=0):
+    """Runs random cases until `seconds` have passed or, when `cases` is set, that many have run
+    (the same cases for a seed on any machine); record(case, result) gets each."""
     names = sorted(names or OPS)
     deadline = time.monotonic() + seconds
     count = [0]
@@ -97,7 +98,7 @@ def explore(pool, ctx, seconds, seed, record, names=None):
     @given(st.data())
     def one(data):
         case = data.draw(random_case(ctx, names))
-        if time.monotonic() > deadline:  # after the draw, so that Hypothesis's replay draws alike
+        if time.monotonic() > deadline or (cases and count[0] >= cases):  # after the draw: replays draw alike
             raise _TimeUp
         count[0] += 1
         case.id = f"{case.op}/random/{seed}/{count[0]}"

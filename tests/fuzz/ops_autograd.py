@@ -320,7 +320,7 @@ register(
     Op("pcp.grad#argnums", lambda a, kw: ("", f"pcp.grad(lambda x, y: (x * y).sum(), argnums={a[2]})({a[0]}, {a[1]})"),
        _argnums_ref, None, build=_partner_build, cross=[{"argnums": "0"}, {"argnums": "(0, 1)"}],
        extra=[{"argnums": v} for v in ("1", "-1", "2", "-3", "(0, 0)", "()", "'a'", "None", "1.5")],
-       dtypes=FLOAT_SET, grid_dtypes=_FLOAT, **_GRAD),
+       dtypes=FLOAT_SET, grid_dtypes=_FLOAT, **dict(_GRAD, names=_GRAD.get("names", ("grad",)) + ("mul",))),
     Op("pcp.grad#not_a_tensor", lambda a, kw: ("", f"pcp.grad(lambda x: 1.0)({a[0]})"), lambda x: R.Expect.ERROR,
        None, grid_dtypes=("float32",), **_GRAD),
     Op("pcp.grad#unused", lambda a, kw: ("", f"pcp.grad(lambda x: pcp.ones(()))({a[0]})"),

@@ -1,5 +1,6 @@
 """Creation: zeros, ones, full, zeros_like, ones_like, arange, eye, rand, randn, randint (also as
 pcp.random.*), asarray, tensor, from_numpy, from_dlpack; random.seed and the RNG state."""
+import dataclasses
 import math
 
 import numpy as np
@@ -9,7 +10,7 @@ from .cases import Op, fn, register
 from .inputs import LITERAL_CLASSES, SHAPES, TENSOR_CLASSES, Cls, Lit, shape_code, shape_expectation, tensor
 from .reference import Invalid, Unspecified
 
-ITEMSIZE = {"bool": 1, "int32": 4, "int64": 8, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+ITEMSIZE = R.ITEMSIZE
 
 # dtype arguments: every pcp dtype, names as strings, a NumPy type and things that are not dtypes
 DTYPE_ARGS = ["pcp.bool_", "pcp.int32", "pcp.int64", "pcp.float16", "pcp.bfloat16", "pcp.float32", "pcp.float64",
@@ -331,15 +332,26 @@ register(
 # conversions from Python and NumPy data
 
 
+def _has_big_int(data):
+    if isinstance(data, (list, tuple)):
+        return any(_has_big_int(d) for d in data)
+    return isinstance(data, int) and not isinstance(data, bool) and not -2**63 <= data < 2**63
+
+
 def _data_ref(data, dtype=None, device=None, requires_grad=False):
     """pcp.tensor / pcp.asarray: the values of data, cast to dtype."""
     import pcp
     check_device(device)
     if isinstance(data, pcp.Tensor):
         raise Unspecified("a pcp tensor as data")
-    if data is None or isinstance(data, (str, bytes)) or (isinstance(data, int) and not -2**63 <= data < 2**63
-                                                          and not isinstance(data, bool)):
+    if data is None or isinstance(data, (str, bytes)):
         raise Invalid("not numeric data")
+    default = getattr(data, "pdt", None)
+    name = dtype_name(dtype, default) if dtype is not None else default
+    if _has_big_int(data):  # as NumPy: fine as a float or bool, too big for an integer type
+        if name not in R.FLOAT_SET | {"bool"}:
+            raise Invalid("a Python int beyond int64")
+        data = np.asarray(data, dtype=np.float64)
     a = np.asarray(data)
     if a.dtype.kind in "OcSU":
         raise Invalid("unsupported dtype")
@@ -364,11 +376,13 @@ def _data_rule(k, kw):
 
 
 _DATA_EXTRA = [{"dtype": d} for d in DTYPE_ARGS] + [{"device": d} for d in DEVICE_ARGS]
-_DATA_CLASSES = TENSOR_CLASSES + LITERAL_CLASSES + [
+# A Python int beyond int64 is valid data for a float or bool dtype: _data_ref decides.
+_DATA_CLASSES = TENSOR_CLASSES + [dataclasses.replace(c, expect=None) if c.name == "py_bigint" else c
+                                  for c in LITERAL_CLASSES] + [
     Cls("py_nested_empty", literal=Lit("[[], []]", None, (2, 0)), must_work=False),
     Cls("py_mixed", literal=Lit("[1, 2.5, True]", None, (3,)), must_work=False),
     Cls("py_nan_list", literal=Lit("[float('nan'), float('inf'), -0.0]", None, (3,)), must_work=False),
-    Cls("py_int_overflow_list", literal=Lit("[1, 2**63]", None, (2,)), expect="error"),
+    Cls("py_int_overflow_list", literal=Lit("[1, 2**63]", None, (2,)), must_work=False),
     Cls("py_tuple", literal=Lit("((1, 2), (3, 4))", None, (2, 2)), must_work=False),
     Cls("np_int8", literal=Lit("np.array([-128, 127], dtype=np.int8)", "int64", (2,)), must_work=False),
     Cls("np_datetime", literal=Lit("np.array(['2024-01-01'], dtype='datetime64[D]')"), expect="error"),

@@ -76,6 +76,8 @@ register(
     # NumPy/PyTorch: ~ is bitwise not on ints and bools, a TypeError on floats.
     Op("Tensor.__invert__", unop("~"), lambda x: np.invert(x), lambda k, kw: R.same(k[0]),
        dtypes=frozenset({"bool", "int32", "int64"}), names=("invert", "logical_not", "~", "bitwise_not")),
+    Op("pcp.bitwise_not", fn("pcp.bitwise_not"), lambda x: np.invert(x), lambda k, kw: R.same(k[0]),
+       dtypes=frozenset({"bool", "int32", "int64"}), names=("invert", "logical_not", "bitwise_not")),
 )
 
 
@@ -153,6 +155,12 @@ def _arith(f, bools=True):
     return ref
 
 
+def _logical_xor(a, b):
+    if any(np.asarray(v).dtype.kind == "O" for v in (a, b)):
+        raise Invalid("not numbers")  # NumPy's object loop looks for a .logical_xor method
+    return np.logical_xor(a, b)
+
+
 def _div(a, b):
     return np.true_divide(R.as_float(_num(a)), R.as_float(_num(b)))
 
@@ -213,6 +221,7 @@ BINARY = {
     "ge": (_arith(np.greater_equal, False), _cmp_rule, ALL, ">="),
     "logical_and": (_arith(np.logical_and, False), _cmp_rule, ALL, None),
     "logical_or": (_arith(np.logical_or, False), _cmp_rule, ALL, None),
+    "logical_xor": (_arith(_logical_xor, False), _cmp_rule, ALL, None),
 }
 DUNDER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "**": "pow", "==": "eq", "!=": "ne", "<": "lt",
           "<=": "le", ">": "gt", ">=": "ge"}
@@ -323,6 +332,8 @@ for _sym, (_word, _npf, _logical) in BITWISE.items():
     _names = (_word, _logical, _sym, f"bitwise_{_word}")
     _dt = frozenset({"bool", "int32", "int64"})
     register(
+        Op(f"pcp.bitwise_{_word}", fn(f"pcp.bitwise_{_word}"), _ref, _bitwise_rule, names=_names,
+           build=build_binary, cross=_CROSS, extra=_EXTRA, dtypes=_dt),
         Op(f"Tensor.__{_word}__", binop(_sym), _ref, _bitwise_rule, names=_names, build=build_binary,
            cross=_CROSS, extra=_EXTRA, dtypes=_dt),
         Op(f"Tensor.__r{_word}__", rbinop(_sym), _swap(_ref), _swap_rule(_bitwise_rule), names=_names,
@@ -363,7 +374,7 @@ register(
 
 def _clip_ref(x, min=None, max=None):
     weak_check(min, max)
-    x = np.asarray(x) if isinstance(x, list) else x
+    x = np.asarray(x) if not isinstance(x, np.ndarray) else x  # a Python number becomes a 0-d tensor
     if isinstance(x, np.ndarray) and x.dtype == bool:
         x = x.astype(np.int64) if (min is not None or max is not None) else x
     r = x

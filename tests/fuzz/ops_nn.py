@@ -247,7 +247,9 @@ def _dropout_ref(x, p=0.5, training=True):
     return R.Shape(x.shape, ok, f"0 or x / (1 - {p})")
 
 
-register(Op("pcp.dropout", fn("pcp.dropout"), _dropout_ref, lambda k, kw: R.floating(k[0]), dtypes=FLOAT_SET,
+# Not training, dropout is the identity: the input's own dtype.
+register(Op("pcp.dropout", fn("pcp.dropout"), _dropout_ref,
+            lambda k, kw: None if "training" in kw else R.floating(k[0]), dtypes=FLOAT_SET,
             cross=[{"p": "0.5"}],
             extra=[{"p": p} for p in ("0.0", "1.0", "-0.1", "1.5", "float('nan')", "2", "'a'", "None")]
             + [{"p": "0.5", "training": "False"}, {"p": "1.0", "training": "False"}]))

@@ -54,6 +54,13 @@ def _abs_mean(x, ax, keepdims):
     return np.mean(np.abs(R.as_float(x)), axis=ax, keepdims=keepdims) if x.size else None
 
 
+def _mean(x, ax, keepdims):
+    x = np.asarray(x, np.float64)
+    if np.any(np.abs(x[np.isfinite(x)]) > 1e37):
+        raise Unspecified("the sum may overflow float32 (as NumPy's and PyTorch's float32 means do)")
+    return np.mean(x, axis=ax, keepdims=keepdims)
+
+
 def _var(x, ax, keepdims, ddof=0):
     x = np.asarray(x, np.float64) if np.asarray(x).dtype.kind in "biu" else R.as_float(x)  # ints: float64
     if np.any(np.abs(x[np.isfinite(x)]) > 1e18):
@@ -82,7 +89,7 @@ def _lse(x, ax, keepdims):
 # name -> (reference, dtype rule, declared dtypes, tuple axes allowed)
 REDUCTIONS = {
     "sum": (_reducer(_sum, scale=_abs_sum), lambda k, kw: R.summed(k[0]), ALL),
-    "mean": (_reducer(lambda x, a, k: np.mean(np.asarray(x, np.float64), axis=a, keepdims=k), scale=_abs_mean),
+    "mean": (_reducer(_mean, scale=_abs_mean),
              lambda k, kw: R.averaged(k[0]), NUMERIC),
     "max": (_reducer(lambda x, a, k: np.max(x, axis=a, keepdims=k)), lambda k, kw: R.same(k[0]), ALL),
     "min": (_reducer(lambda x, a, k: np.min(x, axis=a, keepdims=k)), lambda k, kw: R.same(k[0]), ALL),
@@ -113,10 +120,13 @@ for _name, (_ref, _rule, _dtypes) in REDUCTIONS.items():
            extra=_EXTRA[:8], dtypes=_dtypes, grid_dtypes=("bool", "int32", "float16", "float32")),
     )
 
-# any / all: Tensor methods only; NumPy: any of nothing is False, all of nothing is True.
+# any / all: NumPy's any of nothing is False, all of nothing is True.
 for _name, _f in (("any", np.any), ("all", np.all)):
-    register(Op(f"Tensor.{_name}", method(_name), _reducer(lambda x, a, k, f=_f: f(x, axis=a, keepdims=k)),
-                lambda k, kw: "bool", build=build_reduce, cross=_CROSS, extra=_EXTRA))
+    _ref = _reducer(lambda x, a, k, f=_f: f(x, axis=a, keepdims=k))
+    register(Op(f"pcp.{_name}", fn(f"pcp.{_name}"), _ref, lambda k, kw: "bool", build=build_reduce, cross=_CROSS,
+                extra=_EXTRA),
+             Op(f"Tensor.{_name}", method(_name), _ref, lambda k, kw: "bool", build=build_reduce, cross=_CROSS,
+                extra=_EXTRA))
 
 
 def _sum_to_ref(x, shape):

@@ -252,6 +252,8 @@ def _mse_ref(a, b, reduction="mean"):
         raise Unspecified("bool inputs")
     if not (a.dtype.kind in "iu" and b.dtype.kind in "iu"):  # ints square in their own type, floats in float
         a, b = R.as_float(a), R.as_float(b)
+        if max(np.max(np.abs(v[np.isfinite(v)]), initial=0) for v in (a, b)) > 1e18:
+            raise Unspecified("squares overflow float32")
     try:
         if np.broadcast_shapes(a.shape, b.shape) != a.shape:
             raise Invalid("target does not broadcast to the input")
@@ -312,8 +314,6 @@ def _opt_ref(kind):
     def ref(x, g, lr=None, **hyper):
         if getattr(x, "pdt", None) != "float32":
             raise Invalid("parameters must be float32")
-        if not x.flags.writeable:
-            raise Invalid("a parameter that is a broadcast view cannot be updated in place")
         lr = {"SGD": 1e-2}.get(kind, 1e-3) if lr is None else lr
         if not isinstance(lr, (int, float)) or lr < 0 or any(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0 for v in hyper.values()):
@@ -322,7 +322,9 @@ def _opt_ref(kind):
             raise Invalid("betas")
         p = np.array(x, dtype=np.float64)
         if g is None:
-            return p
+            return p  # nothing to update
+        if not x.flags.writeable:
+            raise Invalid("a parameter that is a broadcast view cannot be updated in place")
         if np.shape(g) != p.shape:
             raise Invalid("gradient of another shape")
         g = R.round_to(np.asarray(g, dtype=np.float64), "float32")

@@ -277,12 +277,14 @@ register(
 
 
 def _broadcast_ref(x, shape):
+    pdt = getattr(x, "pdt", None) or {"b": "bool", "i": "int64"}.get(np.asarray(x).dtype.kind, "float32")
+    itemsize = R.ITEMSIZE.get(pdt, 4)
     x = np.asarray(x)
     shape = _shape_arg(shape)
     if any(d < 0 for d in shape):
         raise Unspecified("-1 in a broadcast shape (PyTorch: keep the size)")
-    if math.prod(shape) > 2**63 - 1:
-        raise Invalid("size overflows int64")
+    if math.prod(d for d in shape if d > 1) * itemsize > 2**63 - 1:
+        raise Invalid("size in bytes overflows int64 (PCP refuses even views of that size)")
     try:
         np.broadcast_shapes(x.shape, shape)
     except ValueError:

@@ -24,10 +24,18 @@ class Counterpart(np.ndarray):
     """The NumPy twin of a tensor argument (finite-difference references perturb these)."""
 
 
+def broadcast_twin(a, shape):
+    """NumPy's twin of PCP's broadcast_to: read-only only where a dimension is really expanded
+    (PCP returns the tensor itself, writable, when nothing is: same shape, or new axes of 1)."""
+    view = np.broadcast_to(a, shape)
+    return view if any(s > 1 and st == 0 for s, st in zip(view.shape, view.strides)) else view.copy()
+
+
 def counterpart(t):
     v = R.round_to(eval(t.np, {"np": np}), t.dtype)
     if t.view:
-        v = eval(t.view[1].format("_v"), {"np": np, "_v": v})
+        v = eval(t.view[1].format("_v").replace("np.broadcast_to(", "broadcast_twin("),
+                 {"np": np, "_v": v, "broadcast_twin": broadcast_twin})
     v = v.view(Counterpart)
     v.pdt = t.dtype  # the pcp dtype, for references that depend on it (item, astype, ...)
     v.dev = t.device
