@@ -37,8 +37,11 @@ float erf_(float v) {
 
 // x^y with C's conventions where GLSL's pow is undefined or differs: negative bases with integral
 // exponents, zero bases (0^-1 = inf, -0^-1 = -inf), 1^y = 1 and x^0 = 1 even for NaN, (-1)^inf = 1.
+// Elsewhere GLSL's pow is exp2(y * log2(x)): about 1e-5 relative error for large results.
 float pow_(float x, float y) {
   if (y == 0.0 || x == 1.0) return 1.0;
+  if (y == 1.0) return x;      // exact, where exp2(y * log2(x)) rounds FLT_MAX up to inf
+  if (y == 2.0) return x * x;  // the common square, exact as well
   if (isnan(x) || isnan(y)) return x + y;
   const bool odd_y = abs(y) < 16777216.0 && floor(y) == y && mod(y, 2.0) == 1.0;
   if (x == 0.0) {

@@ -28,7 +28,9 @@ def broadcast_twin(a, shape):
     """NumPy's twin of PCP's broadcast_to: read-only only where a dimension is really expanded
     (PCP returns the tensor itself, writable, when nothing is: same shape, or new axes of 1)."""
     view = np.broadcast_to(a, shape)
-    return view if any(s > 1 and st == 0 for s, st in zip(view.shape, view.strides)) else view.copy()
+    if any(s > 1 and st == 0 for s, st in zip(view.shape, view.strides)):
+        return view
+    return np.lib.stride_tricks.as_strided(a, view.shape, view.strides)  # same strides, writable
 
 
 def counterpart(t):
