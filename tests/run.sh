@@ -37,7 +37,7 @@ $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore .
 
 echo "== C++ tests (GoogleTest, AddressSanitizer + LeakSanitizer)"
 cmake -S . -B build/asan -G Ninja -DPCP_BUILD_PYTHON=OFF -DPCP_BUILD_TESTS=ON -DPCP_SANITIZE=ON \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" >/dev/null
 cmake --build build/asan -j "$(nproc)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./build/asan/pcp_tests --gtest_brief=1
 
