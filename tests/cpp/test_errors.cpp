@@ -126,12 +126,13 @@ namespace {
 class Twice : public Primitive {
  public:
   const char* name() const override { return "twice_no_vjp"; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     const double* src = in[0].data<double>();
     double* dst = out.data<double>();
     for (int64_t i = 0; i < out.numel(); ++i) dst[i] = 2 * src[i];
-    return out;
+    return {out};
   }
 };
 
@@ -148,10 +149,13 @@ TEST(Errors, PrimitiveWithoutVjp) {
   // A custom primitive's output that is an input handle is replaced by a fresh handle.
   struct Identity : Primitive {
     const char* name() const override { return "identity"; }
-    Tensor forward(const std::vector<Tensor>& in) override { return in[0]; }
-    std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+    std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+    std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
+      return {in[0]};
+    }
+    std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                             const std::vector<bool>&) override {
-      return {g};
+      return {gs[0]};
     }
   };
   Tensor z = pcp::apply<Identity>({x});

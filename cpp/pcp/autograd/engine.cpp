@@ -30,13 +30,7 @@ std::vector<Node*> reverse_topo(Node* root) {
   return {order.rbegin(), order.rend()};
 }
 
-void accumulate(std::unordered_map<const void*, Tensor>& acc, const void* key, const Tensor& g) {
-  auto it = acc.find(key);
-  if (it == acc.end())
-    acc.emplace(key, g);
-  else
-    it->second = add(it->second, g);
-}
+void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; }
 
 // Shapes and casts a VJP result to its input.
 Tensor fit_gradient(const Tensor& g, const Tensor& input, const char* op) {
@@ -61,7 +55,9 @@ void check_saved_versions(const Node& node) {
   };
   if (node.prim->vjp_reads_inputs())
     for (size_t i = 0; i < node.inputs.size(); ++i) check(node.inputs[i], node.versions[i], "an input");
-  if (node.prim->vjp_reads_output()) check(node.output, node.versions.back(), "the output");
+  if (node.prim->vjp_reads_output())
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      check(node.outputs[i], node.versions[node.inputs.size() + i], node.outputs.size() > 1 ? "an output" : "the output");
 }
 
 Tensor seed_gradient(const Tensor& root, const Tensor& grad) {
@@ -77,49 +73,80 @@ Tensor seed_gradient(const Tensor& root, const Tensor& grad) {
   return ones_like(root);
 }
 
-// Runs the backward pass; returns accumulated gradients keyed by leaf TensorImpl* and, for the
-// non-leaves in `keep`, by Node*. Other nodes' gradients are dropped once used: their memory
-// goes back as the pass proceeds, and a leaf's gradient is not kept alive by a view of it.
-std::unordered_map<const void*, Tensor> run_backward(const Tensor& root, const Tensor& grad, bool create_graph,
-                                                     const std::unordered_set<const void*>& keep = {}) {
+// Gradients accumulated by a backward pass: of leaves, by TensorImpl, and of nodes' outputs,
+// one slot per output.
+struct Gradients {
+  std::unordered_map<const TensorImpl*, Tensor> leaves;
+  std::unordered_map<const Node*, std::vector<Tensor>> nodes;
+
+  void add_to(const Tensor& t, const Tensor& g) {
+    if (Node* fn = t.grad_fn().get()) {
+      std::vector<Tensor>& slots = nodes[fn];
+      slots.resize(fn->outputs.size());
+      accumulate(slots[t.output_nr()], g);
+    } else {
+      accumulate(leaves[t.impl()], g);
+    }
+  }
+  // The gradient of `t`, or an undefined tensor if none reached it.
+  Tensor of(const Tensor& t) const {
+    if (const Node* fn = t.grad_fn().get()) {
+      auto it = nodes.find(fn);
+      return it == nodes.end() ? Tensor() : it->second[t.output_nr()];
+    }
+    auto it = leaves.find(t.impl());
+    return it == leaves.end() ? Tensor() : it->second;
+  }
+};
+
+// The outputs a VJP sees. With create_graph, VJPs that reuse an output must see it connected
+// to the graph: the live output tensor if it still exists, else the op applied again.
+std::vector<Tensor> outputs_for_vjp(const Node& node, bool create_graph) {
+  if (!create_graph) return node.outputs;
+  std::vector<Tensor> out(node.outputs.size()), again;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (auto owner = node.owners[i].lock()) {
+      out[i] = Tensor(owner);
+    } else {
+      if (again.empty()) again = apply_all(node.prim, node.inputs);
+      out[i] = again[i];
+    }
+  }
+  return out;
+}
+
+// Runs the backward pass. Nodes' gradients are dropped once used, except for the nodes in
+// `keep`: their memory goes back as the pass proceeds, and a leaf's gradient is not kept
+// alive by a view of it.
+Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph,
+                       const std::unordered_set<const Node*>& keep = {}) {
   if (!root.requires_grad())
     fail<ValueError>("backward: the output does not require grad (no input had requires_grad=True, "
                      "or it was computed under no_grad)");
   GradModeGuard mode(create_graph);
-  std::unordered_map<const void*, Tensor> grads;
-  Tensor seed = seed_gradient(root, grad);
+  Gradients grads;
+  grads.add_to(root, seed_gradient(root, grad));
   Node* root_node = root.grad_fn().get();
-  if (!root_node) {  // the root is itself a leaf
-    grads.emplace(root.impl(), seed);
-    return grads;
-  }
-  grads.emplace(root_node, seed);
+  if (!root_node) return grads;  // the root is itself a leaf
   for (Node* node : reverse_topo(root_node)) {
-    auto it = grads.find(node);
-    if (it == grads.end()) continue;
-    Tensor g = it->second;
-    if (!keep.count(node)) grads.erase(it);
-    if (auto owner = node->owner.lock(); owner && owner->retains_grad) {
-      Tensor gd = g.detach();
+    auto it = grads.nodes.find(node);
+    if (it == grads.nodes.end()) continue;
+    std::vector<Tensor> gs = it->second;
+    if (!keep.count(node)) grads.nodes.erase(it);
+    for (size_t i = 0; i < gs.size(); ++i) {
+      auto owner = node->owners[i].lock();
+      if (!gs[i].defined() || !owner || !owner->retains_grad) continue;
+      Tensor gd = gs[i].detach();
       owner->grad = owner->grad ? add(Tensor(owner->grad), gd).impl_ptr() : gd.impl_ptr();
     }
-    // With create_graph, VJPs that reuse the output must see it connected to the graph:
-    // the live output tensor if it still exists, else the op applied again.
-    Tensor output = node->output;
-    if (create_graph) {
-      if (auto owner = node->owner.lock()) output = Tensor(owner);
-      else output = apply(node->prim, node->inputs);
-    }
+    for (size_t i = 0; i < gs.size(); ++i)  // outputs no gradient reached contribute zeros
+      if (!gs[i].defined() && node->prim->differentiable_output(i) && is_floating(node->outputs[i].dtype()))
+        gs[i] = zeros_like(node->outputs[i]);
     check_saved_versions(*node);
-    std::vector<Tensor> in_grads = node->prim->vjp(node->inputs, output, g, node->needs);
+    std::vector<Tensor> in_grads = node->prim->vjp(node->inputs, outputs_for_vjp(*node, create_graph), gs, node->needs);
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       if (!node->needs[i] || i >= in_grads.size() || !in_grads[i].defined()) continue;
-      const Tensor& in = node->inputs[i];
-      Tensor gi = fit_gradient(in_grads[i], in, node->name());
-      if (in.grad_fn())
-        accumulate(grads, in.grad_fn().get(), gi);
-      else
-        accumulate(grads, in.impl(), gi);
+      grads.add_to(node->inputs[i], fit_gradient(in_grads[i], node->inputs[i], node->name()));
     }
   }
   return grads;
@@ -128,20 +155,12 @@ std::unordered_map<const void*, Tensor> run_backward(const Tensor& root, const T
 }  // namespace
 
 void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
-  auto grads = run_backward(root, grad, create_graph);
-  // Leaves: every key that is a TensorImpl whose requires_grad is set. Walk them through the
-  // graph's inputs to find the impls (keys alone do not say whether they are leaves or nodes).
-  std::unordered_set<TensorImpl*> leaves;
-  if (!root.grad_fn()) leaves.insert(root.impl());
-  else
-    for (Node* node : reverse_topo(root.grad_fn().get()))
-      for (const Tensor& in : node->inputs)
-        if (in.defined() && !in.grad_fn() && in.requires_grad()) leaves.insert(in.impl());
+  Gradients grads = run_backward(root, grad, create_graph);
   GradModeGuard mode(create_graph);
-  for (TensorImpl* leaf : leaves) {
-    auto it = grads.find(leaf);
-    if (it == grads.end()) continue;
-    Tensor g = create_graph ? it->second : it->second.detach();
+  for (auto& [key, value] : grads.leaves) {
+    TensorImpl* leaf = const_cast<TensorImpl*>(key);
+    if (!leaf->requires_grad) continue;
+    Tensor g = create_graph ? value : value.detach();
     // A new .grad owns contiguous memory (as in PyTorch): VJPs may hand one tensor to several
     // inputs, or return broadcast views, and in-place updates of .grad (clipping) must touch
     // only this leaf. Here the map entry and g hold two references to the storage; a third
@@ -153,18 +172,14 @@ void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
 
 std::vector<Tensor> grad(const Tensor& root, const std::vector<Tensor>& wrt, const Tensor& grad_out,
                          bool create_graph) {
-  std::unordered_set<const void*> keep;
+  std::unordered_set<const Node*> keep;
   for (const Tensor& x : wrt)
     if (x.grad_fn()) keep.insert(x.grad_fn().get());
-  auto grads = run_backward(root, grad_out, create_graph, keep);
+  Gradients grads = run_backward(root, grad_out, create_graph, keep);
   std::vector<Tensor> out;
   for (const Tensor& x : wrt) {
-    const void* key = x.grad_fn() ? static_cast<const void*>(x.grad_fn().get()) : x.impl();
-    auto it = grads.find(key);
-    if (it != grads.end())
-      out.push_back(create_graph ? it->second : it->second.detach());
-    else
-      out.push_back(zeros_like(x));
+    Tensor g = grads.of(x);
+    out.push_back(!g.defined() ? zeros_like(x) : create_graph ? g : g.detach());
   }
   return out;
 }

@@ -22,15 +22,18 @@ void Node::save_for_backward() {
     versions.push_back(in.defined() ? in.storage()->version() : 0);
     if (saves_inputs && in.defined()) in.storage()->add_saved(1);
   }
-  versions.push_back(output.storage()->version());
-  if (saves_output) output.storage()->add_saved(1);
+  for (const Tensor& out : outputs) {
+    versions.push_back(out.storage()->version());
+    if (saves_output) out.storage()->add_saved(1);
+  }
 }
 
 void Node::release_saved() {
   if (saves_inputs)
     for (const Tensor& in : inputs)
       if (in.defined()) in.storage()->add_saved(-1);
-  if (saves_output && output.defined()) output.storage()->add_saved(-1);
+  if (saves_output)
+    for (const Tensor& out : outputs) out.storage()->add_saved(-1);
   saves_inputs = saves_output = false;
 }
 

@@ -11,15 +11,15 @@ namespace pcp {
 struct Node {
   std::shared_ptr<Primitive> prim;
   std::vector<Tensor> inputs;
-  Tensor output;                       // detached alias of the output (no cycle back to this node)
+  std::vector<Tensor> outputs;         // detached aliases of the outputs (no cycle back to this node)
+  std::vector<std::weak_ptr<TensorImpl>> owners;  // the output tensors, for retain_grad() and create_graph
   std::vector<bool> needs;             // which inputs need a gradient
-  std::vector<uint64_t> versions;      // the inputs' storage versions when saved, then the output's
+  std::vector<uint64_t> versions;      // the inputs' storage versions when saved, then the outputs'
   bool saves_inputs = false, saves_output = false;  // what the VJP reads (counted in Storage::saved_count)
 
   // Records the versions and marks what the VJP reads as saved; the destructor unmarks it.
   void save_for_backward();
   void release_saved();
-  std::weak_ptr<TensorImpl> owner;     // the output tensor, for retain_grad()
   const char* name() const { return prim->name(); }
 
   Node() = default;

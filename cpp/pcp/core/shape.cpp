@@ -37,6 +37,8 @@ int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
   return numel(s) * int64_t(itemsize);
 }
 
+int64_t rows_of(const Shape& s) { return s.empty() ? 1 : numel(Shape(s.begin(), s.end() - 1)); }
+
 Strides contiguous_strides(const Shape& s) {
   Strides st(s.size());
   int64_t acc = 1;

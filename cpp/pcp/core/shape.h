@@ -18,6 +18,9 @@ void check_shape(const Shape& s, const char* op, size_t itemsize = 1);
 // Bytes of a contiguous tensor of shape `s`; MemoryError naming `op` when they overflow.
 int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op);
 Strides contiguous_strides(const Shape& s);
+// Rows of a tensor viewed as (rows, last axis): the product of all but the last dimension (1 for
+// a 0-d shape). The row kernels (softmax, layer norm, cross-entropy) run over these.
+int64_t rows_of(const Shape& s);
 std::string shape_str(const Shape& s);  // "(2, 3)"
 
 // NumPy broadcasting of two shapes; throws ValueError naming `op` when they do not broadcast.

@@ -189,4 +189,11 @@ std::string Tensor::repr() const {
   return os.str();
 }
 
+Strides broadcast_strides(const Tensor& x, const Shape& shape) {
+  Strides st(shape.size(), 0);
+  size_t off = shape.size() - size_t(x.ndim());
+  for (int i = 0; i < x.ndim(); ++i) st[off + i] = x.shape()[i] == 1 ? 0 : x.strides()[i];
+  return st;
+}
+
 }  // namespace pcp

@@ -28,6 +28,7 @@ struct TensorImpl {
   bool retains_grad = false;           // keep .grad on a non-leaf
   std::shared_ptr<TensorImpl> grad;    // accumulated gradient (leaves, or retained non-leaves)
   std::shared_ptr<Node> grad_fn;       // the op that produced this tensor, if recorded
+  uint32_t output_nr = 0;              // which of grad_fn's outputs this tensor is
 };
 
 class Tensor {
@@ -75,6 +76,7 @@ class Tensor {
   Tensor grad() const { return impl_->grad ? Tensor(impl_->grad) : Tensor(); }
   void set_grad(const Tensor& g) { impl_->grad = g.impl_; }
   const std::shared_ptr<Node>& grad_fn() const { return impl_->grad_fn; }
+  uint32_t output_nr() const { return impl_->output_nr; }
   void retain_grad() { impl_->retains_grad = true; }
 
   // Same storage, shape and strides, cut off from the graph.
@@ -95,5 +97,8 @@ class Tensor {
   [[noreturn]] void not_on_host() const;
   std::shared_ptr<TensorImpl> impl_;
 };
+
+// Strides of x read as if broadcast to `shape` (0 on broadcast axes).
+Strides broadcast_strides(const Tensor& x, const Shape& shape);
 
 }  // namespace pcp

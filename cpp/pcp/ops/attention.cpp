@@ -2,7 +2,7 @@
 // self-attention shapes, composed from ops otherwise (other dtypes, broadcast batches,
 // cross-attention shapes, GPUs, dropout on the attention weights).
 //
-// The fused path is flash-style (backend/cpu/kernels/attention.cpp): one (batch, head) at a
+// The fused path is flash-style (backend/cpu/attention.cpp): one (batch, head) at a
 // time, scores in blocks, online softmax, no T x T matrix; it keeps each row's log-sum-exp for
 // the backward pass. Its output lives in (B, T, H, D) memory, returned as a (B, H, T, D) view,
 // so the usual `y.transpose(0, 2, 1, 3).reshape(B, T, C)` that merges heads costs no copy.
@@ -14,7 +14,6 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
-#include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -24,54 +23,10 @@ namespace {
 
 Tensor S(double v) { return weak_scalar(v); }
 
-// Element (b, h, t, d) of a set of heads at p[b * sb + h * sh + t * st + d * sd].
-struct Heads {
-  float* p;
-  int64_t sb, sh, st, sd;
-  float* head(int64_t b, int64_t h) const { return p + b * sb + h * sh; }
-  cpu::AttnView at(int64_t b, int64_t h) const { return {head(b, h), st, sd}; }
-};
-Heads heads_of(const Tensor& t) {  // a (B, H, T, D) tensor
-  const Strides& s = t.strides();
-  return {t.data<float>(), s[0], s[1], s[2], s[3]};
-}
-// Part `part` of a (B, T, parts * H * D) tensor as heads: q, k, v are parts 0, 1, 2 of qkv.
-Heads packed_heads(const Tensor& t, int64_t H, int64_t D, int64_t part) {
-  const Strides& s = t.strides();
-  return {t.data<float>() + part * H * D * s[2], s[0], D * s[2], s[1], s[2]};
-}
-
 // (B, H, T, D) view of a (B, T, H, D) contiguous buffer.
 Tensor heads_view(const Tensor& buf) {
   const Shape& s = buf.shape();  // (B, T, H, D)
   return buf.alias({s[0], s[2], s[1], s[3]}, {s[1] * s[2] * s[3], s[3], s[2] * s[3], 1}, buf.offset());
-}
-
-// Runs the flash kernel over every (batch, head); o is a (B, T, H, D) contiguous buffer.
-void flash_forward(const Heads& q, const Heads& k, const Heads& v, int64_t B, int64_t H, int64_t T, int64_t D,
-                   double scale, bool causal, float* o, float* lse) {
-  const auto& kt = cpu::kernels();
-  parallel_for(B * H, 1, [&](int64_t s, int64_t e) {
-    for (int64_t t = s; t < e; ++t) {
-      const int64_t b = t / H, h = t % H;
-      kt.attention_forward(T, D, float(scale), causal, q.at(b, h), k.at(b, h), v.at(b, h), o + (b * T * H + h) * D,
-                           H * D, lse + t * T);
-    }
-  });
-}
-
-// dq, dk, dv share a row stride and have unit column stride.
-void flash_backward(const Heads& q, const Heads& k, const Heads& v, const Heads& o, const Heads& g, const float* lse,
-                    int64_t B, int64_t H, int64_t T, int64_t D, double scale, bool causal, const Heads& dq,
-                    const Heads& dk, const Heads& dv) {
-  const auto& kt = cpu::kernels();
-  parallel_for(B * H, 1, [&](int64_t s, int64_t e) {
-    for (int64_t t = s; t < e; ++t) {
-      const int64_t b = t / H, h = t % H;
-      kt.attention_backward(T, D, float(scale), causal, q.at(b, h), k.at(b, h), v.at(b, h), o.at(b, h), g.at(b, h),
-                            lse + t * T, dq.head(b, h), dk.head(b, h), dv.head(b, h), dq.st);
-    }
-  });
 }
 
 // softmax(scale q k^T) with the causal mask, composed from ops (differentiable to any order).
@@ -103,33 +58,39 @@ Tensor merge_heads(const Tensor& x) {  // (B, H, T, D) -> (B, T, H * D)
   return reshape(swapaxes(x, 1, 2), {s[0], s[2], s[1] * s[3]});
 }
 
+// (B, T, H, D) of the heads in q (B, H, T, D), or of a packed qkv (B, T, 3 * H * D).
+Shape head_buffer_shape(const Shape& q, int64_t packed_heads) {
+  if (!packed_heads) return {q[0], q[2], q[1], q[3]};
+  return {q[0], q[1], packed_heads, q[2] / 3 / packed_heads};
+}
+
 // The fused backward. Inputs (q, k, v, o, lse, g) with 4-D heads, or (qkv, o, lse, g) when
-// packed. Output: dq, dk, dv packed as (3, B, T, H, D), or d(qkv) as (B, T, 3C).
+// packed. Outputs dq, dk, dv, or d(qkv).
 class AttentionBackward : public Primitive {
  public:
   AttentionBackward(double scale, bool causal, int64_t packed_heads)
       : scale_(scale), causal_(causal), packed_heads_(packed_heads) {}
   const char* name() const override { return "attention_backward"; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const int64_t H = packed_heads_;
-    if (H) {
-      const Tensor &qkv = in[0], &o = in[1], &lse = in[2], &g = in[3];
-      const int64_t B = qkv.shape()[0], T = qkv.shape()[1], D = qkv.shape()[2] / 3 / H;
-      Tensor out = Tensor::empty(qkv.shape(), DType::Float32);
-      flash_backward(packed_heads(qkv, H, D, 0), packed_heads(qkv, H, D, 1), packed_heads(qkv, H, D, 2),
-                     packed_heads(o, H, D, 0), packed_heads(g, H, D, 0), lse.data<float>(), B, H, T, D, scale_, causal_,
-                     packed_heads(out, H, D, 0), packed_heads(out, H, D, 1), packed_heads(out, H, D, 2));
-      return out;
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    if (packed_heads_) return {in[0]};
+    return {in[0], in[1], in[2]};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    if (packed_heads_) {
+      Tensor dqkv = empty(specs[0]);
+      cpu::qkv_attention_backward(in[0], packed_heads_, in[1], in[2], in[3], dqkv, scale_, causal_);
+      return {dqkv};
     }
-    const Tensor &q = in[0], &o = in[3], &lse = in[4], &g = in[5];
-    const int64_t B = q.shape()[0], Hh = q.shape()[1], T = q.shape()[2], D = q.shape()[3];
-    Tensor out = Tensor::empty({3, B, T, Hh, D}, DType::Float32);
-    const Heads dq{out.data<float>(), T * Hh * D, D, Hh * D, 1};
-    Heads dk = dq, dv = dq;
-    dk.p += B * T * Hh * D, dv.p += 2 * B * T * Hh * D;
-    flash_backward(heads_of(q), heads_of(in[1]), heads_of(in[2]), heads_of(o), heads_of(g), lse.data<float>(), B, Hh,
-                   T, D, scale_, causal_, dq, dk, dv);
-    return out;
+    // dq, dk, dv share one row stride: (B, T, H, D) blocks of one buffer, seen as heads.
+    Shape s = head_buffer_shape(in[0].shape(), 0);
+    s.insert(s.begin(), 3);
+    Tensor buf = Tensor::empty(s, DType::Float32);
+    const int64_t part = numel(s) / 3;
+    Shape one(s.begin() + 1, s.end());
+    std::vector<Tensor> d;
+    for (int64_t i = 0; i < 3; ++i) d.push_back(heads_view(buf.alias(one, contiguous_strides(one), i * part)));
+    cpu::attention_backward(in[0], in[1], in[2], in[3], in[4], in[5], d[0], d[1], d[2], scale_, causal_);
+    return d;
   }
 
  private:
@@ -139,31 +100,36 @@ class AttentionBackward : public Primitive {
 };
 
 // Fused attention over (q, k, v) heads, or over one packed qkv when packed_heads (H) is set.
+// Outputs the attention (B, H, T, D) or (B, T, C), viewing (B, T, H, D) memory, and each row's
+// log-sum-exp (B, H, T), not differentiable, for the backward pass.
 class Attention : public Primitive {
  public:
   Attention(double scale, bool causal, int64_t packed_heads = 0)
       : scale_(scale), causal_(causal), packed_heads_(packed_heads) {}
   const char* name() const override { return "attention"; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const int64_t H = packed_heads_ ? packed_heads_ : in[0].shape()[1];
-    const int64_t B = in[0].shape()[0], T = in[0].shape()[packed_heads_ ? 1 : 2];
-    const int64_t D = packed_heads_ ? in[0].shape()[2] / 3 / H : in[0].shape()[3];
-    Tensor out = Tensor::empty({B, T, H, D}, DType::Float32);
-    lse_ = Tensor::empty({B, H, T}, DType::Float32);  // kept for backward
-    if (packed_heads_)
-      flash_forward(packed_heads(in[0], H, D, 0), packed_heads(in[0], H, D, 1), packed_heads(in[0], H, D, 2), B, H,
-                    T, D, scale_, causal_, out.data<float>(), lse_.data<float>());
-    else
-      flash_forward(heads_of(in[0]), heads_of(in[1]), heads_of(in[2]), B, H, T, D, scale_, causal_,
-                    out.data<float>(), lse_.data<float>());
-    return packed_heads_ ? out.alias({B, T, H * D}, {T * H * D, H * D, 1}, out.offset()) : heads_view(out);
+  bool differentiable_output(size_t i) const override { return i == 0; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    const Shape b = head_buffer_shape(in[0].shape, packed_heads_);  // (B, T, H, D)
+    const Shape o = packed_heads_ ? Shape{b[0], b[1], b[2] * b[3]} : Shape{b[0], b[2], b[1], b[3]};
+    return {{o, DType::Float32, in[0].device}, {{b[0], b[2], b[1]}, DType::Float32, in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    const Shape b = head_buffer_shape(in[0].shape(), packed_heads_);
+    Tensor buf = Tensor::empty(b, DType::Float32), lse = empty(specs[1]);
+    if (packed_heads_) {
+      cpu::qkv_attention(in[0], packed_heads_, buf, lse, scale_, causal_);
+      return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse};
+    }
+    cpu::attention(in[0], in[1], in[2], buf, lse, scale_, causal_);
+    return {heads_view(buf), lse};
   }
 
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& output, const Tensor& g,
-                          const std::vector<bool>&) override {
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
+                          const std::vector<Tensor>& gs, const std::vector<bool>&) override {
+    const Tensor &output = outs[0], &lse = outs[1], &g = gs[0];
     if (packed_heads_) {
       if (!grad_enabled())
-        return {pcp::apply<AttentionBackward>({in[0], output, lse_, astype(g, DType::Float32)}, scale_, causal_,
+        return {pcp::apply<AttentionBackward>({in[0], output, lse, astype(g, DType::Float32)}, scale_, causal_,
                                               packed_heads_)};
       auto [q, k, v] = split_qkv(in[0], packed_heads_);
       Tensor g4 = swapaxes(reshape(g, {q.shape()[0], q.shape()[2], q.shape()[1], q.shape()[3]}), 1, 2);
@@ -175,18 +141,13 @@ class Attention : public Primitive {
       auto d = attention_vjp_ops(q, k, v, g, scale_, causal_);
       return {d[0], d[1], d[2]};
     }
-    Tensor packed =
-        pcp::apply<AttentionBackward>({q, k, v, output, lse_, astype(g, DType::Float32)}, scale_, causal_, 0);
-    const Shape& s = q.shape();
-    auto part = [&](int64_t i) { return heads_view(reshape(slice(packed, 0, i, i + 1), {s[0], s[2], s[1], s[3]})); };
-    return {part(0), part(1), part(2)};
+    return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, DType::Float32)}, scale_, causal_, 0);
   }
 
  private:
   double scale_;
   bool causal_;
   int64_t packed_heads_;
-  Tensor lse_;
 };
 
 bool fusable(const Tensor& t, double dropout_p) {

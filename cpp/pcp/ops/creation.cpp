@@ -30,17 +30,18 @@ class Copy : public Primitive {
   const char* name() const override { return "copy"; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].device());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     if (out.device().is_gpu())
       gpu::copy(in[0], out);
     else
       cpu::cast_copy(in[0], out);
-    return out;
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {g};
+    return {gs[0]};
   }
   bool runs_on_gpu() const override { return true; }
 };
@@ -52,10 +53,15 @@ class ToDevice : public Primitive {
   const char* name() const override { return "to_device"; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  Tensor forward(const std::vector<Tensor>& in) override { return gpu::to_device(in[0], device_); }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{in[0].shape, in[0].dtype, device_}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
+    return {gpu::to_device(in[0], device_)};
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {to_device(g, in[0].device())};
+    return {to_device(gs[0], in[0].device())};
   }
   bool runs_on_gpu() const override { return true; }
 

@@ -44,18 +44,19 @@ class Unary : public Primitive {
     return op_ == UnaryOp::Exp || op_ == UnaryOp::Sqrt || op_ == UnaryOp::Rsqrt || op_ == UnaryOp::Tanh ||
            op_ == UnaryOp::Sigmoid;
   }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(in[0].shape(), in[0].dtype(), in[0].device());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     if (out.device().is_gpu())
       gpu::unary(op_, in[0], out);
     else
       cpu::unary(op_, in[0], out);
-    return out;
+    return {out};
   }
   bool runs_on_gpu() const override { return true; }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
-                          const std::vector<bool>&) override {
-    const Tensor& x = in[0];
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
+                          const std::vector<Tensor>& gs, const std::vector<bool>&) override {
+    const Tensor &x = in[0], &y = outs[0], &g = gs[0];
     switch (op_) {
       case UnaryOp::Neg: return {neg(g)};
       case UnaryOp::Abs: return {mul(g, sign(x))};
@@ -104,18 +105,21 @@ class Binary : public Primitive {
   const char* name() const override { return binary_name(op_); }
   bool vjp_reads_inputs() const override { return op_ != BinaryOp::Add && op_ != BinaryOp::Sub; }
   bool vjp_reads_output() const override { return op_ == BinaryOp::Div || op_ == BinaryOp::Pow; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(shape_, is_comparison(op_) ? DType::Bool : in[0].dtype(), in[0].device());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{shape_, is_comparison(op_) ? DType::Bool : in[0].dtype, in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     if (out.device().is_gpu())
       gpu::binary(op_, in[0], in[1], out);
     else
       cpu::binary(op_, in[0], in[1], out);
-    return out;
+    return {out};
   }
   bool runs_on_gpu() const override { return true; }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
-                          const std::vector<bool>& needs) override {
-    const Tensor &a = in[0], &b = in[1];
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
+                          const std::vector<Tensor>& gs, const std::vector<bool>& needs) override {
+    const Tensor &a = in[0], &b = in[1], &y = outs[0], &g = gs[0];
     switch (op_) {
       case BinaryOp::Add: return {g, g};
       case BinaryOp::Sub: return {g, needs[1] ? neg(g) : Tensor()};
@@ -152,16 +156,20 @@ class Where : public Primitive {
   explicit Where(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "where"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(shape_, in[1].dtype(), in[1].device());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{shape_, in[1].dtype, in[1].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     if (out.device().is_gpu())
       gpu::where(in[0], in[1], in[2], out);
     else
       cpu::where(in[0], in[1], in[2], out);
-    return out;
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>& needs) override {
+    const Tensor& g = gs[0];
     return {Tensor(), needs[1] ? where(in[0], g, S(0)) : Tensor(), needs[2] ? where(in[0], S(0), g) : Tensor()};
   }
 
@@ -176,18 +184,21 @@ class Cast : public Primitive {
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Tensor out = Tensor::empty(in[0].shape(), to_, in[0].device());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{in[0].shape, to_, in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     if (out.device().is_gpu())
       gpu::cast(in[0], out);
     else
       cpu::cast_copy(in[0], out);
     out.impl()->weak = in[0].weak();
-    return out;
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {astype(g, in[0].dtype())};
+    return {astype(gs[0], in[0].dtype())};
   }
 
  private:

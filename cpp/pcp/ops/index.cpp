@@ -5,7 +5,6 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
-#include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
@@ -46,34 +45,25 @@ class Take : public Primitive {
   Take(int axis, Tensor idx) : axis_(axis), idx_(std::move(idx)) {}
   const char* name() const override { return "take"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    const Shape& xs = in[0].shape;
+    Shape s(xs.begin(), xs.begin() + axis_);
+    s.insert(s.end(), idx_.shape().begin(), idx_.shape().end());
+    s.insert(s.end(), xs.begin() + axis_ + 1, xs.end());
+    return {{s, in[0].dtype, in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor x = contiguous(in[0]);
-    Shape out_shape(x.shape().begin(), x.shape().begin() + axis_);
-    out_shape.insert(out_shape.end(), idx_.shape().begin(), idx_.shape().end());
-    out_shape.insert(out_shape.end(), x.shape().begin() + axis_ + 1, x.shape().end());
-    Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+    Tensor out = empty(specs[0]);
     int64_t O, N, I;
     split_dims(x.shape(), axis_, O, N, I);
-    if (x.device().is_gpu()) {
-      gpu::gather(x, idx_, N, I, out);
-      return out;
-    }
-    const int64_t P = idx_.numel();
-    const size_t row = size_t(I) * x.itemsize();
-    const char* src = static_cast<const char*>(x.raw_data());
-    char* dst = static_cast<char*>(out.raw_data());
-    const int64_t* ip = idx_.data<int64_t>();
-    parallel_for(O * P, std::max<int64_t>(1, 65536 / std::max<int64_t>(I, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t) {
-        int64_t o = t / P, p = t % P;
-        std::memcpy(dst + size_t(t) * row, src + (size_t(o) * N + size_t(ip[p])) * row, row);
-      }
-    });
-    return out;
+    if (x.device().is_gpu()) gpu::gather(x, idx_, N, I, out);
+    else cpu::gather(x, idx_, N, I, out);
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {scatter_add(in[0].shape(), idx_, g, axis_)};
+    return {scatter_add(in[0].shape(), idx_, gs[0], axis_)};
   }
 
  private:
@@ -87,37 +77,21 @@ class ScatterAdd : public Primitive {
   ScatterAdd(Shape shape, int axis, Tensor idx) : shape_(std::move(shape)), axis_(axis), idx_(std::move(idx)) {}
   const char* name() const override { return "scatter_add"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{shape_, in[0].dtype, in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     int64_t O, N, I;
     split_dims(shape_, axis_, O, N, I);
-    if (in[0].device().is_gpu()) {
-      Tensor src = contiguous(in[0]);
-      Tensor out = Tensor::empty(shape_, src.dtype(), src.device());
-      gpu::scatter_add(src, idx_, N, I, out);
-      return out;
-    }
-    Tensor src = astype(contiguous(in[0]), in[0].dtype() == DType::Float64 ? DType::Float64 : DType::Float32);
-    Tensor out = zeros(shape_, src.dtype());
-    const int64_t P = idx_.numel();
-    const int64_t* ip = idx_.data<int64_t>();
-    auto run = [&](auto* dst, const auto* s) {
-      // Threads own disjoint column ranges of I, so repeated indices never race.
-      parallel_for(I, std::max<int64_t>(16, 65536 / std::max<int64_t>(O * P, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t o = 0; o < O; ++o)
-          for (int64_t p = 0; p < P; ++p) {
-            auto* d = dst + (o * N + ip[p]) * I;
-            const auto* sr = s + (o * P + p) * I;
-            for (int64_t i = b; i < e; ++i) d[i] += sr[i];
-          }
-      });
-    };
-    if (src.dtype() == DType::Float64) run(out.data<double>(), src.data<double>());
-    else run(out.data<float>(), src.data<float>());
-    return astype(out, in[0].dtype());
+    Tensor src = contiguous(in[0]);
+    Tensor out = empty(specs[0]);
+    if (src.device().is_gpu()) gpu::scatter_add(src, idx_, N, I, out);
+    else cpu::scatter_add(src, idx_, N, I, out);
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {pcp::apply<Take>({g}, axis_, idx_)};
+    return {pcp::apply<Take>({gs[0]}, axis_, idx_)};
   }
 
  private:

@@ -1,11 +1,10 @@
-// Neural-network ops: fused softmax / log-softmax, layer norm, cross-entropy and dropout kernels
-// (CPU and GPU) with VJPs written in ops, and their fused first-order backward passes.
+// Neural-network ops: fused softmax / log-softmax, layer norm, cross-entropy and dropout, their
+// fused first-order backward passes and their VJPs written in ops. The host code is in
+// backend/cpu/nn.cpp, the GPU's in backend/gpu/nn.cpp.
 #include <cmath>
-#include <cstring>
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
-#include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/random.h"
 #include "pcp/core/error.h"
@@ -17,36 +16,23 @@ namespace {
 
 Tensor S(double v) { return weak_scalar(v); }
 
-int64_t rows_of(const Tensor& x) { return numel(Shape(x.shape().begin(), x.shape().end() - (x.ndim() ? 1 : 0))); }
-
 // The fused kernels divide by the row length and assume rows exist: an empty input takes
 // this instead. x * 0 keeps the shape, dtype and graph (gradients of zeros, as they must be).
 Tensor empty_result(const Tensor& x) { return mul(x, S(0.0)); }
-int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
 
 // First-order backward of softmax from its output, one pass per row; used by Softmax::vjp when
-// no graph of the gradient is wanted (create_graph composes ops instead).
+// no graph of the gradient is wanted (create_graph composes ops instead). Inputs (y, g).
 class SoftmaxBackward : public Primitive {
  public:
   explicit SoftmaxBackward(bool log) : log_(log) {}
   const char* name() const override { return log_ ? "log_softmax_backward" : "softmax_backward"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor &y = in[0], &g = in[1];
-    Tensor gx = Tensor::empty(y.shape(), y.dtype(), y.device());
-    if (y.device().is_gpu()) {
-      gpu::softmax_backward(y, g, gx, log_);
-      return gx;
-    }
-    const int64_t n = y.shape().back(), rows = rows_of(y);
-    const auto& k = cpu::kernels();
-    const size_t row = size_t(n) * y.itemsize();
-    const char *py = static_cast<const char*>(y.raw_data()), *pg = static_cast<const char*>(g.raw_data());
-    char* pgx = static_cast<char*>(gx.raw_data());
-    parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
-      k.softmax_backward_rows(y.dtype(), py + b * row, pg + b * row, pgx + b * row, e - b, n, log_);
-    });
-    return gx;
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor gx = empty(specs[0]);
+    if (gx.device().is_gpu()) gpu::softmax_backward(in[0], in[1], gx, log_);
+    else cpu::softmax_backward(in[0], in[1], gx, log_);
+    return {gx};
   }
 
  private:
@@ -61,30 +47,16 @@ class Softmax : public Primitive {
   Softmax(bool log, int64_t causal_T = 0) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor& x = in[0];
-    Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
-    if (x.device().is_gpu()) {
-      gpu::softmax(x, y, log_, causal_T_);
-      return y;
-    }
-    const int64_t n = x.shape().back(), rows = rows_of(x);
-    const auto& k = cpu::kernels();
-    const char* px = static_cast<const char*>(x.raw_data());
-    char* py = static_cast<char*>(y.raw_data());
-    const size_t row = size_t(n) * x.itemsize();
-    parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
-      if (!causal_T_) return k.softmax_rows(x.dtype(), px + b * row, py + b * row, e - b, n, log_);
-      for (int64_t r = b; r < e; ++r) {
-        const int64_t keep = std::min(n, r % causal_T_ + 1);
-        k.softmax_rows(x.dtype(), px + r * row, py + r * row, 1, keep, false);
-        std::memset(py + r * row + keep * x.itemsize(), 0, size_t(n - keep) * x.itemsize());
-      }
-    });
-    return y;
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor y = empty(specs[0]);
+    if (y.device().is_gpu()) gpu::softmax(in[0], y, log_, causal_T_);
+    else cpu::softmax(in[0], y, log_, causal_T_);
+    return {y};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor& y, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>& outs, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
+    const Tensor &y = outs[0], &g = gs[0];
     if (!grad_enabled()) return {pcp::apply<SoftmaxBackward>({y, contiguous(astype(g, y.dtype()))}, log_)};
     std::vector<int64_t> last{-1};
     if (log_) return {sub(g, mul(exp(y), sum(g, last, true)))};
@@ -110,89 +82,61 @@ Tensor softmax_impl(const Tensor& x_in, int64_t axis, bool log) {
   return x_in.ndim() == 0 ? reshape(y, {}) : y;
 }
 
+// The per-row statistics of a layer norm: float32 (rows..., 1) on x's device.
+TensorSpec row_stats(const TensorSpec& x) {
+  Shape s(x.shape.begin(), x.shape.end() - 1);
+  s.push_back(1);
+  return {s, DType::Float32, x.device};
+}
+
 // First-order backward of layer norm from the forward's float32 row statistics, in one pass.
-// Inputs (x, w or undefined, g, mean, rstd); the output packs the three gradients as rows of
-// one (rows + 2, n) tensor: gx, then dw, then db (views split them without copying).
+// Inputs (x, w or undefined, g, mean, rstd); outputs gx, dw, db.
 class LayerNormBackward : public Primitive {
  public:
   const char* name() const override { return "layer_norm_backward"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor &x = in[0], &w = in[1], &g = in[2];
-    const int64_t n = x.shape().back(), rows = rows_of(x);
-    Tensor out = Tensor::empty({rows + 2, n}, x.dtype(), x.device());
-    if (x.device().is_gpu()) {
-      gpu::layer_norm_backward(x, w, g, in[3], in[4], out);
-      return out;
-    }
-    const auto& k = cpu::kernels();
-    const size_t row = size_t(n) * x.itemsize();
-    const char *px = static_cast<const char*>(x.raw_data()), *pg = static_cast<const char*>(g.raw_data());
-    const char* pw = w.defined() ? static_cast<const char*>(w.raw_data()) : nullptr;
-    char* po = static_cast<char*>(out.raw_data());
-    const float *pm = in[3].data<float>(), *pr = in[4].data<float>();
-    // Each chunk of rows sums its own dw, db; the partial sums are added in chunk order.
-    const int64_t chunks = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, rows / row_grain(n)));
-    std::vector<float> partial(size_t(chunks * 2 * n), 0.0f);
-    parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
-      for (int64_t c = cb; c < ce; ++c) {
-        const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
-        float* dw = partial.data() + c * 2 * n;
-        k.layer_norm_backward_rows(x.dtype(), px + r0 * row, pw, pg + r0 * row, pm + r0, pr + r0, po + r0 * row, dw,
-                                   dw + n, r1 - r0, n);
-      }
-    });
-    std::vector<float> total(size_t(2 * n), 0.0f);
-    for (int64_t c = 0; c < chunks; ++c)
-      for (int64_t i = 0; i < 2 * n; ++i) total[i] += partial[c * 2 * n + i];
-    Tensor sums = Tensor::empty({2, n}, DType::Float32);
-    std::copy(total.begin(), total.end(), sums.data<float>());
-    sums = astype(sums, x.dtype());
-    std::memcpy(po + rows * row, sums.raw_data(), 2 * row);
-    return out;
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    const TensorSpec& x = in[0];
+    const TensorSpec param{{x.shape.back()}, x.dtype, x.device};
+    return {x, param, param};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    const Tensor &x = in[0], &w = in[1], &g = in[2], &mean = in[3], &rstd = in[4];
+    const int64_t n = x.shape().back();
+    Tensor gx = empty(specs[0]);
+    Tensor param_grads = Tensor::empty({2, n}, x.dtype(), x.device());  // dw and db, as rows
+    if (x.device().is_gpu()) gpu::layer_norm_backward(x, w, g, mean, rstd, gx, param_grads);
+    else cpu::layer_norm_backward(x, w, g, mean, rstd, gx, param_grads);
+    return {gx, param_grads.alias({n}, {1}, 0), param_grads.alias({n}, {1}, n)};
   }
 };
 
+// Outputs y and the per-row mean and rstd (float32, not differentiable) that the first-order
+// backward reads.
 class LayerNorm : public Primitive {
  public:
   explicit LayerNorm(double eps) : eps_(eps) {}
   const char* name() const override { return "layer_norm"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
+  bool differentiable_output(size_t i) const override { return i == 0; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {in[0], row_stats(in[0]), row_stats(in[0])};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& x = in[0];
     Tensor w = in[1].defined() ? contiguous(in[1]) : Tensor();
     Tensor b = in[2].defined() ? contiguous(in[2]) : Tensor();
-    const int64_t n = x.shape().back(), rows = rows_of(x);
-    Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
-    Shape stat_shape(x.shape().begin(), x.shape().end() - 1);
-    stat_shape.push_back(1);
-    mean_ = Tensor::empty(stat_shape, DType::Float32, x.device());
-    rstd_ = Tensor::empty(stat_shape, DType::Float32, x.device());
-    if (x.device().is_gpu()) {
-      gpu::layer_norm(x, w, b, y, mean_, rstd_, eps_);
-      return y;
-    }
-    const auto& k = cpu::kernels();
-    const size_t row = size_t(n) * x.itemsize();
-    const char* px = static_cast<const char*>(x.raw_data());
-    char* py = static_cast<char*>(y.raw_data());
-    const char* pw = w.defined() ? static_cast<const char*>(w.raw_data()) : nullptr;
-    const char* pb = b.defined() ? static_cast<const char*>(b.raw_data()) : nullptr;
-    float *pm = mean_.data<float>(), *pr = rstd_.data<float>();
-    parallel_for(rows, row_grain(n), [&](int64_t s, int64_t e) {
-      k.layer_norm_rows(x.dtype(), px + s * row, pw, pb, py + s * row, pm + s, pr + s, e - s, n, eps_);
-    });
-    return y;
+    Tensor y = empty(specs[0]), mean = empty(specs[1]), rstd = empty(specs[2]);
+    if (x.device().is_gpu()) gpu::layer_norm(x, w, b, y, mean, rstd, eps_);
+    else cpu::layer_norm(x, w, b, y, mean, rstd, eps_);
+    return {y, mean, rstd};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
-                          const std::vector<bool>& needs) override {
-    const Tensor &x = in[0], &w = in[1];
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
+                          const std::vector<Tensor>& gs, const std::vector<bool>& needs) override {
+    const Tensor &x = in[0], &w = in[1], &g = gs[0];
     if (!grad_enabled() && x.dtype() != DType::Float64) {
-      const int64_t rows = rows_of(x);
-      Tensor packed = pcp::apply<LayerNormBackward>({x, w, contiguous(astype(g, x.dtype())), mean_, rstd_});
-      auto row_of = [&](int64_t r) { return reshape(slice(packed, 0, r, r + 1), {x.shape().back()}); };
-      return {needs[0] ? reshape(slice(packed, 0, 0, rows), x.shape()) : Tensor(), needs[1] ? row_of(rows) : Tensor(),
-              needs[2] ? row_of(rows + 1) : Tensor()};
+      auto d = pcp::apply_all<LayerNormBackward>({x, w, contiguous(astype(g, x.dtype())), outs[1], outs[2]});
+      return {needs[0] ? d[0] : Tensor(), needs[1] ? d[1] : Tensor(), needs[2] ? d[2] : Tensor()};
     }
     std::vector<int64_t> last{-1};
     Tensor mu, rstd;
@@ -201,8 +145,8 @@ class LayerNorm : public Primitive {
       mu = mean(x, last, true);
       rstd = rsqrt(add(var(x, last, 0, true), S(eps_)));
     } else {
-      mu = astype(mean_, x.dtype());
-      rstd = astype(rstd_, x.dtype());
+      mu = astype(outs[1], x.dtype());
+      rstd = astype(outs[2], x.dtype());
     }
     Tensor xhat = mul(sub(x, mu), rstd);
     std::vector<int64_t> lead;
@@ -219,64 +163,63 @@ class LayerNorm : public Primitive {
 
  private:
   double eps_;
-  Tensor mean_, rstd_;  // per-row statistics from the forward pass (float32)
 };
 
-// First-order gradient of the per-row cross-entropy from the forward pass's logsumexp (GPU).
+// First-order gradient of the per-row cross-entropy. Inputs (logits, g), and on the GPU the
+// forward pass's per-row (max, log-sum-exp) as a third.
 class CrossEntropyBackward : public Primitive {
  public:
-  CrossEntropyBackward(Tensor targets, int64_t ignore, Tensor lse) : targets_(std::move(targets)), ignore_(ignore),
-                                                                     lse_(std::move(lse)) {}
+  CrossEntropyBackward(Tensor targets, int64_t ignore) : targets_(std::move(targets)), ignore_(ignore) {}
   const char* name() const override { return "cross_entropy_backward"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor &logits = in[0], &g = in[1];
-    Tensor gx = Tensor::empty(logits.shape(), logits.dtype(), logits.device());
-    gpu::cross_entropy_backward(logits, targets_, ignore_, lse_, g, gx);
-    return gx;
+    Tensor gx = empty(specs[0]);
+    if (gx.device().is_gpu()) gpu::cross_entropy_backward(logits, targets_, ignore_, in[2], g, gx);
+    else cpu::cross_entropy_backward(logits, targets_, ignore_, g, gx);
+    return {gx};
   }
 
  private:
   Tensor targets_;
   int64_t ignore_;
-  Tensor lse_;
 };
 
 // Per-row loss over the last axis of contiguous logits. The targets are host int64 class indices,
 // checked before (metadata of the op, like a slice's bounds), or int32 on the logits' GPU, checked
-// by the kernel; either way GPU logits never wait on them.
+// by the kernel; either way GPU logits never wait on them. On the GPU a second output, not
+// differentiable, keeps each row's (max, log-sum-exp) for the backward pass.
 class CrossEntropy : public Primitive {
  public:
   CrossEntropy(Tensor targets, int64_t ignore_index) : targets_(std::move(targets)), ignore_(ignore_index) {}
   const char* name() const override { return "cross_entropy"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor& logits = in[0];
-    const int64_t C = logits.shape().back(), rows = rows_of(logits);
-    Tensor loss = Tensor::empty(targets_.shape(), logits.dtype(), logits.device());
-    if (logits.device().is_gpu()) {
-      lse_ = Tensor::empty({rows, 2}, DType::Float32, logits.device());
-      gpu::cross_entropy(logits, targets_, ignore_, loss, lse_);
-      return loss;
-    }
-    const auto& k = cpu::kernels();
-    const size_t row = size_t(C) * logits.itemsize();
-    const char* pl = static_cast<const char*>(logits.raw_data());
-    const int64_t* pt = targets_.data<int64_t>();
-    char* po = static_cast<char*>(loss.raw_data());
-    const size_t isz = loss.itemsize();
-    parallel_for(rows, row_grain(C), [&](int64_t s, int64_t e) {
-      k.cross_entropy_rows(logits.dtype(), pl + s * row, pt + s, po + s * isz, e - s, C, ignore_);
-    });
-    return loss;
+  bool differentiable_output(size_t i) const override { return i == 0; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    const TensorSpec& logits = in[0];
+    TensorSpec loss{targets_.shape(), logits.dtype, logits.device};
+    if (!logits.device.is_gpu()) return {loss};
+    return {loss, {{rows_of(logits.shape), 2}, DType::Float32, logits.device}};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
-                          const std::vector<bool>&) override {
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& logits = in[0];
+    Tensor loss = empty(specs[0]);
+    if (!logits.device().is_gpu()) {
+      cpu::cross_entropy(logits, targets_, ignore_, loss);
+      return {loss};
+    }
+    Tensor lse = empty(specs[1]);
+    gpu::cross_entropy(logits, targets_, ignore_, loss, lse);
+    return {loss, lse};
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
+                          const std::vector<Tensor>& gs, const std::vector<bool>&) override {
+    const Tensor &logits = in[0], &g = gs[0];
     if (logits.device().is_gpu() && !grad_enabled())
-      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g)}, targets_, ignore_, lse_)};
+      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g), outs[1]}, targets_, ignore_)};
     if (!grad_enabled() && (logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64))
-      return {softmax_minus_target(logits, contiguous(g))};
+      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(astype(g, logits.dtype()))}, targets_, ignore_)};
     Tensor valid = to_device(astype(ne(targets_, weak_scalar_int(ignore_)), g.dtype()), logits.device());
     Tensor scale = unsqueeze(mul(g, valid), -1);
     Tensor target_hot = to_device(one_hot(targets_, logits.shape().back(), logits.dtype()), logits.device());
@@ -284,31 +227,8 @@ class CrossEntropy : public Primitive {
   }
 
  private:
-  // First-order gradient on the CPU: (softmax(logits) - one_hot(target)) g per row, zero for
-  // ignored rows, as one pass over the softmax's output instead of five ops.
-  Tensor softmax_minus_target(const Tensor& logits, const Tensor& g) {
-    Tensor gx = softmax(logits, -1);
-    const int64_t C = logits.shape().back(), rows = rows_of(logits);
-    const int64_t* t = targets_.data<int64_t>();
-    auto fix_rows = [&](auto* p, const auto* gr) {
-      parallel_for(rows, row_grain(C), [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-          const bool keep = t[r] != ignore_;
-          const auto s = keep ? gr[r] : 0;
-          auto* row = p + r * C;
-          for (int64_t j = 0; j < C; ++j) row[j] *= s;
-          if (keep) row[t[r]] -= s;
-        }
-      });
-    };
-    if (logits.dtype() == DType::Float32) fix_rows(gx.data<float>(), g.data<float>());
-    else fix_rows(gx.data<double>(), g.data<double>());
-    return gx;
-  }
-
   Tensor targets_;  // host int64, or int32 on the logits' GPU
   int64_t ignore_;
-  Tensor lse_;      // per row: max and log sum exp(x - max) (GPU forward)
 };
 
 // Inverted dropout of contiguous float32 x with the mask drawn from Philox counters
@@ -319,30 +239,17 @@ class Dropout : public Primitive {
   Dropout(double p, uint64_t key, uint64_t start) : p_(p), key_(key), start_(start) {}
   const char* name() const override { return "dropout"; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor& x = in[0];
-    Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     const float prob = float(p_), scale = float(1.0 / (1.0 - p_));
-    if (x.device().is_gpu()) {
-      gpu::dropout(x, out, prob, scale, key_, start_);
-      return out;
-    }
-    const float* px = x.data<float>();
-    float* po = out.data<float>();
-    const int64_t n = x.numel();
-    parallel_for((n + 3) / 4, 4096, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) {
-        uint32_t w[4];
-        Philox::generate(key_, 0, start_ + uint64_t(c), w);
-        for (int64_t j = 0; j < 4 && c * 4 + j < n; ++j)
-          po[c * 4 + j] = uint_to_unit_float(w[j]) >= prob ? px[c * 4 + j] * scale : 0.0f;
-      }
-    });
-    return out;
+    if (out.device().is_gpu()) gpu::dropout(in[0], out, prob, scale, key_, start_);
+    else cpu::dropout(in[0], out, prob, scale, key_, start_);
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {pcp::apply<Dropout>({contiguous(astype(g, DType::Float32))}, p_, key_, start_)};
+    return {pcp::apply<Dropout>({contiguous(astype(gs[0], DType::Float32))}, p_, key_, start_)};
   }
 
  private:

@@ -1,10 +1,8 @@
 #include "pcp/ops/optim.h"
 
-#include <algorithm>
 #include <cmath>
 
-#include "pcp/backend/cpu/kernel_table.h"
-#include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/ops/ops.h"
 #include "pcp/core/error.h"
@@ -31,44 +29,11 @@ void check_lists(const char* op, const std::vector<Tensor>& params, std::initial
       fail<ValueError>(op, ": got ", params.size(), " parameters but a list of ", l->size(), " state tensors");
 }
 
-// The CPU tensors of a list laid end to end (empty ones left out): piece s is
-// tensors[index[s]], at [start[s], start[s + 1]) of the concatenation.
-struct Concat {
-  std::vector<size_t> index;
-  std::vector<int64_t> start{0};
-  explicit Concat(const std::vector<Tensor>& tensors) {
-    for (size_t i = 0; i < tensors.size(); ++i)
-      if (!tensors[i].device().is_gpu() && tensors[i].numel() > 0) {
-        index.push_back(i);
-        start.push_back(start.back() + tensors[i].numel());
-      }
-  }
-  int64_t size() const { return start.back(); }
-  // f(i, offset, count) for each piece of [b, e): count elements of tensors[i] from offset.
-  template <class F>
-  void visit(int64_t b, int64_t e, F&& f) const {
-    size_t s = size_t(std::upper_bound(start.begin(), start.end(), b) - start.begin()) - 1;
-    for (; b < e; ++s) {
-      const int64_t n = std::min(e, start[s + 1]) - b;
-      f(index[s], b - start[s], n);
-      b += n;
-    }
-  }
-};
-
-// Runs f(i, offset, count) over all CPU tensors as one parallel loop over their concatenation:
-// a single dispatch for a whole model, its small tensors included.
 // The steps write in place: tensors that a graph saved must not be read by its backward.
 void bump_versions(std::initializer_list<const std::vector<Tensor>*> lists) {
   for (auto* l : lists)
     for (const Tensor& t : *l)
       if (t.defined()) t.storage()->bump_version();
-}
-
-template <class F>
-void for_all_chunks(const std::vector<Tensor>& tensors, F f) {
-  const Concat all(tensors);
-  parallel_for(all.size(), 32768, [&](int64_t b, int64_t e) { all.visit(b, e, f); });
 }
 
 }  // namespace
@@ -85,17 +50,13 @@ void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& gra
     check_state(op, "exp_avg_sq", i, params[i], v[i]);
   }
   bump_versions({&params, &m, &v});
-  const auto& k = cpu::kernels();
   const float bc1 = float(1.0 - std::pow(c.beta1, double(step))), bc2 = float(1.0 - std::pow(c.beta2, double(step)));
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].device().is_gpu())
       gpu::adam(params[i], grads[i], m[i], v[i], float(c.lr), c.beta1, c.beta2, float(c.eps),
                 float(c.weight_decay), bc1, bc2, c.decoupled);
-  for_all_chunks(params, [&](size_t i, int64_t b, int64_t n) {
-    k.adam_update(params[i].data<float>() + b, grads[i].data<float>() + b, m[i].data<float>() + b,
-                  v[i].data<float>() + b, n, float(c.lr), float(c.beta1), float(c.beta2), float(1.0 - c.beta1),
-                  float(1.0 - c.beta2), float(c.eps), float(c.weight_decay), bc1, bc2, c.decoupled);
-  });
+  cpu::adam(params, grads, m, v, float(c.lr), c.beta1, c.beta2, float(c.eps), float(c.weight_decay), bc1, bc2,
+            c.decoupled);
 }
 
 void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
@@ -112,16 +73,12 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
     if (momentum) check_state(op, "momentum buffer", i, params[i], bufs[i]);
   }
   bump_versions({&params, &bufs});
-  const auto& k = cpu::kernels();
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].device().is_gpu())
       gpu::sgd(params[i], grads[i], momentum ? bufs[i] : Tensor(), float(c.lr), float(c.momentum),
                float(c.dampening), float(c.weight_decay), c.nesterov, first_step);
-  for_all_chunks(params, [&](size_t i, int64_t s, int64_t n) {
-    k.sgd_update(params[i].data<float>() + s, grads[i].data<float>() + s,
-                 momentum ? bufs[i].data<float>() + s : nullptr, n, float(c.lr), float(c.momentum),
-                 float(c.dampening), float(c.weight_decay), c.nesterov, first_step);
-  });
+  cpu::sgd(params, grads, momentum ? bufs : std::vector<Tensor>{}, float(c.lr), float(c.momentum), float(c.dampening),
+           float(c.weight_decay), c.nesterov, first_step);
 }
 
 // On a GPU the norm and the scale stay on the device (no wait): the gradients are multiplied by
@@ -147,29 +104,8 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
     for (const Tensor& g : grads) gpu::binary(BinaryOp::Mul, g, scale, g);
     return norm;
   }
-  const auto& k = cpu::kernels();
-  // Partial sums over fixed blocks of the gradients' concatenation, added in block order: the
-  // same result for any thread count, in one parallel pass however many gradients there are.
-  constexpr int64_t block = 65536;
-  const Concat all(grads);
-  std::vector<double> part(size_t((all.size() + block - 1) / block), 0.0);
-  parallel_for(int64_t(part.size()), 1, [&](int64_t pb, int64_t pe) {
-    for (int64_t p = pb; p < pe; ++p)
-      all.visit(p * block, std::min(all.size(), (p + 1) * block), [&](size_t i, int64_t off, int64_t n) {
-        part[size_t(p)] += k.sum_squares(grads[i].data<float>() + off, n);
-      });
-  });
-  double total = 0;
-  for (double p : part) total += p;
-  const double norm = std::sqrt(total), scale = max_norm / (norm + eps);
-  if (scale < 1.0) {
-    const float s = float(scale);  // g *= s in place: the binary kernel with a broadcast operand
-    const char* ps = reinterpret_cast<const char*>(&s);
-    for_all_chunks(grads, [&](size_t i, int64_t b, int64_t n) {
-      char* x = reinterpret_cast<char*>(grads[i].data<float>() + b);
-      k.binary(BinaryOp::Mul, DType::Float32, n, x, 1, x, 1, ps, 0);
-    });
-  }
+  const double norm = std::sqrt(cpu::sum_squares(grads)), scale = max_norm / (norm + eps);
+  if (scale < 1.0) cpu::scale_in_place(grads, float(scale));
   return scalar(norm, DType::Float64);
 }
 

@@ -12,10 +12,24 @@
 
 namespace pcp {
 
-std::vector<Tensor> Primitive::vjp(const std::vector<Tensor>&, const Tensor&, const Tensor&,
+std::vector<Tensor> Primitive::vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
                                    const std::vector<bool>&) {
   fail<NotImplementedError>(name(), ": gradient is not defined for this op");
 }
+
+TensorSpec spec_of(const Tensor& t) {
+  if (!t.defined()) return TensorSpec{{}, DType::Float32, cpu_device(), false};
+  return TensorSpec{t.shape(), t.dtype(), t.device()};
+}
+
+std::vector<TensorSpec> specs_of(const std::vector<Tensor>& ts) {
+  std::vector<TensorSpec> out;
+  out.reserve(ts.size());
+  for (const Tensor& t : ts) out.push_back(spec_of(t));
+  return out;
+}
+
+Tensor empty(const TensorSpec& spec) { return Tensor::empty(spec.shape, spec.dtype, spec.device); }
 
 namespace {
 std::atomic<bool> g_profiling{false}, g_record_shapes{false};
@@ -84,11 +98,12 @@ struct BlockingScope {
 
 void set_blocking_hooks(BlockingHooks hooks) { g_blocking = hooks; }
 
-static Tensor run_forward(Primitive& prim, const std::vector<Tensor>& inputs) {
+static std::vector<Tensor> run_forward(Primitive& prim, const std::vector<Tensor>& inputs,
+                                       const std::vector<TensorSpec>& specs) {
   BlockingScope blocking(inputs);
-  if (!g_profiling) return prim.forward(inputs);
+  if (!g_profiling) return prim.forward(inputs, specs);
   auto t0 = std::chrono::steady_clock::now();
-  Tensor out = prim.forward(inputs);
+  std::vector<Tensor> out = prim.forward(inputs, specs);
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(g_profile_mu);
   OpProfile& p = g_profile[profile_key(prim, inputs)];
@@ -97,7 +112,21 @@ static Tensor run_forward(Primitive& prim, const std::vector<Tensor>& inputs) {
   return out;
 }
 
-Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
+// forward() must produce what infer() promised: the plan layer trusts infer() alone.
+static void check_outputs(const Primitive& prim, const std::vector<Tensor>& outs, const std::vector<TensorSpec>& specs) {
+  bool ok = outs.size() == specs.size();
+  for (size_t i = 0; ok && i < outs.size(); ++i) ok = spec_of(outs[i]) == specs[i];
+  if (ok) return;
+  auto describe = [](const TensorSpec& s) {
+    return s.defined ? shape_str(s.shape) + " " + dtype_name(s.dtype) + " on " + s.device.str() : std::string("none");
+  };
+  std::string got, want;
+  for (const Tensor& t : outs) got += " " + describe(spec_of(t));
+  for (const TensorSpec& s : specs) want += " " + describe(s);
+  fail<RuntimeError>(prim.name(), ": internal error: forward produced", got, " but shape inference said", want);
+}
+
+std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
   for (size_t i = 1; i < inputs.size(); ++i)
     if (inputs[i].defined() && inputs[0].defined() && inputs[i].device() != inputs[0].device())
       fail<ValueError>(prim->name(), ": inputs are on different devices (", inputs[0].device().str(),
@@ -106,27 +135,43 @@ Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
     if (in.defined() && in.device().is_gpu() && !prim->runs_on_gpu())
       fail<NotImplementedError>(prim->name(), ": not implemented on ", in.device().str(),
                                 " yet; move the inputs with .to('cpu')");
-  Tensor out = run_forward(*prim, inputs);
-  for (const Tensor& in : inputs)  // the output must be a fresh handle, never an input's
-    if (out.is_same(in)) out = out.detach();
-  if (!grad_enabled() || !is_floating(out.dtype())) return out;
+  const std::vector<TensorSpec> specs = prim->infer(specs_of(inputs));
+  std::vector<Tensor> outs = run_forward(*prim, inputs, specs);
+  check_outputs(*prim, outs, specs);
+  for (Tensor& out : outs)  // each output must be a fresh handle, never an input's
+    for (const Tensor& in : inputs)
+      if (out.is_same(in)) out = out.detach();
+  if (!grad_enabled()) return outs;
+  bool differentiable = false;
+  for (size_t i = 0; i < outs.size(); ++i) differentiable |= prim->differentiable_output(i) && is_floating(outs[i].dtype());
+  if (!differentiable) return outs;
   std::vector<bool> needs(inputs.size());
   bool any = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     needs[i] = inputs[i].defined() && inputs[i].requires_grad();
     any = any || needs[i];
   }
-  if (!any) return out;
+  if (!any) return outs;
   auto node = std::make_shared<Node>();
   node->prim = std::move(prim);
   node->inputs = std::move(inputs);
-  node->output = out.detach();
   node->needs = std::move(needs);
+  for (const Tensor& out : outs) {
+    node->outputs.push_back(out.detach());
+    node->owners.push_back(out.impl_ptr());
+  }
   node->save_for_backward();
-  node->owner = out.impl_ptr();
-  out.impl()->grad_fn = std::move(node);
-  out.impl()->requires_grad = true;
-  return out;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!node->prim->differentiable_output(i) || !is_floating(outs[i].dtype())) continue;
+    outs[i].impl()->grad_fn = node;
+    outs[i].impl()->output_nr = uint32_t(i);
+    outs[i].impl()->requires_grad = true;
+  }
+  return outs;
+}
+
+Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
+  return apply_all(std::move(prim), std::move(inputs))[0];
 }
 
 }  // namespace pcp

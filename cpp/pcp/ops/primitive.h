@@ -1,7 +1,13 @@
-// A primitive is one differentiable computation: it knows its name, how to compute its
-// output on the inputs' device, and its VJP rule written with other ops (so gradients are
-// themselves differentiable and run on any device). Every op reaches a backend through
-// `apply`, the single dispatch path where autodiff recording (and later tracing) hooks in.
+// A primitive is one differentiable computation: it knows its name, the shapes, dtypes and
+// devices of its outputs from those of its inputs (without running), how to compute the outputs
+// on the inputs' device, and its VJP rule written with other ops (so gradients are themselves
+// differentiable and run on any device). Every op reaches a backend through `apply`, the single
+// dispatch path where output checking, autodiff recording (and later tracing) hook in.
+//
+// A primitive may have several outputs. What its VJP needs beyond the inputs (a layer norm's
+// row statistics, attention's log-sum-exp) is an output too, declared not differentiable: the
+// recorded node keeps every output, so nothing is stashed in the primitive object, and one
+// object can be applied again (create_graph re-applies it) without clobbering state.
 #pragma once
 #include <memory>
 #include <string>
@@ -11,20 +17,43 @@
 
 namespace pcp {
 
+// What a tensor will be, known before any memory exists: the currency of shape inference.
+struct TensorSpec {
+  Shape shape;
+  DType dtype = DType::Float32;
+  Device device;
+  bool defined = true;  // false for an optional input left out (an undefined Tensor)
+
+  bool operator==(const TensorSpec& o) const {
+    return defined == o.defined && (!defined || (shape == o.shape && dtype == o.dtype && device == o.device));
+  }
+};
+TensorSpec spec_of(const Tensor& t);
+std::vector<TensorSpec> specs_of(const std::vector<Tensor>& ts);
+// A new uninitialized tensor as `spec` describes.
+Tensor empty(const TensorSpec& spec);
+
 class Primitive {
  public:
   virtual ~Primitive() = default;
   virtual const char* name() const = 0;
-  // Computes the output (allocating it, or viewing an input) from validated inputs.
-  virtual Tensor forward(const std::vector<Tensor>& inputs) = 0;
-  // Cotangents of the inputs given the output's cotangent `g`. Returns one entry per input;
-  // entries with needs[i] == false may be left undefined. The engine reduces broadcast
-  // gradients to each input's shape and casts them to its dtype.
-  virtual std::vector<Tensor> vjp(const std::vector<Tensor>& inputs, const Tensor& output, const Tensor& g,
-                                  const std::vector<bool>& needs);
+  // The outputs' shapes, dtypes and devices from the inputs' alone; allocates and runs nothing.
+  // apply() checks forward()'s outputs against it, so the two cannot disagree.
+  virtual std::vector<TensorSpec> infer(const std::vector<TensorSpec>& inputs) const = 0;
+  // Computes the outputs `specs` describes (allocating them, or viewing an input) from
+  // validated inputs. Usually one switch on the device: cpu::<op>(...) or gpu::<op>(...).
+  virtual std::vector<Tensor> forward(const std::vector<Tensor>& inputs, const std::vector<TensorSpec>& specs) = 0;
+  // Cotangents of the inputs given the outputs and their cotangents (one per output; an
+  // output no gradient reached gets zeros, a non-differentiable one stays undefined).
+  // Returns one entry per input; entries with needs[i] == false may be left undefined. The
+  // engine reduces broadcast gradients to each input's shape and casts them to its dtype.
+  virtual std::vector<Tensor> vjp(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                                  const std::vector<Tensor>& cotangents, const std::vector<bool>& needs);
+  // Whether gradients flow through output i (false for saved statistics and indices).
+  virtual bool differentiable_output(size_t) const { return true; }
   // Whether forward() has a GPU path; apply() refuses GPU inputs otherwise, with a clear error.
   virtual bool runs_on_gpu() const { return false; }
-  // Whether vjp() reads the inputs' or the output's values (not only their shapes): backward
+  // Whether vjp() reads the inputs' or the outputs' values (not only their shapes): backward
   // then refuses them when they were written in place after the forward pass.
   virtual bool vjp_reads_inputs() const { return true; }
   virtual bool vjp_reads_output() const { return true; }
@@ -48,12 +77,20 @@ struct BlockingHooks {
 };
 void set_blocking_hooks(BlockingHooks hooks);
 
-// Runs `prim` on `inputs`, recording a graph node when grad mode is on and an input requires grad.
+// Runs `prim` on `inputs` and returns all its outputs, recording a graph node when grad mode
+// is on and an input requires grad.
+std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs);
+// The first output (the only one, for most primitives).
 Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs);
 
 template <class P, class... Args>
 Tensor apply(std::vector<Tensor> inputs, Args&&... args) {
   return pcp::apply(std::shared_ptr<Primitive>(std::make_shared<P>(std::forward<Args>(args)...)), std::move(inputs));
+}
+template <class P, class... Args>
+std::vector<Tensor> apply_all(std::vector<Tensor> inputs, Args&&... args) {
+  return pcp::apply_all(std::shared_ptr<Primitive>(std::make_shared<P>(std::forward<Args>(args)...)),
+                        std::move(inputs));
 }
 
 }  // namespace pcp

@@ -50,19 +50,23 @@ class Reduce : public Primitive {
   bool vjp_reads_inputs() const override { return op_ != ReduceOp::Sum; }
   bool vjp_reads_output() const override { return op_ != ReduceOp::Sum; }
 
-  Tensor forward(const std::vector<Tensor>& in) override {
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    const TensorSpec& x = in[0];
+    if (op_ != ReduceOp::Sum)
+      for (int a : axes_)
+        if (x.shape[size_t(a)] == 0)
+          fail<ValueError>(name(), ": zero-size reduction over axes of shape ", shape_str(x.shape),
+                           " has no identity");
+    DType dt = (op_ == ReduceOp::ArgMax || op_ == ReduceOp::ArgMin) ? DType::Int64 : x.dtype;
+    return {{reduced_shape(x.shape, axes_, keepdims_), dt, x.device}};
+  }
+
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& x = in[0];
-    Shape out_shape = reduced_shape(x.shape(), axes_, keepdims_);
-    DType out_dt = (op_ == ReduceOp::ArgMax || op_ == ReduceOp::ArgMin) ? DType::Int64 : x.dtype();
-    Tensor out = Tensor::empty(out_shape, out_dt, x.device());
     int64_t R = 1;
     for (int a : axes_) R *= x.shape()[a];
-    if (R == 0) {
-      if (op_ != ReduceOp::Sum)
-        fail<ValueError>(name(), ": zero-size reduction over axes of shape ", shape_str(x.shape()),
-                         " has no identity");
-      return zeros(out_shape, out_dt, x.device());
-    }
+    if (R == 0) return {zeros(specs[0].shape, specs[0].dtype, x.device())};  // an empty sum
+    Tensor out = empty(specs[0]);
     // View x as (O, R, I): directly when the reduced axes are adjacent and x is contiguous,
     // else by moving the reduced axes last and copying.
     bool adjacent = axes_.empty() || axes_.back() - axes_.front() + 1 == int(axes_.size());
@@ -84,13 +88,13 @@ class Reduce : public Primitive {
       gpu::reduce(op_, src, O, R, I, out);
     else
       cpu::reduce(op_, src, O, R, I, out);
-    return out;
+    return {out};
   }
   bool runs_on_gpu() const override { return true; }
 
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor& y, const Tensor& g,
-                          const std::vector<bool>&) override {
-    const Tensor& x = in[0];
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
+                          const std::vector<Tensor>& gs, const std::vector<bool>&) override {
+    const Tensor &x = in[0], &y = outs[0], &g = gs[0];
     if (op_ == ReduceOp::Sum) return {expand_back(g, x.shape(), axes_)};
     // max/min: the gradient goes to the extreme elements, split evenly between ties.
     Tensor mask = astype(eq(x, expand_back(y, x.shape(), axes_)), g.dtype());

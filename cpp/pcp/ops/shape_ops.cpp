@@ -56,16 +56,19 @@ class Reshape : public Primitive {
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view (reshape may copy)
-  Tensor forward(const std::vector<Tensor>& in) override {
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{shape_, in[0].dtype, in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
     const Tensor& x = in[0];
-    if (auto st = view_strides(x.shape(), x.strides(), shape_)) return x.alias(shape_, *st, x.offset());
+    if (auto st = view_strides(x.shape(), x.strides(), shape_)) return {x.alias(shape_, *st, x.offset())};
     Tensor c = Tensor::empty(x.shape(), x.dtype(), x.device());
     copy_into(x, c);
-    return c.alias(shape_, contiguous_strides(shape_), 0);
+    return {c.alias(shape_, contiguous_strides(shape_), 0)};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {reshape(g, in[0].shape())};
+    return {reshape(gs[0], in[0].shape())};
   }
 
  private:
@@ -79,21 +82,22 @@ class Permute : public Primitive {
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
-  Tensor forward(const std::vector<Tensor>& in) override {
-    const Tensor& x = in[0];
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     Shape s(perm_.size());
-    Strides st(perm_.size());
-    for (size_t i = 0; i < perm_.size(); ++i) {
-      s[i] = x.shape()[perm_[i]];
-      st[i] = x.strides()[perm_[i]];
-    }
-    return x.alias(s, st, x.offset());
+    for (size_t i = 0; i < perm_.size(); ++i) s[i] = in[0].shape[size_t(perm_[i])];
+    return {{s, in[0].dtype, in[0].device}};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>&, const Tensor&, const Tensor& g,
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    const Tensor& x = in[0];
+    Strides st(perm_.size());
+    for (size_t i = 0; i < perm_.size(); ++i) st[i] = x.strides()[perm_[i]];
+    return {x.alias(specs[0].shape, st, x.offset())};
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
     std::vector<int64_t> inv(perm_.size());
     for (size_t i = 0; i < perm_.size(); ++i) inv[perm_[i]] = int64_t(i);
-    return {permute(g, inv)};
+    return {permute(gs[0], inv)};
   }
 
  private:
@@ -107,12 +111,15 @@ class BroadcastTo : public Primitive {
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
-  Tensor forward(const std::vector<Tensor>& in) override {
-    return in[0].alias(shape_, cpu::broadcast_strides(in[0], shape_), in[0].offset());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{shape_, in[0].dtype, in[0].device}};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
+    return {in[0].alias(shape_, broadcast_strides(in[0], shape_), in[0].offset())};
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {sum_to(g, in[0].shape())};
+    return {sum_to(gs[0], in[0].shape())};
   }
 
  private:
@@ -129,18 +136,21 @@ class Slice : public Primitive {
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
-  Tensor forward(const std::vector<Tensor>& in) override {
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    TensorSpec out = in[0];
+    out.shape[size_t(axis_)] = len_;
+    return {out};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& x = in[0];
-    Shape s = x.shape();
     Strides st = x.strides();
     int64_t off = x.offset() + (len_ > 0 ? start_ * st[axis_] : 0);
-    s[axis_] = len_;
     st[axis_] *= step_;
-    return x.alias(s, st, off);
+    return {x.alias(specs[0].shape, st, off)};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {slice_scatter(g, in[0].shape(), axis_, start_, step_)};
+    return {slice_scatter(gs[0], in[0].shape(), axis_, start_, step_)};
   }
 
  private:
@@ -157,19 +167,22 @@ class SliceScatter : public Primitive {
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{shape_, in[0].dtype, in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
     Tensor out = zeros(shape_, in[0].dtype(), in[0].device());
     Strides st = out.strides();
     int64_t off = start_ * st[axis_];
     st[axis_] *= step_;
     copy_into(in[0], out.alias(in[0].shape(), st, off));
-    return out;
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
     // The Slice primitive directly: start + len*step may be -1 for negative steps,
     // which slice() would read as "the last element".
-    return {pcp::apply<Slice>({g}, axis_, start_, in[0].shape()[axis_], step_)};
+    return {pcp::apply<Slice>({gs[0]}, axis_, start_, in[0].shape()[axis_], step_)};
   }
 
  private:
@@ -189,20 +202,24 @@ class Concat : public Primitive {
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    Shape s = in[0].shape();
-    s[axis_] = 0;
-    for (const Tensor& t : in) s[axis_] += t.shape()[axis_];
-    Tensor out = Tensor::empty(s, in[0].dtype(), in[0].device());
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    TensorSpec out = in[0];
+    out.shape[size_t(axis_)] = 0;
+    for (const TensorSpec& t : in) out.shape[size_t(axis_)] += t.shape[size_t(axis_)];
+    return {out};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    Tensor out = empty(specs[0]);
     int64_t pos = 0;
     for (const Tensor& t : in) {
       copy_into(t, out.alias(t.shape(), out.strides(), pos * out.strides()[axis_]));
       pos += t.shape()[axis_];
     }
-    return out;
+    return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const Tensor&, const Tensor& g,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>& needs) override {
+    const Tensor& g = gs[0];
     std::vector<Tensor> out;
     int64_t pos = 0;
     for (size_t i = 0; i < in.size(); ++i) {

@@ -2,6 +2,8 @@
 // thread pool and hand contiguous runs to the selected ISA's kernels.
 #pragma once
 #include "pcp/backend/cpu/kernel_table.h"
+#include <vector>
+
 #include "pcp/core/tensor.h"
 
 namespace pcp::cpu {
@@ -16,6 +18,11 @@ void cast_copy(const Tensor& src, const Tensor& dst);  // converts dtype; same d
 // Reduces contiguous x viewed as (O, R, I) along R into contiguous out (O, I).
 void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
 
+// out (batch..., M, N), contiguous = a (..., M, K) @ b (..., K, N), the operands' batch
+// dimensions broadcast to `batch`, any element strides; K > 0. float32, float64, or 16-bit
+// floats computed in float32 and rounded once.
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch);
+
 // C[M,N] = A[M,K] @ B[K,N] with arbitrary element strides for A and B; C contiguous (ldc).
 void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B,
               int64_t rsb, int64_t csb, float* C, int64_t ldc);
@@ -26,7 +33,55 @@ void gemm_bf16(int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t rsa, 
 void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int64_t csa, const double* B,
               int64_t rsb, int64_t csb, double* C, int64_t ldc);
 
-// Strides of x read as if broadcast to `shape` (0 on broadcast axes).
-Strides broadcast_strides(const Tensor& x, const Shape& shape);
+// Row kernels over contiguous (rows, n) tensors: the CPU halves of the neural-network
+// primitives, beside gpu::softmax and friends (backend/gpu/ops.h), with the same arguments.
+// causal_T > 0: row r keeps columns 0..(r % causal_T) and the rest become 0.
+void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log);
+// w and b may be undefined; mean and rstd (float32) receive the per-row statistics.
+void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
+                const Tensor& rstd, double eps);
+// param_grads (2, n): the weight's gradient, then the bias's.
+void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& gx, const Tensor& param_grads);
+// targets: checked host int64 class indices, one per row; rows whose target is `ignore` give 0.
+void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss);
+// float32 or float64: gx = (softmax(logits) - one_hot(targets)) * g per row.
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& g,
+                            const Tensor& gx);
+// float32: out = x * scale where Philox word (start + i / 4, i % 4) under `key` gives u >= prob, else 0.
+void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start);
+
+// Fused float32 attention (flash-style, no T x T matrix). q, k, v: (B, H, T, D) views of any
+// strides; o: a (B, T, H, D) contiguous buffer; lse (B, H, T) receives each row's log-sum-exp
+// for the backward pass. The qkv_ forms read heads straight out of GPT-2's
+// packed (B, T, 3 * H * D) projection and write o, dqkv as (B, T, H * D) and (B, T, 3 * H * D).
+void attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& lse, double scale,
+               bool causal);
+void qkv_attention(const Tensor& qkv, int64_t H, const Tensor& o, const Tensor& lse, double scale, bool causal);
+// dq, dk, dv: (B, H, T, D) views sharing one row stride, with unit column stride.
+void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& lse,
+                        const Tensor& g, const Tensor& dq, const Tensor& dk, const Tensor& dv, double scale,
+                        bool causal);
+void qkv_attention_backward(const Tensor& qkv, int64_t H, const Tensor& o, const Tensor& lse, const Tensor& g,
+                            const Tensor& dqkv, double scale, bool causal);
+
+// Gathers along the middle axis of contiguous (O, N, I) -> (O, P, I), and their gradient (out
+// = zeros plus src added at the indexed rows); idx: P checked host int64 indices.
+void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
+void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
+
+// In-place optimizer updates of contiguous float32 tensors (see pcp/ops/optim.h), all CPU
+// tensors of the lists in one parallel loop (GPU ones are skipped: gpu::adam, gpu::sgd).
+// bufs may be empty (no momentum).
+void adam(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& m,
+          const std::vector<Tensor>& v, float lr, double b1, double b2, float eps, float wd, float bc1, float bc2,
+          bool decoupled);
+void sgd(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
+         float lr, float momentum, float dampening, float wd, bool nesterov, bool first_step);
+// Sum of squares of every CPU float32 tensor of xs, in float64, independent of the thread count.
+double sum_squares(const std::vector<Tensor>& xs);
+void scale_in_place(const std::vector<Tensor>& xs, float s);
+
 
 }  // namespace pcp::cpu

@@ -7,13 +7,6 @@
 
 namespace pcp::cpu {
 
-Strides broadcast_strides(const Tensor& x, const Shape& shape) {
-  Strides st(shape.size(), 0);
-  size_t off = shape.size() - size_t(x.ndim());
-  for (int i = 0; i < x.ndim(); ++i) st[off + i] = x.shape()[i] == 1 ? 0 : x.strides()[i];
-  return st;
-}
-
 namespace {
 
 constexpr int64_t kGrain = 32768;  // elements per thread chunk: below this, threads cost more than they save

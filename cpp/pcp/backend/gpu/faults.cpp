@@ -18,8 +18,6 @@ struct Record {
 std::mutex mu;
 std::map<int, Record> records;
 
-Runtime& rt() { return *runtime(); }
-
 // Reads and clears the device's record (the device is idle: all recorded work has completed).
 void raise_recorded(int device) {
   std::array<int32_t, 4> f{};

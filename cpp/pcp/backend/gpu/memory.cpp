@@ -23,12 +23,6 @@ Pool& pool(int device) {
   return pools[device];
 }
 
-Runtime& rt() {
-  Runtime* r = runtime();
-  if (!r) fail<ValueError>("gpu: no GPU is available (", unavailable_reason(), ")");
-  return *r;
-}
-
 // Hands every cached buffer back to the runtime; the pool's lock is held.
 void release_cached(Pool& p, int device) {
   if (p.free.empty()) return;

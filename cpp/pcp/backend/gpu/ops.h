@@ -37,6 +37,10 @@ struct MatmulBatch {
 bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N);
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
             const MatmulBatch& batch);
+// out (batch..., M, N), contiguous = a @ b with the operands' batch dimensions broadcast to
+// `batch` (as cpu::matmul): the loops over the batch, and 16-bit floats widened where there
+// are no tensor-core kernels.
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch);
 
 
 // Row kernels over contiguous float32 (rows, n) blocks. causal_T > 0: row r keeps columns
@@ -46,9 +50,9 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
 // w and b may be undefined; mean and rstd receive the per-row statistics.
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps);
-// packed (rows + 2, n): gx rows, then dw, then db.
+// param_grads (2, n): the weight's gradient, then the bias's.
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& packed);
+                         const Tensor& gx, const Tensor& param_grads);
 // targets: host int64 class indices (checked), one per row of logits.
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse);
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,

@@ -27,6 +27,12 @@ std::string unavailable_reason() {
   return g_reason;
 }
 
+Runtime& rt() {
+  Runtime* r = runtime();
+  if (!r) fail<ValueError>("gpu: no GPU is available (", unavailable_reason(), ")");
+  return *r;
+}
+
 const KernelSource* find_kernel(const std::string& name) {
   for (const KernelSource& k : all_kernels())
     if (name == k.name) return &k;

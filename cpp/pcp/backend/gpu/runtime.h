@@ -80,6 +80,8 @@ Runtime* runtime();
 Runtime* create_runtime();
 // Why runtime() is null, for error messages ("libvulkan.so.1 not found", ...).
 std::string unavailable_reason();
+// The runtime, for code that needs one: a ValueError saying why when there is none.
+Runtime& rt();
 
 // Compiled kernels embedded in the library (generated at build time from metal/*.comp).
 struct KernelSource {

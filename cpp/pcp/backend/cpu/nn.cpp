@@ -1,0 +1,138 @@
+// CPU host code of the neural-network primitives (ops/nn.cpp): split the rows of contiguous
+// tensors across the thread pool and hand each chunk to the selected ISA's row kernels.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/core/random.h"
+
+namespace pcp::cpu {
+namespace {
+
+// Rows per thread chunk: about 16K elements, so short rows are batched.
+int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)); }
+
+const char* bytes(const Tensor& t) { return t.defined() ? static_cast<const char*>(t.raw_data()) : nullptr; }
+char* bytes_out(const Tensor& t) { return static_cast<char*>(t.raw_data()); }
+
+}  // namespace
+
+void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  const auto& k = kernels();
+  const char* px = bytes(x);
+  char* py = bytes_out(y);
+  const size_t row = size_t(n) * x.itemsize();
+  parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
+    if (!causal_T) return k.softmax_rows(x.dtype(), px + b * row, py + b * row, e - b, n, log);
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t keep = std::min(n, r % causal_T + 1);
+      k.softmax_rows(x.dtype(), px + r * row, py + r * row, 1, keep, false);
+      std::memset(py + r * row + keep * x.itemsize(), 0, size_t(n - keep) * x.itemsize());
+    }
+  });
+}
+
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
+  const int64_t n = y.shape().back(), rows = rows_of(y.shape());
+  const auto& k = kernels();
+  const size_t row = size_t(n) * y.itemsize();
+  const char *py = bytes(y), *pg = bytes(g);
+  char* pgx = bytes_out(gx);
+  parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
+    k.softmax_backward_rows(y.dtype(), py + b * row, pg + b * row, pgx + b * row, e - b, n, log);
+  });
+}
+
+void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
+                const Tensor& rstd, double eps) {
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  const auto& k = kernels();
+  const size_t row = size_t(n) * x.itemsize();
+  const char *px = bytes(x), *pw = bytes(w), *pb = bytes(b);
+  char* py = bytes_out(y);
+  float *pm = mean.data<float>(), *pr = rstd.data<float>();
+  parallel_for(rows, row_grain(n), [&](int64_t s, int64_t e) {
+    k.layer_norm_rows(x.dtype(), px + s * row, pw, pb, py + s * row, pm + s, pr + s, e - s, n, eps);
+  });
+}
+
+void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& gx, const Tensor& param_grads) {
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  const auto& k = kernels();
+  const size_t row = size_t(n) * x.itemsize();
+  const char *px = bytes(x), *pg = bytes(g), *pw = bytes(w);
+  char* pgx = bytes_out(gx);
+  const float *pm = mean.data<float>(), *pr = rstd.data<float>();
+  // Each chunk of rows sums its own dw, db; the partial sums are added in chunk order, so the
+  // result does not depend on the thread count's scheduling.
+  const int64_t chunks = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, rows / row_grain(n)));
+  std::vector<float> partial(size_t(chunks * 2 * n), 0.0f);
+  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) {
+      const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      float* dw = partial.data() + c * 2 * n;
+      k.layer_norm_backward_rows(x.dtype(), px + r0 * row, pw, pg + r0 * row, pm + r0, pr + r0, pgx + r0 * row, dw,
+                                 dw + n, r1 - r0, n);
+    }
+  });
+  Tensor sums = Tensor::empty({2, n}, DType::Float32);
+  float* total = sums.data<float>();
+  std::fill(total, total + 2 * n, 0.0f);
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t i = 0; i < 2 * n; ++i) total[i] += partial[size_t(c * 2 * n + i)];
+  cast_copy(sums, param_grads);
+}
+
+void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss) {
+  const int64_t C = logits.shape().back(), rows = rows_of(logits.shape());
+  const auto& k = kernels();
+  const size_t row = size_t(C) * logits.itemsize(), isz = loss.itemsize();
+  const char* pl = bytes(logits);
+  const int64_t* pt = targets.data<int64_t>();
+  char* po = bytes_out(loss);
+  parallel_for(rows, row_grain(C), [&](int64_t s, int64_t e) {
+    k.cross_entropy_rows(logits.dtype(), pl + s * row, pt + s, po + s * isz, e - s, C, ignore);
+  });
+}
+
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& g,
+                            const Tensor& gx) {
+  // (softmax(logits) - one_hot(target)) g per row, zero for ignored rows: one pass over the
+  // softmax's output instead of five ops.
+  softmax(logits, gx, false, 0);
+  const int64_t C = logits.shape().back(), rows = rows_of(logits.shape());
+  const int64_t* t = targets.data<int64_t>();
+  auto fix_rows = [&](auto* p, const auto* gr) {
+    parallel_for(rows, row_grain(C), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const bool keep = t[r] != ignore;
+        const auto s = keep ? gr[r] : 0;
+        auto* row = p + r * C;
+        for (int64_t j = 0; j < C; ++j) row[j] *= s;
+        if (keep) row[t[r]] -= s;
+      }
+    });
+  };
+  if (logits.dtype() == DType::Float32) fix_rows(gx.data<float>(), g.data<float>());
+  else fix_rows(gx.data<double>(), g.data<double>());
+}
+
+void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
+  const float* px = x.data<float>();
+  float* po = out.data<float>();
+  const int64_t n = x.numel();
+  parallel_for((n + 3) / 4, 4096, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      uint32_t w[4];
+      Philox::generate(key, 0, start + uint64_t(c), w);
+      for (int64_t j = 0; j < 4 && c * 4 + j < n; ++j)
+        po[c * 4 + j] = uint_to_unit_float(w[j]) >= prob ? px[c * 4 + j] * scale : 0.0f;
+    }
+  });
+}
+
+}  // namespace pcp::cpu

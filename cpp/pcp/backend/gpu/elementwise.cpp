@@ -1,0 +1,100 @@
+// GPU elementwise ops: unary math, binary arithmetic, comparisons and where.
+#include "pcp/backend/gpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pcp/backend/gpu/launch.h"
+#include "pcp/core/error.h"
+
+namespace pcp::gpu {
+
+void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
+  if (is_half(x)) {
+    return into_float32(out, [&](const Tensor& o) { unary(op, widened(x), o); });
+  }
+  require_f32("unary op", x);
+  if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
+  if (!out.numel()) return;
+  if (vec4_aligned(x, out)) {
+    struct { uint32_t n4, op, x_off4, out_off4; } p{
+        u32(out.numel() / 4, "size"), uint32_t(op), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset")};
+    return launch(x, "unary4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
+  }
+  Layout l = layout("unary op", x.shape(), {x.strides()});
+  struct {
+    uint32_t n, ndim, x_off, out_off, op, shape[kMaxDims];
+    int32_t strides[kMaxDims];
+  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), uint32_t(op), {}, {}};
+  put_dims(l, p.shape, {p.strides});
+  launch(x, "unary", {buffer_of(x), buffer_of(out)}, p, x.numel());
+}
+
+void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (out.dtype() == DType::Bool) return compare(op, a, b, out);
+  if (is_half(a) || is_half(b)) {
+    return into_float32(out, [&](const Tensor& o) { binary(op, widened(a), widened(b), o); });
+  }
+  require_f32("binary op", a);
+  if (!out.numel()) return;
+  const int64_t pa = vec4_period(a, out.shape()), pb = vec4_period(b, out.shape());
+  if (pa >= 0 && pb >= 0 && out.is_contiguous() && out.offset() % 4 == 0 && out.numel() % 4 == 0) {
+    struct { uint32_t n4, op, out_off4, a_off, a_period, b_off, b_period; } p{
+        u32(out.numel() / 4, "size"), uint32_t(op), u32(out.offset() / 4, "offset"), u32(a.offset(), "offset"),
+        uint32_t(pa), u32(b.offset(), "offset"), uint32_t(pb)};
+    return launch(a, "binary4", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel() / 4);
+  }
+  Layout l = layout("binary op", out.shape(),
+                    {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
+  struct {
+    uint32_t n, ndim, a_off, b_off, out_off, op, shape[kMaxDims];
+    int32_t a_strides[kMaxDims], b_strides[kMaxDims];
+  } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
+      u32(out.offset(), "offset"), uint32_t(op), {}, {}, {}};
+  put_dims(l, p.shape, {p.a_strides, p.b_strides});
+  launch(a, "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
+}
+
+void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (is_half(a) || is_half(b)) return compare(op, widened(a), widened(b), out);
+  const uint32_t type = type_code("comparison", a);
+  if (!out.numel()) return;
+  if (!word_aligned(out)) {  // the kernel writes whole words: compare into one, then copy
+    Tensor words = Tensor::empty(out.shape(), DType::Bool, out.device());
+    compare(op, a, b, words);
+    return cast(words, out);
+  }
+  Layout l = layout("comparison", out.shape(),
+                    {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
+  struct {
+    uint32_t n, ndim, a_off, b_off, out_word, op, type, shape[kMaxDims];
+    int32_t a_strides[kMaxDims], b_strides[kMaxDims];
+  } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
+      u32(out.offset() / 4, "offset"), uint32_t(op), type, {}, {}, {}};
+  put_dims(l, p.shape, {p.a_strides, p.b_strides});
+  launch(a, "compare", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, (out.numel() + 3) / 4);
+}
+
+void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (is_half(out)) {
+    return into_float32(out, [&](const Tensor& o) { where(cond, widened(a), widened(b), o); });
+  }
+  if (cond.dtype() != DType::Bool || a.itemsize() != 4)
+    fail<NotImplementedError>("where: ", dtype_name(a.dtype()), " values are not supported on ", a.device().str(),
+                              " yet (32-bit types only)");
+  if (!out.numel()) return;
+  const Shape& s = out.shape();
+  Layout l = layout("where", s, {broadcast_strides(cond, s), broadcast_strides(a, s),
+                                 broadcast_strides(b, s)});
+  struct {
+    uint32_t n, ndim, c_off, a_off, b_off, out_off, shape[kMaxDims];
+    int32_t c_strides[kMaxDims], a_strides[kMaxDims], b_strides[kMaxDims];
+  } p{u32(out.numel(), "size"), l.ndim, u32(cond.offset(), "offset"), u32(a.offset(), "offset"),
+      u32(b.offset(), "offset"), u32(out.offset(), "offset"), {}, {}, {}, {}};
+  put_dims(l, p.shape, {p.c_strides, p.a_strides, p.b_strides});
+  launch(a, "where", {buffer_of(cond), buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
+}
+
+}  // namespace pcp::gpu

@@ -1,0 +1,98 @@
+// GPU matmul: 64 x 64 and 128 x 128 tiles, tensor-core kernels for 16-bit floats, split K.
+#include "pcp/backend/gpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pcp/backend/gpu/launch.h"
+#include "pcp/core/error.h"
+
+namespace pcp::gpu {
+
+bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N) {
+  if (!is_half(a) || N % 2 || out.offset() % 2) return false;  // the kernels write pairs of results
+  const DeviceInfo info = rt().device_info(a.device().index);
+  return a.dtype() == DType::Float16 ? info.tensor_core_f16 : info.tensor_core_bf16;
+}
+
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
+            const MatmulBatch& bt) {
+  if (is_half(a) && !tensor_core_matmul(a, out, N))
+    fail<NotImplementedError>("matmul: ", dtype_name(a.dtype()), " needs tensor-core kernels on ", a.device().str(),
+                              " (widen to float32 where tensor_core_matmul() is false)");
+  if (!is_half(a)) require_f32("matmul", a);
+  if (out.numel() == 0) return;
+  if (K == 0) return fill(out, 0.0);
+  // 128 x 128 tiles (matmul128.comp) pay off only with many tiles and a deep K (measured on an
+  // H200 at GPT shapes); otherwise 64 x 64 (matmul.comp) keeps more workgroups busy.
+  const int64_t batch = bt.outer * bt.inner;
+  const int64_t tile = is_half(a) || (((M + 127) / 128) * ((N + 127) / 128) * batch >= 1024 && K >= 256) ? 128 : 64;
+  const int64_t tiles_n = (N + tile - 1) / tile;
+  const int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
+  const Strides &sa = a.strides(), &sb = b.strides();
+  // Few output tiles over a long K (a weight gradient, X^T @ dY) leave most of the GPU idle: split
+  // K into S equal slices computed as a batch of S products, then sum them in a fixed order.
+  constexpr int64_t kFillTiles = 512, kMinSlice = 512;
+  if (!is_half(a) && batch == 1 && tiles < kFillTiles / 2 && K >= 2 * kMinSlice) {
+    int64_t S = std::min((kFillTiles + tiles - 1) / tiles, K / kMinSlice);
+    while (S > 1 && K % S) --S;
+    if (S > 1) {
+      const int64_t slice = K / S;
+      Tensor partial = Tensor::empty({S, M, N}, DType::Float32, out.device());
+      MatmulBatch split;
+      split.inner = S, split.a_inner = slice * sa.back(), split.b_inner = slice * sb[sb.size() - 2];
+      matmul(a, b, partial, M, N, slice, split);
+      return gpu::reduce(cpu::ReduceOp::Sum, partial, 1, S, M * N, out);
+    }
+  }
+  struct {
+    uint32_t M, N, K, batch, a_off, b_off, c_off, tiles_n;
+    int32_t rsa, csa, rsb, csb, a_batch, b_batch;
+    uint32_t inner;
+    int32_t a_outer, b_outer;
+  } p{u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(a.offset(), "offset"),
+      u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
+      int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
+      int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
+  const char* kernel = a.dtype() == DType::Float16    ? "matmul_coop_f16"
+                       : a.dtype() == DType::BFloat16 ? "matmul_coop_bf16"
+                       : tile == 128                  ? "matmul128"
+                                                      : "matmul";
+  rt().dispatch(a.device().index, kernel, {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
+                uint32_t(std::min<int64_t>(tiles, 65535)));
+}
+
+// One dispatch covers the two innermost batch dimensions (a stride per operand for each);
+// further outer batch dimensions, rare in practice, loop here.
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch) {
+  const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1], N = b.shape()[b.ndim() - 1];
+  if (is_half(a) && !tensor_core_matmul(a, out, N)) {
+    // float16/bfloat16 without tensor-core kernels: the float32 kernel on widened copies.
+    return into_float32(out, [&](const Tensor& o) { matmul(widened(a), widened(b), o, batch); });
+  }
+  auto batch_stride = [&](const Tensor& t, size_t d) {
+    const size_t lead = batch.size() - (t.ndim() - 2);
+    return d < lead || t.shape()[d - lead] == 1 ? int64_t(0) : t.strides()[d - lead];
+  };
+  const size_t nd = batch.size(), loop_dims = nd > 2 ? nd - 2 : 0;
+  MatmulBatch bt;
+  if (nd >= 1) bt.inner = batch[nd - 1], bt.a_inner = batch_stride(a, nd - 1), bt.b_inner = batch_stride(b, nd - 1);
+  if (nd >= 2) bt.outer = batch[nd - 2], bt.a_outer = batch_stride(a, nd - 2), bt.b_outer = batch_stride(b, nd - 2);
+  int64_t loops = 1;
+  for (size_t d = 0; d < loop_dims; ++d) loops *= batch[d];
+  for (int64_t o = 0; o < loops; ++o) {
+    int64_t oa = a.offset(), ob = b.offset(), rem = o;
+    for (int d = int(loop_dims) - 1; d >= 0; --d) {
+      const int64_t i = rem % batch[d];
+      rem /= batch[d];
+      oa += i * batch_stride(a, size_t(d));
+      ob += i * batch_stride(b, size_t(d));
+    }
+    matmul(a.alias(a.shape(), a.strides(), oa), b.alias(b.shape(), b.strides(), ob),
+           out.alias(out.shape(), out.strides(), o * bt.outer * bt.inner * M * N), M, N, K, bt);
+  }
+}
+
+}  // namespace pcp::gpu

@@ -1,0 +1,148 @@
+// GPU host code of the neural-network primitives: softmax, layer norm, cross-entropy, dropout.
+#include "pcp/backend/gpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pcp/backend/gpu/faults.h"
+#include "pcp/backend/gpu/launch.h"
+#include "pcp/core/error.h"
+
+namespace pcp::gpu {
+
+namespace {
+
+// Cross-entropy targets as int32 on `device`: a contiguous int32 GPU tensor as is (the kernels
+// check its values), host int64 (checked by the caller) uploaded.
+Tensor class_indices(const Tensor& targets, Device device) {
+  if (targets.device().is_gpu()) {
+    if (targets.dtype() != DType::Int32 || !targets.is_contiguous())
+      fail<ValueError>("cross_entropy: GPU targets must be contiguous int32, got ", dtype_name(targets.dtype()));
+    return targets;
+  }
+  return upload_indices(targets, device);
+}
+
+}  // namespace
+
+void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
+  if (is_half(x)) {
+    return into_float32(y, [&](const Tensor& o) { softmax(widened(x), o, log, causal_T); });
+  }
+  require_f32("softmax", x);
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  struct { uint32_t rows, n, x_off, y_off, log, causal, T; } p{
+      u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), u32(y.offset(), "offset"), log,
+      causal_T > 0, u32(std::max<int64_t>(causal_T, 1), "size")};
+  launch_rows(x, "softmax", {buffer_of(x), buffer_of(y)}, &p, sizeof p, rows);
+}
+
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
+  if (is_half(y)) {
+    return into_float32(gx, [&](const Tensor& o) { softmax_backward(widened(y), widened(g), o, log); });
+  }
+  require_f32("softmax_backward", y);
+  const int64_t n = y.shape().back(), rows = rows_of(y.shape());
+  struct { uint32_t rows, n, y_off, g_off, gx_off, log; } p{
+      u32(rows, "rows"), u32(n, "size"), u32(y.offset(), "offset"), u32(g.offset(), "offset"),
+      u32(gx.offset(), "offset"), log};
+  launch_rows(y, "softmax_backward", {buffer_of(y), buffer_of(g), buffer_of(gx)}, &p, sizeof p, rows);
+}
+
+void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
+                const Tensor& rstd, double eps) {
+  if (is_half(x)) {
+    return into_float32(y, [&](const Tensor& o) { layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps); });
+  }
+  require_f32("layer_norm", x);
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  struct {
+    uint32_t rows, n, x_off, w_off, b_off, y_off, has_w, has_b;
+    float eps;
+  } p{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
+      b.defined() ? u32(b.offset(), "offset") : 0, u32(y.offset(), "offset"), w.defined(), b.defined(), float(eps)};
+  Buffer* xb = buffer_of(x);
+  launch_rows(x, "layer_norm",
+              {xb, w.defined() ? buffer_of(w) : xb, b.defined() ? buffer_of(b) : xb, buffer_of(y), buffer_of(mean),
+               buffer_of(rstd)},
+              &p, sizeof p, rows);
+}
+
+void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& gx, const Tensor& param_grads) {
+  if (is_half(x)) {
+    return into_float32(gx, [&](const Tensor& gx32) {
+      into_float32(param_grads, [&](const Tensor& pg32) {
+        layer_norm_backward(widened(x), widened(w), widened(g), mean, rstd, gx32, pg32);
+      });
+    });
+  }
+  require_f32("layer_norm_backward", x);
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  Buffer* xb = buffer_of(x);
+  struct { uint32_t rows, n, x_off, w_off, g_off, gx_off, has_w; } p{
+      u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
+      u32(g.offset(), "offset"), u32(gx.offset(), "offset"), w.defined()};
+  launch_rows(x, "layer_norm_backward",
+              {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(gx)},
+              &p, sizeof p, rows);
+  // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));
+  Tensor partial = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());
+  struct { uint32_t rows, n, x_off, g_off, chunks; } q{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"),
+                                                       u32(g.offset(), "offset"), u32(chunks, "chunks")};
+  launch(x, "layer_norm_param_grad", {xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(partial)}, q,
+         chunks * n);
+  gpu::reduce(cpu::ReduceOp::Sum, partial, 1, chunks, 2 * n, param_grads);
+}
+
+void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse) {
+  if (is_half(logits)) {
+    return into_float32(loss, [&](const Tensor& o) { cross_entropy(widened(logits), targets, ignore, o, lse); });
+  }
+  require_f32("cross_entropy", logits);
+  const int64_t C = logits.shape().back(), rows = rows_of(logits.shape());
+  Tensor t = class_indices(targets, logits.device());
+  struct { uint32_t rows, C, x_off, loss_off, t_off; int32_t ignore; } p{
+      u32(rows, "rows"), u32(C, "size"), u32(logits.offset(), "offset"), u32(loss.offset(), "offset"),
+      u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+  launch_rows(logits, "cross_entropy",
+              {buffer_of(logits), buffer_of(t), buffer_of(loss), buffer_of(lse), fault_buffer(logits.device().index)},
+              &p, sizeof p, rows);
+}
+
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
+                            const Tensor& g, const Tensor& gx) {
+  if (is_half(logits)) {
+    return into_float32(gx, [&](const Tensor& o) {
+      cross_entropy_backward(widened(logits), targets, ignore, lse, widened(g), o);
+    });
+  }
+  require_f32("cross_entropy_backward", logits);
+  const int64_t C = logits.shape().back();
+  Tensor t = class_indices(targets, logits.device());
+  struct { uint32_t n, C, x_off, g_off, gx_off, t_off; int32_t ignore; } p{
+      u32(logits.numel(), "size"), u32(C, "size"), u32(logits.offset(), "offset"), u32(g.offset(), "offset"),
+      u32(gx.offset(), "offset"), u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+  if (logits.numel())
+    launch(logits, "cross_entropy_backward",
+           {buffer_of(logits), buffer_of(t), buffer_of(lse), buffer_of(g), buffer_of(gx)}, p, logits.numel());
+}
+
+void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
+  if (is_half(x)) {
+    return into_float32(out, [&](const Tensor& o) { dropout(widened(x), o, prob, scale, key, start); });
+  }
+  require_f32("dropout", x);
+  if (!out.numel()) return;
+  struct {
+    uint32_t n, x_off, out_off, key_lo, key_hi, start_lo, start_hi;
+    float prob, scale;
+  } p{u32(x.numel(), "size"), u32(x.offset(), "offset"), u32(out.offset(), "offset"), uint32_t(key),
+      uint32_t(key >> 32), uint32_t(start), uint32_t(start >> 32), prob, scale};
+  launch(x, "dropout", {buffer_of(x), buffer_of(out)}, p, (x.numel() + 3) / 4);
+}
+
+}  // namespace pcp::gpu

@@ -1,0 +1,53 @@
+// GPU reductions along the middle axis of contiguous (O, R, I) tensors.
+#include "pcp/backend/gpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pcp/backend/gpu/launch.h"
+#include "pcp/core/error.h"
+
+namespace pcp::gpu {
+
+void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
+  if (is_half(x)) {
+    return into_float32(out, [&](const Tensor& o) { gpu::reduce(op, widened(x), O, R, I, o); });
+  }
+  require_f32("reduction", x);
+  const bool arg = op == cpu::ReduceOp::ArgMax || op == cpu::ReduceOp::ArgMin;
+  if (arg && out.dtype() != DType::Int64) fail<ValueError>("argmax/argmin: the result must be int64");
+  if (O * I == 0) return;
+  const uint32_t code = op == cpu::ReduceOp::Sum ? 0 : op == cpu::ReduceOp::Max ? 1 : op == cpu::ReduceOp::Min ? 2
+                        : op == cpu::ReduceOp::ArgMax ? 3 : 4;
+  // Wide results read coalesced column blocks; a reduction with few workgroups is cut into
+  // chunks of rows whose partial results a second pass combines (in a fixed order).
+  const bool cols = I >= 16;
+  const char* kernel = cols ? "reduce_cols" : "reduce";
+  auto workgroups = [&](int64_t o, int64_t chunks, int64_t i) { return o * chunks * (cols ? (i + 63) / 64 : i); };
+  int64_t chunks = 1;
+  constexpr int64_t kFill = 1024, kMinRows = 2048;  // enough workgroups for a large GPU; rows per chunk
+  if (!arg && R >= 2 * kMinRows && workgroups(O, 1, I) < kFill)
+    chunks = std::min((kFill + workgroups(O, 1, I) - 1) / workgroups(O, 1, I), R / kMinRows);
+  const int64_t rows = (R + chunks - 1) / chunks;
+  chunks = (R + rows - 1) / rows;
+  struct { uint32_t O, R, I, chunks, rows, x_off, out_off, op; } p{
+      u32(O, "size"), u32(R, "size"), u32(I, "size"), uint32_t(chunks), u32(rows, "size"), u32(x.offset(), "offset"),
+      0, code};
+  auto run = [&](const Tensor& in, const Tensor& res, uint32_t out_off) {
+    p.x_off = u32(in.offset(), "offset");
+    p.out_off = out_off;
+    rt().dispatch(x.device().index, kernel, {buffer_of(in), buffer_of(res)}, &p, sizeof p,
+                  uint32_t(std::min<int64_t>(workgroups(p.O, p.chunks, p.I), 65535)));
+  };
+  // The kernels write 32-bit words; an int64 result element is two of them.
+  const uint32_t out_off = u32(out.offset() * (arg ? 2 : 1), "offset");
+  if (chunks == 1) return run(x, out, out_off);
+  Tensor partial = Tensor::empty({O * chunks * I}, DType::Float32, x.device());
+  run(x, partial, 0);
+  p.R = uint32_t(chunks), p.chunks = 1, p.rows = uint32_t(chunks);
+  run(partial, out, out_off);
+}
+
+}  // namespace pcp::gpu

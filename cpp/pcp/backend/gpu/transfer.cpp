@@ -1,0 +1,90 @@
+// GPU transfers and layout changes: host <-> device copies, fills, strided copies and casts.
+#include "pcp/backend/gpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/launch.h"
+#include "pcp/core/error.h"
+
+namespace pcp::gpu {
+
+Tensor to_device(const Tensor& x, Device device) {
+  if (x.device() == device) return x;
+  if (!x.device().is_gpu()) {  // host -> device
+    Tensor src = x.is_contiguous() ? x : contiguous(x);
+    Tensor out = Tensor::empty(x.shape(), x.dtype(), device);
+    rt().upload(device.index, buffer_of(out), 0, src.raw_data(), size_t(src.numel()) * src.itemsize());
+    return out;
+  }
+  Tensor host = x.host_copy();  // device -> host (then on to another device, if asked)
+  if (!host.is_contiguous()) {
+    Tensor c = Tensor::empty(host.shape(), host.dtype());
+    cpu::cast_copy(host, c);
+    host = c;
+  }
+  return device.is_gpu() ? gpu::to_device(host, device) : host;
+}
+
+void fill(const Tensor& out, double value) {
+  if (out.dtype() == DType::Bool || is_half(out)) {  // sub-word elements: through a cast
+    Tensor full = Tensor::empty(out.shape(), out.dtype() == DType::Bool ? DType::Int32 : DType::Float32, out.device());
+    fill(full, out.dtype() == DType::Bool ? double(value != 0) : value);
+    return cast(full, out);
+  }
+  uint32_t bits;
+  if (out.dtype() == DType::Float32) {
+    float f = float(value);
+    std::memcpy(&bits, &f, 4);
+  } else if (out.dtype() == DType::Int32) {
+    bits = uint32_t(int32_t(value));
+  } else {
+    fail<NotImplementedError>("full: ", dtype_name(out.dtype()), " tensors cannot be created on ", out.device().str(),
+                              " yet (float32, float16, bfloat16, int32 and bool only)");
+  }
+  struct { uint32_t n, offset, value; } p{u32(out.numel(), "size"), u32(out.offset(), "offset"), bits};
+  if (out.numel()) launch(out, "fill", {buffer_of(out)}, p, out.numel());
+}
+
+void copy(const Tensor& x, const Tensor& out) {
+  if (x.dtype() != out.dtype() || (x.itemsize() != 4 && x.itemsize() != 2 && x.dtype() != DType::Bool))
+    fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
+                              " yet (32-bit, 16-bit and bool only)");
+  if (!out.numel()) return;
+  const int64_t w = per_word(x);  // elements per 32-bit word; copy4 moves 4 words at a time
+  if (x.is_contiguous() && out.is_contiguous() && x.offset() % (4 * w) == 0 && out.offset() % (4 * w) == 0 &&
+      out.numel() % (4 * w) == 0) {
+    struct { uint32_t n4, in_off4, out_off4; } p{u32(out.numel() / (4 * w), "size"), u32(x.offset() / (4 * w), "offset"),
+                                               u32(out.offset() / (4 * w), "offset")};
+    return launch(x, "copy4", {buffer_of(x), buffer_of(out)}, p, out.numel() / (4 * w));
+  }
+  if (w > 1) return cast(x, out);  // sub-word elements: merged into their words
+  Layout l = layout("copy", x.shape(), {x.strides(), out.strides()});
+  struct {
+    uint32_t n, ndim, in_off, out_off, shape[kMaxDims];
+    int32_t in_strides[kMaxDims], out_strides[kMaxDims];
+  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), {}, {}, {}};
+  put_dims(l, p.shape, {p.in_strides, p.out_strides});
+  launch(x, "copy", {buffer_of(x), buffer_of(out)}, p, x.numel());
+}
+
+void cast(const Tensor& x, const Tensor& out) {
+  // int64 lives on the GPU as storage only; casting it to a computing type is how it gets used
+  // (a PyTorch user's int64 targets moved to the GPU).
+  const uint32_t src = x.dtype() == DType::Int64 ? 5 : type_code("astype", x), dst = type_code("astype", out);
+  if (!out.numel()) return;
+  const bool packed = word_aligned(out);
+  Layout l = layout("astype", x.shape(), {x.strides(), out.strides()});
+  struct {
+    uint32_t n, ndim, in_off, out_off, src, dst, packed, shape[kMaxDims];
+    int32_t in_strides[kMaxDims], out_strides[kMaxDims];
+  } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), src, dst, packed,
+      {}, {}, {}};
+  put_dims(l, p.shape, {p.in_strides, p.out_strides});
+  launch(x, "cast", {buffer_of(x), buffer_of(out)}, p, packed ? (x.numel() + 3) / 4 : x.numel());
+}
+
+}  // namespace pcp::gpu
