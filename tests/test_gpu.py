@@ -66,6 +66,20 @@ def test_unary(dev, name, ref):
     np.testing.assert_allclose(got.numpy(), ref(a[:, ::2].astype(np.float64)), **TOL)
 
 
+def test_to_takes_a_device_and_a_dtype_in_any_form(dev):
+    a = rnd(2, 3).astype(np.float64)
+    x = pcp.tensor(a)
+    for y in (x.to(device_or_dtype=dev), x.to(device=dev), x.to(dev, pcp.float32), x.to(pcp.float32, dev),
+              x.to(dtype=pcp.float32, device=dev)):
+        assert y.device == dev
+    assert x.to(dev, pcp.float32).dtype == pcp.float32
+    back = x.to(dev, pcp.float32).to("cpu", pcp.float64)  # float64 is cast on the CPU side
+    assert back.device == "cpu" and back.dtype == pcp.float64
+    np.testing.assert_allclose(back.numpy(), a, rtol=1e-6)
+    with pytest.raises(TypeError, match="to: got two devices"):
+        x.to(dev, "cpu")
+
+
 def test_unary_positive_domain(dev):
     a = rnd(100, seed=2, low=0.1, high=9.0)
     g = pcp.tensor(a, device=dev)

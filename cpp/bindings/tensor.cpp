@@ -98,11 +98,24 @@ void bind_tensor(py::module_& m) {
       .def("contiguous", named("contiguous", contiguous))
       .def("astype", named("astype", [](const Tensor& t, py::object dt) { return astype(t, to_dtype(dt)); }),
            py::arg("dtype"))
-      .def("to", named("to", [](const Tensor& t, py::object target) {
-        if (py::isinstance<py::str>(target)) return to_device(t, parse_device(target.cast<std::string>()));
-        return astype(t, to_dtype(target));
-      }), py::arg("device_or_dtype"),
-           "This tensor on a device ('cpu', 'gpu', 'vulkan:0': a differentiable copy, or itself) or as a dtype")
+      .def("to", named("to", [](const Tensor& t, py::object a, py::object b, py::object device, py::object dtype) {
+        // As PyTorch: t.to("gpu"), t.to(pcp.float16), t.to("gpu", pcp.float16), t.to(device=..., dtype=...).
+        for (const py::object& target : {a, b}) {
+          if (target.is_none()) continue;
+          py::object& slot = py::isinstance<py::str>(target) ? device : dtype;
+          if (!slot.is_none())
+            fail<TypeError>("to: got two ", py::isinstance<py::str>(target) ? "devices" : "dtypes", " (",
+                            std::string(py::str(slot)), " and ", std::string(py::str(target)), ")");
+          slot = target;
+        }
+        // The cast runs on the CPU side of a move (the GPU lacks float64).
+        const std::optional<Device> d = device.is_none() ? std::nullopt : std::optional(parse_device(py::str(device)));
+        Tensor out = d && !d->is_gpu() ? to_device(t, *d) : t;
+        if (!dtype.is_none()) out = astype(out, to_dtype(dtype));
+        return d && d->is_gpu() ? to_device(out, *d) : out;
+      }), py::arg("device_or_dtype") = py::none(), py::arg("dtype_or_device") = py::none(), py::kw_only(),
+           py::arg("device") = py::none(), py::arg("dtype") = py::none(),
+           "This tensor on a device ('cpu', 'gpu', 'vulkan:0': a differentiable copy, or itself) and/or as a dtype")
       .def("__repr__", &Tensor::repr)
       .def("__len__", named("len", [](const Tensor& t) {
         if (t.ndim() == 0) fail<TypeError>("len() of a 0-d tensor");

@@ -277,9 +277,9 @@ class Tensor:
         ...
     def tanh(self, *args, **kwargs):
         ...
-    def to(self, device_or_dtype: typing.Any) -> Tensor:
+    def to(self, device_or_dtype: typing.Any = None, dtype_or_device: typing.Any = None, *, device: typing.Any = None, dtype: typing.Any = None) -> Tensor:
         """
-        This tensor on a device ('cpu', 'gpu', 'vulkan:0': a differentiable copy, or itself) or as a dtype
+        This tensor on a device ('cpu', 'gpu', 'vulkan:0': a differentiable copy, or itself) and/or as a dtype
         """
     def tolist(self) -> typing.Any:
         ...

@@ -99,10 +99,9 @@ struct Gradients {
   }
 };
 
-// The outputs a VJP sees. With create_graph, VJPs that reuse an output must see it connected
+// The outputs a VJP sees under create_graph: VJPs that reuse an output must see it connected
 // to the graph: the live output tensor if it still exists, else the op applied again.
-std::vector<Tensor> outputs_for_vjp(const Node& node, bool create_graph) {
-  if (!create_graph) return node.outputs;
+std::vector<Tensor> connected_outputs(const Node& node) {
   std::vector<Tensor> out(node.outputs.size()), again;
   for (size_t i = 0; i < out.size(); ++i) {
     if (auto owner = node.owners[i].lock()) {
@@ -131,8 +130,13 @@ Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph
   for (Node* node : reverse_topo(root_node)) {
     auto it = grads.nodes.find(node);
     if (it == grads.nodes.end()) continue;
-    std::vector<Tensor> gs = it->second;
-    if (!keep.count(node)) grads.nodes.erase(it);
+    std::vector<Tensor> gs;
+    if (keep.count(node)) {
+      gs = it->second;
+    } else {
+      gs = std::move(it->second);
+      grads.nodes.erase(it);
+    }
     for (size_t i = 0; i < gs.size(); ++i) {
       auto owner = node->owners[i].lock();
       if (!gs[i].defined() || !owner || !owner->retains_grad) continue;
@@ -143,7 +147,10 @@ Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph
       if (!gs[i].defined() && node->prim->differentiable_output(i) && is_floating(node->outputs[i].dtype()))
         gs[i] = zeros_like(node->outputs[i]);
     check_saved_versions(*node);
-    std::vector<Tensor> in_grads = node->prim->vjp(node->inputs, outputs_for_vjp(*node, create_graph), gs, node->needs);
+    std::vector<Tensor> connected;
+    if (create_graph) connected = connected_outputs(*node);
+    const std::vector<Tensor>& outputs = create_graph ? connected : node->outputs;
+    std::vector<Tensor> in_grads = node->prim->vjp(node->inputs, outputs, gs, node->needs);
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       if (!node->needs[i] || i >= in_grads.size() || !in_grads[i].defined()) continue;
       grads.add_to(node->inputs[i], fit_gradient(in_grads[i], node->inputs[i], node->name()));

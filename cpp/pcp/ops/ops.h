@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "pcp/core/op_kinds.h"
 #include "pcp/core/tensor.h"
 
 namespace pcp {
@@ -31,17 +32,6 @@ Tensor copy(const Tensor& x);  // a new contiguous tensor with x's values (diffe
 Tensor to_device(const Tensor& x, Device device);  // a copy on `device` (x itself when already there)
 
 // ---- elementwise (elementwise.cpp)
-enum class UnaryOp {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Square, Sign, Erf,
-  LogicalNot, BitwiseNot
-};
-// GeluGrad / GeluTanhGrad(x, g) = g * gelu'(x): the fused first-order gradients of gelu.
-// The numbering is shared with the GPU kernels (metal/binary_ops.glsl, compare.comp): append only.
-enum class BinaryOp {
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, GeluGrad, GeluTanhGrad, Eq, Ne, Lt, Le, Gt, Ge,
-  BitwiseAnd, BitwiseOr, BitwiseXor
-};
-
 Tensor unary(UnaryOp op, const Tensor& x);
 Tensor neg(const Tensor& x);
 Tensor abs(const Tensor& x);

@@ -12,8 +12,6 @@
 namespace pcp {
 namespace {
 
-using cpu::ReduceOp;
-
 const char* reduce_name(ReduceOp op) {
   static const char* names[] = {"sum", "max", "min", "argmax", "argmin"};
   return names[int(op)];

@@ -7,7 +7,7 @@
 
 #include "pcp/core/dtype.h"
 #include "pcp/core/half.h"
-#include "pcp/ops/ops.h"
+#include "pcp/core/op_kinds.h"
 
 namespace pcp::cpu {
 
@@ -23,8 +23,6 @@ struct AttnView {
   const float* p;
   int64_t rs, cs;
 };
-
-enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 
 struct KernelTable {
   const char* isa;

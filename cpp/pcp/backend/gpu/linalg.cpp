@@ -44,7 +44,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       MatmulBatch split;
       split.inner = S, split.a_inner = slice * sa.back(), split.b_inner = slice * sb[sb.size() - 2];
       matmul(a, b, partial, M, N, slice, split);
-      return gpu::reduce(cpu::ReduceOp::Sum, partial, 1, S, M * N, out);
+      return gpu::reduce(ReduceOp::Sum, partial, 1, S, M * N, out);
     }
   }
   struct {

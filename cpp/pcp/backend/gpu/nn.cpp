@@ -95,7 +95,7 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
                                                        u32(g.offset(), "offset"), u32(chunks, "chunks")};
   launch(x, "layer_norm_param_grad", {xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(partial)}, q,
          chunks * n);
-  gpu::reduce(cpu::ReduceOp::Sum, partial, 1, chunks, 2 * n, param_grads);
+  gpu::reduce(ReduceOp::Sum, partial, 1, chunks, 2 * n, param_grads);
 }
 
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse) {

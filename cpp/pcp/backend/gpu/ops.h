@@ -2,9 +2,8 @@
 // (float32 math; any 32-bit type for fills and copies), packs shapes, strides and offsets into
 // push constants and records one kernel dispatch on the tensors' device.
 #pragma once
-#include "pcp/backend/cpu/kernel_table.h"
+#include "pcp/core/op_kinds.h"
 #include "pcp/core/tensor.h"
-#include "pcp/ops/ops.h"
 
 namespace pcp::gpu {
 
@@ -24,7 +23,7 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
 // out = x converted, between float32, float16, bfloat16, int32 and bool; both may be strided.
 void cast(const Tensor& x, const Tensor& out);
 // Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
-void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
+void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
 // Up to two batch dimensions (outer, inner) of a matmul, with each operand's element strides
 // along them (0 broadcasts).
 struct MatmulBatch {

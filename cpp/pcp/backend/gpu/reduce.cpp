@@ -11,16 +11,16 @@
 
 namespace pcp::gpu {
 
-void reduce(cpu::ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
+void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
   if (is_half(x)) {
     return into_float32(out, [&](const Tensor& o) { gpu::reduce(op, widened(x), O, R, I, o); });
   }
   require_f32("reduction", x);
-  const bool arg = op == cpu::ReduceOp::ArgMax || op == cpu::ReduceOp::ArgMin;
+  const bool arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
   if (arg && out.dtype() != DType::Int64) fail<ValueError>("argmax/argmin: the result must be int64");
   if (O * I == 0) return;
-  const uint32_t code = op == cpu::ReduceOp::Sum ? 0 : op == cpu::ReduceOp::Max ? 1 : op == cpu::ReduceOp::Min ? 2
-                        : op == cpu::ReduceOp::ArgMax ? 3 : 4;
+  const uint32_t code = op == ReduceOp::Sum ? 0 : op == ReduceOp::Max ? 1 : op == ReduceOp::Min ? 2
+                        : op == ReduceOp::ArgMax ? 3 : 4;
   // Wide results read coalesced column blocks; a reduction with few workgroups is cut into
   // chunks of rows whose partial results a second pass combines (in a fixed order).
   const bool cols = I >= 16;

@@ -12,20 +12,25 @@
 
 namespace pcp::gpu {
 
+namespace {
+// x itself when contiguous, else a contiguous host copy.
+Tensor contiguous_host(const Tensor& x) {
+  if (x.is_contiguous()) return x;
+  Tensor c = Tensor::empty(x.shape(), x.dtype());
+  cpu::cast_copy(x, c);
+  return c;
+}
+}  // namespace
+
 Tensor to_device(const Tensor& x, Device device) {
   if (x.device() == device) return x;
   if (!x.device().is_gpu()) {  // host -> device
-    Tensor src = x.is_contiguous() ? x : contiguous(x);
+    Tensor src = contiguous_host(x);
     Tensor out = Tensor::empty(x.shape(), x.dtype(), device);
     rt().upload(device.index, buffer_of(out), 0, src.raw_data(), size_t(src.numel()) * src.itemsize());
     return out;
   }
-  Tensor host = x.host_copy();  // device -> host (then on to another device, if asked)
-  if (!host.is_contiguous()) {
-    Tensor c = Tensor::empty(host.shape(), host.dtype());
-    cpu::cast_copy(host, c);
-    host = c;
-  }
+  Tensor host = contiguous_host(x.host_copy());  // device -> host (then on to another device, if asked)
   return device.is_gpu() ? gpu::to_device(host, device) : host;
 }
 

@@ -1,0 +1,19 @@
+// The kinds of the elementwise and reduction primitives, shared by ops/ and every backend (the
+// CPU kernel table, the GPU kernels), so that backends need not include the op layer.
+#pragma once
+
+namespace pcp {
+
+enum class UnaryOp {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Square, Sign, Erf,
+  LogicalNot, BitwiseNot
+};
+// GeluGrad / GeluTanhGrad(x, g) = g * gelu'(x): the fused first-order gradients of gelu.
+// The numbering is shared with the GPU kernels (metal/binary_ops.glsl, compare.comp): append only.
+enum class BinaryOp {
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, GeluGrad, GeluTanhGrad, Eq, Ne, Lt, Le, Gt, Ge,
+  BitwiseAnd, BitwiseOr, BitwiseXor
+};
+enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
+
+}  // namespace pcp
