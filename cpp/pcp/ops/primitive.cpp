@@ -112,23 +112,6 @@ static std::vector<Tensor> run_forward(Primitive& prim, const std::vector<Tensor
   return out;
 }
 
-// The inputs' specs for infer(), in a per-thread buffer whose shapes keep their capacity: eager
-// ops would otherwise pay an allocation per input. infer() applies no ops, so nothing re-enters.
-static const std::vector<TensorSpec>& input_specs(const std::vector<Tensor>& inputs) {
-  thread_local std::vector<TensorSpec> specs;
-  specs.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    TensorSpec& s = specs[i];
-    const Tensor& t = inputs[i];
-    s.defined = t.defined();
-    if (!s.defined) continue;
-    s.shape.assign(t.shape().begin(), t.shape().end());
-    s.dtype = t.dtype();
-    s.device = t.device();
-  }
-  return specs;
-}
-
 static bool matches(const Tensor& t, const TensorSpec& s) {
   if (!t.defined() || !s.defined) return t.defined() == s.defined;
   return t.shape() == s.shape && t.dtype() == s.dtype && t.device() == s.device;
@@ -157,7 +140,7 @@ std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tenso
     if (in.defined() && in.device().is_gpu() && !prim->runs_on_gpu())
       fail<NotImplementedError>(prim->name(), ": not implemented on ", in.device().str(),
                                 " yet; move the inputs with .to('cpu')");
-  const std::vector<TensorSpec> specs = prim->infer(input_specs(inputs));
+  const std::vector<TensorSpec> specs = prim->infer(specs_of(inputs));
   std::vector<Tensor> outs = run_forward(*prim, inputs, specs);
   check_outputs(*prim, outs, specs);
   for (Tensor& out : outs)  // each output must be a fresh handle, never an input's
