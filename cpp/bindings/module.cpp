@@ -6,10 +6,9 @@
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/allocator.h"
+#include "pcp/core/device_memory.h"
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
-#include "pcp/backend/gpu/memory.h"
-#include "pcp/backend/gpu/faults.h"
 #include "pcp/backend/gpu/runtime.h"
 #include "pcp/ops/primitive.h"
 
@@ -96,7 +95,7 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_note"] = info.tensor_core_note;
     return out;
   }, py::arg("device") = "gpu", "What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not)");
-  def(m, "gpu_unavailable_reason", [] { return gpu::runtime() ? std::string() : gpu::unavailable_reason(); });
+  def(m, "gpu_unavailable_reason", [] { return gpu_unavailable_reason(); });
   def(m, "set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
         py::arg("device"), "Device for creation functions called without device=");
   def(m, "get_default_device", [] { return default_device().str(); });
@@ -105,12 +104,9 @@ PYBIND11_MODULE(_core, m) {
     const bool all = device.is_none();
     const Device d = all ? cpu_device() : parse_device(py::str(device));
     py::gil_scoped_release release;
-    if (all) {
-      if (gpu::Runtime* rt = gpu::runtime())
-        for (int i = 0; i < rt->device_count(); ++i) gpu::synchronize(i);
-    } else if (d.is_gpu()) {
-      gpu::synchronize(d.index);
-    }
+    if (!all) return memory_of(d).synchronize(d.index);
+    if (GpuBackend* gpu = gpu_backend())
+      for (int i = 0; i < gpu->device_count(); ++i) gpu->synchronize(i);
   }, py::arg("device") = py::none(), "Waits until the work recorded for the device (default: every GPU) is done");
   def(m, "set_gpu_profiling", [](bool on, py::object device) {
     const Device d = parse_device(device.is_none() ? std::string("gpu") : std::string(py::str(device)));
@@ -150,18 +146,16 @@ PYBIND11_MODULE(_core, m) {
   };
   def(m, "memory_stats", [=](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
-    return stats_dict(d.is_gpu() ? gpu::memory_stats(d.index) : CpuAllocator::instance().stats());
+    return stats_dict(memory_of(d).stats(d.index));
   }, py::arg("device") = py::none(),
      "Allocator statistics of a device (default: the default device): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
   def(m, "reset_peak_memory_stats", [](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
-    if (d.is_gpu()) gpu::reset_peak_memory_stats(d.index);
-    else CpuAllocator::instance().reset_peak();
+    memory_of(d).reset_peak(d.index);
   }, py::arg("device") = py::none());
   def(m, "clear_cache", [](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
-    if (d.is_gpu()) gpu::clear_cache(d.index);
-    else CpuAllocator::instance().clear_cache();
+    memory_of(d).clear_cache(d.index);
   }, py::arg("device") = py::none(), "Return a device's cached blocks to the system (default: the default device)");
 
   // Threads and SIMD.

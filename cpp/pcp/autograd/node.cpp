@@ -2,6 +2,8 @@
 
 namespace pcp {
 
+const char* node_name(const Node& node) { return node.name(); }
+
 namespace {
 // Moves out of `inputs` the nodes that only they keep alive, so that destroying the inputs
 // does not recurse into them; the caller destroys those nodes one by one.

@@ -2,14 +2,14 @@
 
 #include <cstdlib>
 
-#include "pcp/backend/gpu/runtime.h"
+#include "pcp/core/device_memory.h"
 #include "pcp/core/error.h"
 
 namespace pcp {
 
 std::string Device::str() const {
   if (type == DeviceType::CPU) return "cpu";
-  gpu::Runtime* rt = gpu::runtime();
+  GpuBackend* rt = gpu_backend();
   return std::string(rt ? rt->api() : "gpu") + ":" + std::to_string(index);
 }
 
@@ -24,9 +24,9 @@ Device parse_device(const std::string& name) {
   if (name == "cpu" || name == "cpu:0") return cpu_device();
   const auto colon = name.find(':');
   const std::string kind = name.substr(0, colon);
-  gpu::Runtime* rt = gpu::runtime();
+  GpuBackend* rt = gpu_backend();
   if (kind == "gpu" || kind == "vulkan" || kind == "metal") {
-    if (!rt) fail<ValueError>("device '", name, "': no GPU is available (", gpu::unavailable_reason(), ")");
+    if (!rt) fail<ValueError>("device '", name, "': no GPU is available (", gpu_unavailable_reason(), ")");
     if (kind != "gpu" && kind != rt->api())
       fail<ValueError>("device '", name, "': this machine's GPU runtime is ", rt->api());
     int index = 0;

@@ -1,14 +1,11 @@
 #include "pcp/core/storage.h"
 
-#include "pcp/backend/gpu/memory.h"
-#include "pcp/core/allocator.h"
-#include "pcp/core/error.h"
+#include "pcp/core/device_memory.h"
 
 namespace pcp {
 
 Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
-  data_ = device.is_gpu() ? static_cast<void*>(gpu::allocate(device.index, nbytes))
-                          : CpuAllocator::instance().allocate(nbytes);
+  data_ = memory_of(device).allocate(device.index, nbytes);
 }
 
 Storage::Storage(void* data, size_t nbytes, Device device, std::function<void()> release)
@@ -17,10 +14,8 @@ Storage::Storage(void* data, size_t nbytes, Device device, std::function<void()>
 Storage::~Storage() {
   if (release_)
     release_();
-  else if (device_.is_gpu())
-    gpu::deallocate(device_.index, static_cast<gpu::Buffer*>(data_), nbytes_);
   else
-    CpuAllocator::instance().deallocate(data_, nbytes_);
+    memory_of(device_).deallocate(device_.index, data_, nbytes_);
 }
 
 }  // namespace pcp

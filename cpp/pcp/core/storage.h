@@ -13,8 +13,8 @@ namespace pcp {
 
 class Storage {
  public:
-  // Owned memory from the device's caching allocator. On a GPU, data() is the runtime's
-  // gpu::Buffer*, not host memory.
+  // Owned memory from the device's allocator (core/device_memory.h). On a GPU, data() is the
+  // backend's handle of a buffer, not host memory.
   Storage(size_t nbytes, Device device);
   // Borrowed memory (NumPy array, DLPack tensor): `release` runs when the last reference goes.
   Storage(void* data, size_t nbytes, Device device, std::function<void()> release);

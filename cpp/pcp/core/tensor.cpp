@@ -7,9 +7,7 @@
 
 #include "pcp/core/error.h"
 #include "pcp/core/half.h"
-#include "pcp/autograd/node.h"
-#include "pcp/backend/gpu/faults.h"
-#include "pcp/backend/gpu/runtime.h"
+#include "pcp/core/device_memory.h"
 
 namespace pcp {
 
@@ -99,8 +97,8 @@ Tensor Tensor::host_copy() const {
     for (int d = 0; d < ndim(); ++d) (strides()[d] < 0 ? lo : hi) += (shape()[d] - 1) * strides()[d];
   const int64_t span = numel() > 0 ? hi - lo + 1 : 0;
   auto host = std::make_shared<Storage>(size_t(span) * itemsize(), cpu_device());
-  gpu::download(device().index, static_cast<const gpu::Buffer*>(storage()->data()), size_t(lo) * itemsize(),
-                           host->data(), size_t(span) * itemsize());
+  memory_of(device()).read(device().index, storage()->data(), size_t(lo) * itemsize(), host->data(),
+                           size_t(span) * itemsize());
   return view_of(host, shape(), strides(), offset() - lo, dtype());
 }
 
@@ -183,7 +181,7 @@ std::string Tensor::repr() const {
     format_rec(os, *this, 0, offset(), 7);
   }
   os << ", dtype=" << dtype_name(dtype());
-  if (impl_->grad_fn) os << ", grad_fn=" << impl_->grad_fn->name();
+  if (impl_->grad_fn) os << ", grad_fn=" << node_name(*impl_->grad_fn);
   else if (requires_grad()) os << ", requires_grad=True";
   os << ")";
   return os.str();

@@ -14,6 +14,8 @@ namespace pcp {
 
 struct Node;
 class Tensor;
+// The name of the op that recorded a node (defined by autograd/node.cpp: core does not include it).
+const char* node_name(const Node& node);
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
