@@ -48,6 +48,12 @@ def numeric_grad(f, x, eps=1e-6):
     return g
 
 
+@pytest.fixture
+def rng():
+    """A fixed NumPy generator for test inputs."""
+    return np.random.default_rng(20240531)
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     pcp.random.seed(0)

@@ -16,7 +16,8 @@ import sys
 import pytest
 
 import pcp
-from fuzz.cases import OPS
+from fuzz import inputs
+from fuzz.cases import OPS, Ctx, classes_of
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -57,6 +58,19 @@ def test_every_public_op_is_in_the_fuzzer_table():
     covered = {name for op in OPS.values() for name in op.covers}
     missing = public_api() - covered - set(EXCLUDED)
     assert not missing, f"public API the fuzzer does not call (add entries to tests/fuzz/ops_*.py): {sorted(missing)}"
+
+
+def test_every_tensor_op_meets_zero_size_inputs():
+    """Each fuzzer entry that takes a tensor gets one with no elements and one whose last axis
+    has length zero (the fused row kernels' old crash); entries that build their own inputs
+    (creation from shapes, packed attention) list zero-size cases of their own."""
+    tensors = {c.name for c in inputs.tensor_classes("cpu", False)}
+    lacking = []
+    for name, op in OPS.items():
+        classes = {c.name for c in classes_of(op, Ctx("cpu"))}
+        if classes & tensors and not {"empty", "empty_last"} <= classes:
+            lacking.append(name)
+    assert not lacking, f"fuzzer entries without a zero-size or zero-length-last-axis input: {lacking}"
 
 
 def test_exclusions_are_still_public():

@@ -4,6 +4,11 @@ import pytest
 
 import pcp
 from pcp import _core
+from conftest import to_np
+from forward import assert_close, LOW, make, np_log_softmax, np_softmax
+from test_ops_elementwise import LOW_UNARY, UNARY, _unary_input
+from test_ops_linalg import _check_matmul
+from test_ops_nn import np_cross_entropy, np_layer_norm
 
 ISAS = _core.cpu_features()["available"].split(",")
 
@@ -188,3 +193,59 @@ def test_sigmoid_gelu_tanh_and_its_gradient_every_isa(isa):
             tol = 2e-7 * (4 + np.minimum(np.abs(arg), 200)) * scale + 2.0 ** -126 * (1 + factor)
             ok = (np.abs(out - ref) <= tol) | (np.isnan(out) & np.isnan(ref)) | (out == ref)
         assert ok.all(), f"{name} at {isa}: x={x[at][~ok][:5]} got {out[~ok][:5]} expected {ref[~ok][:5]}"
+
+
+# Every kernel family at every SIMD level and thread count: the same answers as NumPy.
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20240531)
+
+
+@pytest.mark.parametrize("n", [1, 7, 16, 33, 130, 1031])
+def test_kernels_at_every_isa(isa, n, rng):
+    for dtype in [pcp.float32, pcp.float64, pcp.float16, pcp.bfloat16]:
+        for name in LOW_UNARY if dtype in LOW else sorted(UNARY):
+            fn, ref, _ = UNARY[name]
+            t, x = _unary_input(rng, (n,), dtype, name)
+            assert_close(fn(t), ref(x), dtype)
+        ta, a = make(rng, (2, n), dtype)
+        tb, b = make(rng, (n,), dtype, 0.5, 2)
+        assert_close(ta + tb, a + b, dtype)
+        assert_close(ta * tb, a * b, dtype)
+        assert_close(ta / tb, a / b, dtype)
+        assert_close(pcp.maximum(ta, tb), np.maximum(a, b), dtype)
+        assert_close(ta < tb, a < b, pcp.bool_)
+        assert_close(pcp.sum(ta, axis=1), a.sum(axis=1), dtype, err_scale=np.abs(a).sum(axis=1))
+        assert_close(pcp.max(ta, axis=1), a.max(axis=1), dtype)
+        assert_close(pcp.argmin(ta, axis=1), a.argmin(axis=1), pcp.int64)
+        assert_close(pcp.softmax(ta), np_softmax(a, -1), dtype)
+        assert_close(pcp.log_softmax(ta), np_log_softmax(a, -1), dtype)
+        assert_close(pcp.layer_norm(ta), np_layer_norm(a), dtype)
+        tg = rng.integers(0, n, size=2)
+        assert_close(pcp.cross_entropy(ta, tg, reduction="none"), np_cross_entropy(a, tg, reduction="none"), dtype)
+        tm, m = make(rng, (n, 5), dtype)
+        _check_matmul(ta, tm, a, m, dtype)
+        _check_matmul(tm.T, ta.T, m.T, a.T, dtype)
+
+
+def test_threads_do_not_change_results(rng):
+    old = pcp.get_num_threads()
+    t, x = make(rng, (300, 1000))
+    w, wn = make(rng, (1000, 70))
+    try:
+        outs = []
+        for n in [1, 2, 3]:
+            pcp.set_num_threads(n)
+            pcp.random.seed(99)
+            outs.append([to_np(pcp.rand((50_000,))), to_np(pcp.randn((777,))), to_np(pcp.sum(t, axis=0)),
+                         to_np(t @ w), to_np(pcp.exp(t)), to_np(pcp.dropout(t, 0.5))])
+    finally:
+        pcp.set_num_threads(old)
+    for other in outs[1:]:
+        for a, b in zip(outs[0][:2], other[:2]):
+            np.testing.assert_array_equal(a, b)  # counter-based RNG: identical draws on any thread count
+        np.testing.assert_array_equal(outs[0][4], other[4])  # elementwise: bitwise identical
+        np.testing.assert_array_equal(outs[0][5], other[5])
+        np.testing.assert_allclose(outs[0][2], other[2], rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(outs[0][3], other[3], rtol=1e-5, atol=1e-4)
+    assert_close(pcp.tensor(outs[0][3], dtype=pcp.float32), x @ wn, err_scale=np.abs(x) @ np.abs(wn))

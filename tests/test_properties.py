@@ -157,7 +157,7 @@ def test_reductions_match_numpy(shape, name, keepdims, transpose, data):
         return
     if reduced_count(x.shape, axis) == 0 and name == "logsumexp":
         # Empty logsumexp is -inf (the log of an empty sum); checked deterministically by
-        # test_ops_forward.py::test_logsumexp_over_zero_size_axis_is_minus_inf.
+        # test_ops_reduce.py::test_logsumexp_over_zero_size_axis_is_minus_inf.
         return
     r = fn(t, axis=axis, keepdims=keepdims)
     assert r.dtype == pcp.float32

@@ -448,8 +448,50 @@ case("mlp_block", lambda x, w1, b1, w2: pcp.layer_norm(pcp.gelu(x @ w1 + b1) @ w
      lambda x, w1, b1, w2: TF.layer_norm(TF.gelu(x @ w1 + b1) @ w2, (3,)).sum(dim=0),
      lambda r: [r.normal(size=(4, 5)), r.normal(size=(5, 6)) * 0.5, r.normal(size=(6,)), r.normal(size=(6, 3))])
 
+# Ops whose gradient is zero almost everywhere, or that only move or reshape values.
+case("sign", lambda x: pcp.sign(x) * x, lambda x: torch.sign(x) * x, lambda r: [away(r, S34)])
+case("sum_to", lambda x: pcp.sum_to(x, (1, 4)), lambda x: x.sum(dim=0, keepdim=True), lambda r: [r.normal(size=S34)])
+case("to_device", lambda x: pcp.to_device(pcp.to_device(x, "cpu"), x.device) * x, lambda x: x * x,
+     lambda r: [r.normal(size=S34)])
+
 CASE_IDS = [c.id for c in CASES]
 assert len(set(CASE_IDS)) == len(CASE_IDS)
+
+# Every public pcp function has VJP cases above (ids starting with its name, or the alias here),
+# a dedicated test below, or is declared without a gradient, with the reason.
+CASE_ALIASES = {"scaled_dot_product_attention": "sdpa"}
+DEDICATED = {"astype": "test_astype_gradient_casts_back", "dropout": "test_dropout_gradient_is_mask_over_keep_prob"}
+NOT_DIFFERENTIABLE = {
+    **{n: "comparisons, logical and bitwise ops return bool or integer tensors" for n in (
+        "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "any", "all")},
+    **{n: "returns integer indices" for n in ("argmax", "argmin", "one_hot")},
+    **{n: "creates a tensor from values, not from differentiable inputs" for n in (
+        "tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "full", "eye", "arange", "zeros_like",
+        "ones_like", "rand", "randn", "randint")},
+    **{n: "device, memory, thread or grad-mode control, not a tensor op" for n in (
+        "clear_cache", "cpu_features", "device", "devices", "get_default_device", "set_default_device",
+        "get_num_threads", "set_num_threads", "gpu_info", "memory_stats", "reset_peak_memory_stats",
+        "synchronize", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled")},
+    "grad": "a function transform (tests/test_autograd.py checks it against backward)",
+    "value_and_grad": "a function transform (tests/test_autograd.py checks it against backward)",
+    "Tensor": "the class; its methods are the functions above",
+    "DType": "the dtype class",
+}
+
+
+def test_every_public_function_has_a_vjp_case_or_says_why_not():
+    public = {n for n in dir(pcp) if not n.startswith("_") and callable(getattr(pcp, n))
+              and not isinstance(getattr(pcp, n), type(pcp))}
+    def has_case(name):
+        prefix = CASE_ALIASES.get(name, name)
+        return any(i == prefix or i.startswith(prefix + "_") or i.startswith(prefix + "-") for i in CASE_IDS)
+    missing = sorted(n for n in public if not has_case(n) and n not in DEDICATED and n not in NOT_DIFFERENTIABLE)
+    assert not missing, f"public functions with no VJP case in tests/test_vjp.py: {missing}"
+    stale = sorted(n for n in set(NOT_DIFFERENTIABLE) | set(DEDICATED) if n not in public)
+    assert not stale, f"declarations for names that are no longer public: {stale}"
+    for name, test in DEDICATED.items():
+        assert callable(globals().get(test)), f"{name}: its dedicated test {test} is gone"
 
 
 # --------------------------------------------------------------------------- the checks

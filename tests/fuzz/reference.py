@@ -28,7 +28,7 @@ A NotImplementedError on the GPU that names the device is the declared way the V
 "float64/integer arithmetic is CPU-only" (README, GPU section); it is OK when it names the op.
 
 Where PCP documents semantics that differ from NumPy, the references follow PCP (README 'Using
-it', tests/test_ops_forward.py): Python floats make float32 tensors, Python scalars are weak in
+it', tests/test_ops_elementwise.py): Python floats make float32 tensors, Python scalars are weak in
 promotion, int and bool inputs of float-only math give float32 (but average in float64, as NumPy's mean
 and var), bool + bool is or and bool * bool and (NumPy), bool - bool is an error, int sums give
 int64, logsumexp of an empty axis is -inf, cross_entropy has classes on the last
@@ -146,7 +146,7 @@ def expectation(ref, args, kwargs):
 
 # ----------------------------------------------------------------------------------------------
 # DTYPE RULES: the result dtype PCP documents for each kind of op (README 'Using it',
-# tests/test_ops_forward.py PROMOTION). An input's kind is its dtype name, or 'weak_int',
+# tests/test_ops_elementwise.py PROMOTION). An input's kind is its dtype name, or 'weak_int',
 # 'weak_float', 'weak_bool' for Python scalars; None means "not known here" (rule not checked).
 
 _CATEGORY = {"bool": 0, "int32": 1, "int64": 1, "float16": 2, "bfloat16": 2, "float32": 2, "float64": 2}
