@@ -12,8 +12,6 @@ void bind_ops(py::module_& m) {
   // Creation.
   auto dt_or = [](py::handle dt, DType d) { return dt.is_none() ? d : to_dtype(dt); };
   auto dev_or = [](py::handle dev, Device d) { return dev.is_none() ? d : parse_device(py::str(dev)); };
-  // Creation functions without a device= argument build on the CPU and move (one copy).
-  auto placed = [=](Tensor t, py::handle dev) { return to_device(t, dev_or(dev, default_device())); };
   def(m, "zeros", [=](py::object shape, py::object dtype, py::object device) {
     return zeros(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
   }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
@@ -21,14 +19,7 @@ void bind_ops(py::module_& m) {
     return ones(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
   }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "full", [=](py::object shape, py::object value, py::object dtype, py::object device) {
-    Tensor v = to_tensor(value, "full");
-    DType d = dtype.is_none() ? (v.weak() ? (is_floating(v.dtype()) ? kDefaultFloat : v.dtype()) : v.dtype()) : to_dtype(dtype);
-    const Device dev = dev_or(device, default_device());
-    check_scalar_fits(v, d, "full");
-    if (dev.is_gpu() && v.ndim() == 0) return full(to_shape(shape), v.item_double(), d, dev);
-    Tensor out = full(to_shape(shape), 0.0, d);
-    index_assign(out, {}, v);
-    return to_device(out, dev);
+    return full(to_shape(shape), to_tensor(value, "full"), to_dtype_opt(dtype), dev_or(device, default_device()));
   }, arg("shape"), arg("fill_value"), arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "zeros_like", [=](const Tensor& x, py::object dtype, py::object device) {
     return zeros(x.shape(), dt_or(dtype, x.dtype()), dev_or(device, x.device()));
@@ -46,22 +37,22 @@ void bind_ops(py::module_& m) {
     const bool ints = is_int_like(start) && is_int_like(stop) && is_int_like(step);
     const DType d = dtype.is_none() ? (ints ? kDefaultInt : kDefaultFloat) : to_dtype(dtype);
     if (ints && !is_floating(d))
-      return placed(arange_int(int_of(start, "start"), int_of(stop, "stop"), int_of(step, "step"), d), device);
-    return placed(arange(start.cast<double>(), stop.cast<double>(), step.cast<double>(), d), device);
+      return arange_int(int_of(start, "start"), int_of(stop, "stop"), int_of(step, "step"), d, dev_or(device, default_device()));
+    return arange(start.cast<double>(), stop.cast<double>(), step.cast<double>(), d, dev_or(device, default_device()));
   }, arg("start"), arg("stop") = py::none(), arg("step") = 1, arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "eye", [=](Int n, std::optional<Int> mm, Int k, py::object dtype, py::object device) {
-    return placed(eye(n, mm ? int64_t(*mm) : int64_t(n), k, dt_or(dtype, kDefaultFloat)), device);
+    return eye(n, mm ? int64_t(*mm) : int64_t(n), k, dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
   }, arg("n"), arg("m") = py::none(), arg("k") = 0, arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "rand", [=](py::object shape, py::object dtype, py::object device) {
-    return placed(rand(to_shape(shape), dt_or(dtype, kDefaultFloat)), device);
+    return rand(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
   }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none(),
      "Uniform [0, 1) from the seeded counter-based generator");
   def(m, "randn", [=](py::object shape, py::object dtype, py::object device) {
-    return placed(randn(to_shape(shape), dt_or(dtype, kDefaultFloat)), device);
+    return randn(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
   }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none(),
      "Standard normal from the seeded counter-based generator");
   def(m, "randint", [=](Int low, Int high, py::object shape, py::object dtype, py::object device) {
-    return placed(randint(low, high, to_shape(shape), dt_or(dtype, kDefaultInt)), device);
+    return randint(low, high, to_shape(shape), dt_or(dtype, kDefaultInt), dev_or(device, default_device()));
   }, arg("low"), arg("high"), arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
   // pcp.asarray, and pcp.tensor's core (_tensor: always a new tensor, errors naming "tensor").
   auto asarray_fn = [=](py::handle data, py::object dtype, py::object device, bool new_tensor) {
@@ -71,12 +62,7 @@ void bind_ops(py::module_& m) {
     } else if (py::isinstance(data, py::module_::import("numpy").attr("generic"))) {
       t = from_numpy_copy(py::module_::import("numpy").attr("asarray")(data), std::nullopt, "asarray");  // keeps its dtype
     } else {
-      t = to_tensor(data, "asarray");
-      if (t.weak()) {  // a Python scalar: its own dtype (float -> float32)
-        Tensor s = astype(t, is_floating(t.dtype()) ? kDefaultFloat : t.dtype());
-        t = s.is_same(t) ? copy(t) : s;
-        t.impl()->weak = false;
-      }
+      t = strong(to_tensor(data, "asarray"));
     }
     if (!device.is_none()) t = to_device(t, parse_device(py::str(device)));
     if (new_tensor && py::isinstance<Tensor>(data) && t.storage() == data.cast<Tensor>().storage()) t = copy(t.detach());

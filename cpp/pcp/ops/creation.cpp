@@ -120,7 +120,9 @@ Tensor weak_scalar_bool(bool value) {
   return t;
 }
 
-Tensor arange(double start, double stop, double step, DType dtype) {
+static Tensor arange_int_on_host(int64_t start, int64_t stop, int64_t step, DType dtype);
+
+static Tensor arange_on_host(double start, double stop, double step, DType dtype) {
   if (step == 0) fail<ValueError>("arange: step must be nonzero");
   if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
     fail<ValueError>("arange: start, stop and step must be finite, got ", start, ", ", stop, ", ", step);
@@ -129,11 +131,11 @@ Tensor arange(double start, double stop, double step, DType dtype) {
   const int64_t n = std::max<int64_t>(0, int64_t(count));
   if (!is_floating(dtype) && (std::fabs(start) >= 9.2e18 || std::fabs(start + double(n) * step) >= 9.2e18))
     fail<OverflowError>("arange: values from ", start, " to ", stop, " do not fit in ", dtype_name(dtype));
-  if (!is_floating(dtype)) return arange_int(int64_t(start), int64_t(start) + n * int64_t(step), int64_t(step), dtype);
+  if (!is_floating(dtype)) return arange_int_on_host(int64_t(start), int64_t(start) + n * int64_t(step), int64_t(step), dtype);
   return generate<double>({n}, dtype, [&](int64_t i) { return start + double(i) * step; });
 }
 
-Tensor arange_int(int64_t start, int64_t stop, int64_t step, DType dtype) {
+static Tensor arange_int_on_host(int64_t start, int64_t stop, int64_t step, DType dtype) {
   if (step == 0) fail<ValueError>("arange: step must be nonzero");
   // The count in 128 bits: stop - start may not fit in int64.
   const __int128 span = __int128(stop) - start;
@@ -148,13 +150,13 @@ Tensor arange_int(int64_t start, int64_t stop, int64_t step, DType dtype) {
   return generate<int64_t>({n}, dtype, [&](int64_t i) { return start + i * step; });
 }
 
-Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype) {
+static Tensor eye_on_host(int64_t n, int64_t m, int64_t k, DType dtype) {
   if (n < 0 || m < 0) fail<ValueError>("eye: negative size (", n, ", ", m, ")");
   return generate<double>({n, m}, dtype, [&](int64_t i) { return (i % (m ? m : 1)) - i / (m ? m : 1) == k ? 1.0 : 0.0; });
 }
 
 // Element i of a uniform draw uses Philox counter (start + i / 4), word i % 4.
-Tensor rand(const Shape& shape, DType dtype) {
+static Tensor rand_on_host(const Shape& shape, DType dtype) {
   check_shape(shape, "rand");
   if (!is_floating(dtype)) fail<TypeError>("rand: dtype must be floating, got ", dtype_name(dtype));
   Generator& g = Generator::global();
@@ -186,7 +188,7 @@ Tensor rand(const Shape& shape, DType dtype) {
 }
 
 // Box-Muller: counter (start + i / 2) gives the pair of normals for elements 2j, 2j+1.
-Tensor randn(const Shape& shape, DType dtype) {
+static Tensor randn_on_host(const Shape& shape, DType dtype) {
   check_shape(shape, "randn");
   if (!is_floating(dtype)) fail<TypeError>("randn: dtype must be floating, got ", dtype_name(dtype));
   Generator& g = Generator::global();
@@ -203,7 +205,7 @@ Tensor randn(const Shape& shape, DType dtype) {
   });
 }
 
-Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
+static Tensor randint_on_host(int64_t low, int64_t high, const Shape& shape, DType dtype) {
   check_shape(shape, "randint");
   if (high <= low) fail<ValueError>("randint: high (", high, ") must be greater than low (", low, ")");
   if (dtype == DType::Int32 && (low < INT32_MIN || high - 1 > INT32_MAX))
@@ -222,6 +224,41 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
     uint64_t r = (uint64_t(w[j]) << 32) | w[j + 1];
     return int64_t(uint64_t(low) + r % range);
   });
+}
+
+// Values made on the host (the generators and closed forms run there), then moved: one copy.
+Tensor arange(double start, double stop, double step, DType dtype, Device device) {
+  return to_device(arange_on_host(start, stop, step, dtype), device);
+}
+Tensor arange_int(int64_t start, int64_t stop, int64_t step, DType dtype, Device device) {
+  return to_device(arange_int_on_host(start, stop, step, dtype), device);
+}
+Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype, Device device) {
+  return to_device(eye_on_host(n, m, k, dtype), device);
+}
+Tensor rand(const Shape& shape, DType dtype, Device device) { return to_device(rand_on_host(shape, dtype), device); }
+Tensor randn(const Shape& shape, DType dtype, Device device) { return to_device(randn_on_host(shape, dtype), device); }
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device) {
+  return to_device(randint_on_host(low, high, shape, dtype), device);
+}
+
+Tensor full(const Shape& shape, const Tensor& value, std::optional<DType> dtype, Device device) {
+  if (!value.defined()) fail<ValueError>("full: got an undefined fill value");
+  // A Python float fills the default float dtype; an int or bool, or a tensor, its own.
+  const DType d = dtype ? *dtype : value.weak() && is_floating(value.dtype()) ? kDefaultFloat : value.dtype();
+  check_scalar_fits(value, d, "full");
+  if (device.is_gpu() && value.ndim() == 0) return full(shape, value.item_double(), d, device);
+  Tensor out = full(shape, 0.0, d);
+  index_assign(out, {}, value);  // broadcasts value, or names full and the shapes when it cannot
+  return to_device(out, device);
+}
+
+Tensor strong(const Tensor& t) {
+  if (!t.defined() || !t.weak()) return t;
+  Tensor s = astype(t, is_floating(t.dtype()) ? kDefaultFloat : t.dtype());
+  if (s.is_same(t)) s = copy(t);
+  s.impl()->weak = false;
+  return s;
 }
 
 Tensor copy(const Tensor& x) { return pcp::apply<Copy>({x}); }

@@ -22,12 +22,20 @@ Tensor scalar(double value, DType dtype = kDefaultFloat);
 Tensor weak_scalar(double value);        // a Python float: float64 storage, weak type
 Tensor weak_scalar_int(int64_t value);   // a Python int
 Tensor weak_scalar_bool(bool value);     // a Python bool
-Tensor arange(double start, double stop, double step, DType dtype);
-Tensor arange_int(int64_t start, int64_t stop, int64_t step, DType dtype);  // exact for any int64 bounds
-Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype = kDefaultFloat);
-Tensor rand(const Shape& shape, DType dtype = kDefaultFloat);     // uniform [0, 1)
-Tensor randn(const Shape& shape, DType dtype = kDefaultFloat);    // standard normal
-Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = kDefaultInt);
+// `value` (a scalar or a tensor broadcast to shape) in every element; dtype: the value's (a
+// Python float's: the default float) unless given.
+Tensor full(const Shape& shape, const Tensor& value, std::optional<DType> dtype, Device device = cpu_device());
+// A Python scalar's tensor with its own dtype, as creation functions give it (a float: float32);
+// any other tensor as it is.
+Tensor strong(const Tensor& t);
+Tensor arange(double start, double stop, double step, DType dtype, Device device = cpu_device());
+// Exact for any int64 bounds.
+Tensor arange_int(int64_t start, int64_t stop, int64_t step, DType dtype, Device device = cpu_device());
+Tensor eye(int64_t n, int64_t m, int64_t k, DType dtype = kDefaultFloat, Device device = cpu_device());
+// The seeded counter-based generator (core/random.h): uniform [0, 1), standard normal, integers.
+Tensor rand(const Shape& shape, DType dtype = kDefaultFloat, Device device = cpu_device());
+Tensor randn(const Shape& shape, DType dtype = kDefaultFloat, Device device = cpu_device());
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = kDefaultInt, Device device = cpu_device());
 Tensor copy(const Tensor& x);  // a new contiguous tensor with x's values (differentiable)
 Tensor to_device(const Tensor& x, Device device);  // a copy on `device` (x itself when already there)
 
