@@ -53,9 +53,11 @@ py::tuple shape_tuple(const Shape& s);
 std::vector<IndexItem> to_index(py::handle key);
 
 void register_errors();
-void bind_tensor(py::module_& m);
-void bind_ops(py::module_& m);
-void bind_interop(py::module_& m);
+// Each binds its part of pcp._core; the op functions that NumPy and PyTorch also have as array
+// methods are bound as Tensor methods in the same place, from the same code.
+py::class_<Tensor> bind_tensor(py::module_& m);
+void bind_ops(py::module_& m, py::class_<Tensor>& cls);
+void bind_interop(py::module_& m, py::class_<Tensor>& cls);
 void bind_optim(py::module_& m);
 
 }  // namespace pcp::bindings

@@ -185,13 +185,34 @@ Tensor from_numpy_shared(py::object obj) {
   return Tensor::view_of(storage, shape, strides, 0, d);
 }
 
-void bind_interop(py::module_& m) {
+void bind_interop(py::module_& m, py::class_<Tensor>& cls) {
   def(m, "from_numpy", from_numpy_shared, py::arg("array"),
       "A tensor sharing memory with a NumPy array (no copy; a read-only, unaligned or byte-swapped array is copied, with a warning)");
   def(m, "from_dlpack", from_dlpack, py::arg("obj"),
       "A tensor sharing memory with any DLPack producer (PyTorch, NumPy, JAX) on the CPU");
-  m.def("_to_dlpack", named("__dlpack__", to_dlpack));
-  m.def("_to_numpy", named("numpy", to_numpy));
+
+  // NumPy's and DLPack's protocols.
+  cls.attr("__array_priority__") = 1000;  // NumPy defers binary operators to Tensor
+  cls.def("__array__", named("__array__", [](const Tensor& t, py::object dtype, py::object copy) -> py::object {
+    py::object a = to_numpy(t.dtype() == DType::BFloat16 ? astype(t, DType::Float32) : t);  // NumPy has no bfloat16
+    if (!dtype.is_none()) a = a.attr("astype")(dtype, py::arg("copy") = false);
+    return !copy.is_none() && copy.cast<bool>() ? a.attr("copy")() : a;
+  }), py::arg("dtype") = py::none(), py::arg("copy") = py::none());
+  cls.def("__dlpack__", named("__dlpack__", [](const Tensor& t, py::object, py::object, py::object, py::object copy) {
+    // Negative strides are legal in DLPack but some consumers abort on them (PyTorch): such
+    // views are exported as a copy.
+    bool negative = false;
+    for (int64_t s : t.strides()) negative = negative || s < 0;
+    const bool want_copy = !copy.is_none() && copy.cast<bool>();
+    return to_dlpack(want_copy || negative ? pcp::copy(t.detach()) : t);
+  }), py::arg("stream") = py::none(), py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+      py::arg("copy") = py::none());
+  cls.def("__dlpack_device__", [](const Tensor& t) {
+    // kDLVulkan (kDLMetal on macOS): consumers see a device they cannot read and refuse it.
+    if (!t.device().is_gpu()) return py::make_tuple(1, 0);  // kDLCPU
+    const bool metal = t.device().str().rfind("metal", 0) == 0;
+    return py::make_tuple(metal ? 8 : 7, t.device().index);
+  });
 }
 
 }  // namespace pcp::bindings

@@ -45,9 +45,9 @@ PYBIND11_MODULE(_core, m) {
   py::setattr(dtype_cls, "__str__", py::cpp_function([](DType d) { return std::string(dtype_name(d)); },
                                                      py::is_method(dtype_cls)));
 
-  bind_tensor(m);
-  bind_ops(m);
-  bind_interop(m);
+  py::class_<Tensor> tensor_cls = bind_tensor(m);
+  bind_ops(m, tensor_cls);
+  bind_interop(m, tensor_cls);
   bind_optim(m);
 
   // Autograd.

@@ -5,7 +5,27 @@
 
 namespace pcp::bindings {
 
-void bind_ops(py::module_& m) {
+namespace {
+
+// Binds f as the module function pcp.<name>(x, ...) and as the Tensor method x.<name>(...): one
+// definition for both, the method's arguments being the function's after the first.
+template <class F, class... Extra>
+void def_op(py::module_& m, py::class_<Tensor>& cls, const char* name, F f, const py::arg& first,
+            const Extra&... rest) {
+  def(m, name, f, first, rest...);
+  cls.def(name, named(name, std::move(f)), rest...);
+}
+
+// A shape given as separate ints or as one sequence: x.reshape(2, 3) or x.reshape((2, 3)).
+py::object shape_args(const py::args& args) {
+  if (args.size() == 1 && (py::isinstance<py::tuple>(args[0]) || py::isinstance<py::list>(args[0])))
+    return args[0];
+  return args;
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   using py::arg;
   auto T = [](py::handle h, const char* op) { return to_tensor(h, op); };
 
@@ -76,31 +96,36 @@ void bind_ops(py::module_& m) {
   }), arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "to_device", [](const Tensor& x, const std::string& device) { return to_device(x, parse_device(device)); },
         arg("x"), arg("device"), "A copy of x on device ('cpu', 'gpu', 'vulkan:0', ...); x itself when already there");
-  def(m, "copy", &copy, arg("x"));
+  def_op(m, cls, "copy", [](const Tensor& x) { return copy(x); }, arg("x"));
+  cls.def("clone", named("clone", [](const Tensor& x) { return copy(x); }));
 
   // Elementwise.
-#define PCP_UNARY(name) def(m, #name, [=](py::handle x) { return name(T(x, #name)); }, arg("x"))
+#define PCP_UNARY(name) def_op(m, cls, #name, [=](py::handle x) { return name(T(x, #name)); }, arg("x"))
   PCP_UNARY(neg); PCP_UNARY(abs); PCP_UNARY(exp); PCP_UNARY(log); PCP_UNARY(sqrt); PCP_UNARY(rsqrt);
   PCP_UNARY(sin); PCP_UNARY(cos); PCP_UNARY(tanh); PCP_UNARY(sigmoid); PCP_UNARY(relu); PCP_UNARY(silu);
-  PCP_UNARY(square); PCP_UNARY(sign); PCP_UNARY(erf); PCP_UNARY(logical_not);
-  PCP_UNARY(bitwise_not);
+  PCP_UNARY(square); PCP_UNARY(sign); PCP_UNARY(erf);
 #undef PCP_UNARY
-  def(m, "gelu", [=](py::handle x, const std::string& approximate) {
+  def(m, "logical_not", [=](py::handle x) { return logical_not(T(x, "logical_not")); }, arg("x"));
+  def(m, "bitwise_not", [=](py::handle x) { return bitwise_not(T(x, "bitwise_not")); }, arg("x"));
+  def_op(m, cls, "gelu", [=](py::handle x, const std::string& approximate) {
     if (approximate != "none" && approximate != "tanh")
       fail<ValueError>("gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
     return gelu(T(x, "gelu"), approximate == "tanh");
   }, arg("x"), arg("approximate") = "none");
 #define PCP_BINARY(name) \
   def(m, #name, [=](py::handle a, py::handle b) { return name(T(a, #name), T(b, #name)); }, arg("a"), arg("b"))
-  PCP_BINARY(add); PCP_BINARY(sub); PCP_BINARY(mul); PCP_BINARY(div); PCP_BINARY(pow); PCP_BINARY(maximum);
-  PCP_BINARY(minimum); PCP_BINARY(eq); PCP_BINARY(ne); PCP_BINARY(lt); PCP_BINARY(le); PCP_BINARY(gt);
-  PCP_BINARY(ge); PCP_BINARY(logical_and); PCP_BINARY(logical_or); PCP_BINARY(logical_xor); PCP_BINARY(matmul);
-  PCP_BINARY(bitwise_and); PCP_BINARY(bitwise_or); PCP_BINARY(bitwise_xor);
+  PCP_BINARY(add); PCP_BINARY(sub); PCP_BINARY(mul); PCP_BINARY(div); PCP_BINARY(eq); PCP_BINARY(ne);
+  PCP_BINARY(lt); PCP_BINARY(le); PCP_BINARY(gt); PCP_BINARY(ge); PCP_BINARY(logical_and); PCP_BINARY(logical_or);
+  PCP_BINARY(logical_xor); PCP_BINARY(bitwise_and); PCP_BINARY(bitwise_or); PCP_BINARY(bitwise_xor);
 #undef PCP_BINARY
+#define PCP_BINARY_METHOD(name) \
+  def_op(m, cls, #name, [=](py::handle a, py::handle b) { return name(T(a, #name), T(b, #name)); }, arg("a"), arg("b"))
+  PCP_BINARY_METHOD(pow); PCP_BINARY_METHOD(maximum); PCP_BINARY_METHOD(minimum); PCP_BINARY_METHOD(matmul);
+#undef PCP_BINARY_METHOD
   def(m, "where", [=](py::handle c, py::handle a, py::handle b) {
     return where(T(c, "where"), T(a, "where"), T(b, "where"));
   }, arg("condition"), arg("x"), arg("y"));
-  def(m, "clip", [=](py::handle x, py::handle lo, py::handle hi) {
+  def_op(m, cls, "clip", [=](py::handle x, py::handle lo, py::handle hi) {
     return clip(T(x, "clip"), to_tensor_or_none(lo, "clip"), to_tensor_or_none(hi, "clip"));
   }, arg("x"), arg("min") = py::none(), arg("max") = py::none());
   def(m, "astype", [=](py::handle x, py::object dtype) { return astype(T(x, "astype"), to_dtype(dtype)); },
@@ -108,37 +133,47 @@ void bind_ops(py::module_& m) {
 
   // Reductions.
 #define PCP_REDUCE(name)                                                                          \
-  def(m, #name, [=](py::handle x, py::object axis, bool keepdims) {                                \
+  def_op(m, cls, #name, [=](py::handle x, py::object axis, bool keepdims) {                        \
     return name(T(x, #name), to_axes(axis), keepdims);                                            \
   }, arg("x"), arg("axis") = py::none(), arg("keepdims") = false)
   PCP_REDUCE(sum); PCP_REDUCE(mean); PCP_REDUCE(max); PCP_REDUCE(min); PCP_REDUCE(logsumexp); PCP_REDUCE(any);
   PCP_REDUCE(all);
 #undef PCP_REDUCE
-  def(m, "var", [=](py::handle x, py::object axis, double ddof, bool keepdims) {
+  def_op(m, cls, "var", [=](py::handle x, py::object axis, double ddof, bool keepdims) {
     return var(T(x, "var"), to_axes(axis), ddof, keepdims);
   }, arg("x"), arg("axis") = py::none(), arg("ddof") = 0, arg("keepdims") = false);
-  def(m, "argmax", [=](py::handle x, std::optional<Int> axis, bool keepdims) {
+  def_op(m, cls, "argmax", [=](py::handle x, std::optional<Int> axis, bool keepdims) {
     return argmax(T(x, "argmax"), opt(axis), keepdims);
   }, arg("x"), arg("axis") = py::none(), arg("keepdims") = false);
-  def(m, "argmin", [=](py::handle x, std::optional<Int> axis, bool keepdims) {
+  def_op(m, cls, "argmin", [=](py::handle x, std::optional<Int> axis, bool keepdims) {
     return argmin(T(x, "argmin"), opt(axis), keepdims);
   }, arg("x"), arg("axis") = py::none(), arg("keepdims") = false);
   def(m, "sum_to", [](const Tensor& x, py::object shape) { return sum_to(x, to_shape(shape)); }, arg("x"), arg("shape"));
 
   // Shape.
   def(m, "reshape", [](const Tensor& x, py::object shape) { return reshape(x, to_shape(shape)); }, arg("x"), arg("shape"));
-  def(m, "flatten", [](const Tensor& x, Int start, Int end) { return flatten(x, start, end); }, arg("x"), arg("start_axis") = 0, arg("end_axis") = -1);
+  for (const char* name : {"reshape", "view"})
+    cls.def(name, named("reshape", [](const Tensor& x, py::args shape) { return reshape(x, to_shape(shape_args(shape))); }));
+  def_op(m, cls, "flatten", [](const Tensor& x, Int start, Int end) { return flatten(x, start, end); }, arg("x"), arg("start_axis") = 0, arg("end_axis") = -1);
   def(m, "transpose", [](const Tensor& x, py::object axes) {
     return axes.is_none() ? transpose(x) : transpose(x, to_shape(axes));
   }, arg("x"), arg("axes") = py::none());
+  cls.def("transpose", named("transpose", [](const Tensor& x, py::args axes) {
+    return axes.size() == 0 ? transpose(x) : transpose(x, to_shape(shape_args(axes)));
+  }));
   def(m, "permute", [](const Tensor& x, py::object axes) { return permute(x, to_shape(axes)); }, arg("x"), arg("axes"));
-  def(m, "swapaxes", [](const Tensor& x, Int a, Int b) { return swapaxes(x, a, b); }, arg("x"), arg("axis1"), arg("axis2"));
-  def(m, "squeeze", [](const Tensor& x, py::object axis) { return squeeze(x, to_axes(axis)); }, arg("x"),
+  cls.def("permute", named("permute", [](const Tensor& x, py::args axes) { return permute(x, to_shape(shape_args(axes))); }));
+  def_op(m, cls, "swapaxes", [](const Tensor& x, Int a, Int b) { return swapaxes(x, a, b); }, arg("x"), arg("axis1"), arg("axis2"));
+  def_op(m, cls, "squeeze", [](const Tensor& x, py::object axis) { return squeeze(x, to_axes(axis)); }, arg("x"),
         arg("axis") = py::none());
-  def(m, "unsqueeze", [](const Tensor& x, Int axis) { return unsqueeze(x, axis); }, arg("x"), arg("axis"));
+  def_op(m, cls, "unsqueeze", [](const Tensor& x, Int axis) { return unsqueeze(x, axis); }, arg("x"), arg("axis"));
   def(m, "expand_dims", [](const Tensor& x, Int axis) { return unsqueeze(x, axis); }, arg("x"), arg("axis"));
   def(m, "broadcast_to", [](const Tensor& x, py::object shape) { return broadcast_to(x, to_shape(shape)); }, arg("x"),
         arg("shape"));
+  for (const char* name : {"broadcast_to", "expand"})
+    cls.def(name, named("broadcast_to", [](const Tensor& x, py::args shape) {
+      return broadcast_to(x, to_shape(shape_args(shape)));
+    }));
   def(m, "contiguous", &contiguous, arg("x"));
   def(m, "concatenate", [=](py::sequence xs, Int axis) {
     std::vector<Tensor> ts;
@@ -150,7 +185,7 @@ void bind_ops(py::module_& m) {
     for (py::handle h : xs) ts.push_back(T(h, "stack"));
     return stack(ts, axis);
   }, arg("tensors"), arg("axis") = 0);
-  def(m, "split", [](const Tensor& x, py::object sections, Int axis) {
+  def_op(m, cls, "split", [](const Tensor& x, py::object sections, Int axis) {
     if (is_int_like(sections)) return split(x, int_of(sections, "sections"), axis);
     if (!py::isinstance<py::sequence>(sections) || py::isinstance<py::str>(sections))
       fail<TypeError>("split: indices_or_sections must be an int or a sequence of ints");
@@ -161,11 +196,11 @@ void bind_ops(py::module_& m) {
     }
     return split_at(x, at, axis);
   }, arg("x"), arg("indices_or_sections"), arg("axis") = 0);
-  def(m, "tril", [](const Tensor& x, Int k) { return tril(x, k.clamped()); }, arg("x"), arg("k") = 0);
-  def(m, "triu", [](const Tensor& x, Int k) { return triu(x, k.clamped()); }, arg("x"), arg("k") = 0);
+  def_op(m, cls, "tril", [](const Tensor& x, Int k) { return tril(x, k.clamped()); }, arg("x"), arg("k") = 0);
+  def_op(m, cls, "triu", [](const Tensor& x, Int k) { return triu(x, k.clamped()); }, arg("x"), arg("k") = 0);
 
   // Indexing.
-  def(m, "take", [=](const Tensor& x, py::handle idx, std::optional<Int> axis) {
+  def_op(m, cls, "take", [=](const Tensor& x, py::handle idx, std::optional<Int> axis) {
     return take(x, T(idx, "take"), opt(axis));
   }, arg("x"), arg("indices"), arg("axis") = py::none());
   def(m, "embedding", [=](const Tensor& w, py::handle idx) { return embedding(w, T(idx, "embedding")); },
@@ -175,8 +210,8 @@ void bind_ops(py::module_& m) {
   }, arg("indices"), arg("num_classes"), arg("dtype") = py::none());
 
   // Neural network.
-  def(m, "softmax", [](const Tensor& x, Int axis) { return softmax(x, axis); }, arg("x"), arg("axis") = -1);
-  def(m, "log_softmax", [](const Tensor& x, Int axis) { return log_softmax(x, axis); }, arg("x"), arg("axis") = -1);
+  def_op(m, cls, "softmax", [](const Tensor& x, Int axis) { return softmax(x, axis); }, arg("x"), arg("axis") = -1);
+  def_op(m, cls, "log_softmax", [](const Tensor& x, Int axis) { return log_softmax(x, axis); }, arg("x"), arg("axis") = -1);
   def(m, "layer_norm", [](const Tensor& x, py::object w, py::object b, double eps) {
     return layer_norm(x, to_tensor_or_none(w, "layer_norm"), to_tensor_or_none(b, "layer_norm"), eps);
   }, arg("x"), arg("weight") = py::none(), arg("bias") = py::none(), arg("eps") = 1e-5);

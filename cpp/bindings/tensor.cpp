@@ -55,7 +55,7 @@ py::object to_int(const Tensor& t) {
   return py::reinterpret_steal<py::object>(r);
 }
 
-void bind_tensor(py::module_& m) {
+py::class_<Tensor> bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", "An n-dimensional array with automatic differentiation");
   cls.def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
       .def_property_readonly("ndim", &Tensor::ndim)
@@ -177,6 +177,7 @@ void bind_tensor(py::module_& m) {
   cls.def("__neg__", named("neg", [](const Tensor& a) { return neg(a); }));
   cls.def("__abs__", named("abs", [](const Tensor& a) { return abs(a); }));
   cls.def("__invert__", named("bitwise_not", [](const Tensor& a) { return bitwise_not(a); }));
+  return cls;
 }
 
 }  // namespace pcp::bindings
