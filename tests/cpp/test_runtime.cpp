@@ -1,4 +1,5 @@
-// Runtime pieces: ISA dispatch, the thread pool, and the counter-based random generator.
+// Runtime pieces: ISA dispatch, the thread pool, the counter-based random generator, and the
+// embedded GPU kernels' push-constant layouts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "pcp/backend/cpu/kernel_table.h"
 #include "pcp/backend/cpu/thread_pool.h"
+#include "pcp/backend/gpu/runtime.h"
 #include "pcp/core/random.h"
 #include "pcp/ops/ops.h"
 #include "test_util.h"
@@ -370,4 +372,23 @@ TEST(Random, DropoutKeepsOrZeroesAndRescales) {
   EXPECT_NEAR(double(dropped) / double(n), 0.25, 0.02);
   EXPECT_TRUE(dropout(x, 0.25, /*training=*/false).is_same(x));
   EXPECT_EQ(values(dropout(x, 1.0)), std::vector<double>(size_t(n), 0.0));
+}
+
+// The push-constant sizes read from SPIR-V, against blocks written out here by hand: softmax.comp
+// declares { uint rows, n, x_off, y_off, log_, causal, T; } and layer_norm.comp eight uints and a
+// float. A host struct of another size is refused, naming the kernel.
+TEST(GpuKernels, PushConstantSizesComeFromTheSpirv) {
+  const gpu::KernelSource* softmax = gpu::find_kernel("softmax");
+  const gpu::KernelSource* layer_norm = gpu::find_kernel("layer_norm");
+  if (!softmax || !layer_norm) GTEST_SKIP() << "built without the GPU kernels";
+  EXPECT_EQ(gpu::push_constant_bytes(*softmax), 7u * 4);
+  EXPECT_EQ(gpu::push_constant_bytes(*layer_norm), 9u * 4);
+  EXPECT_NO_THROW(gpu::check_push_constants("softmax", 28));
+  PCP_EXPECT_THROW_MSG(gpu::check_push_constants("softmax", 24), ValueError, "softmax");
+  for (const gpu::KernelSource& k : gpu::all_kernels()) {
+    const uint32_t bytes = gpu::push_constant_bytes(k);
+    EXPECT_GT(bytes, 0u) << k.name;
+    EXPECT_LE(bytes, uint32_t(gpu::kMaxPushBytes)) << k.name;
+    EXPECT_EQ(bytes % 4, 0u) << k.name;
+  }
 }

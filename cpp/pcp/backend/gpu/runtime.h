@@ -95,6 +95,13 @@ const KernelSource* find_kernel(const std::string& name);  // nullptr when unkno
 const KernelSource& kernel_named(const std::string& name);  // a ValueError when unknown
 const std::vector<KernelSource>& all_kernels();
 
+// The size in bytes of a kernel's push-constant block, read from its SPIR-V (0 when it has none).
+uint32_t push_constant_bytes(const KernelSource& kernel);
+// A ValueError when the host's push-constant struct for a kernel is not the size of the block
+// the kernel declares: the C++ structs and the GLSL blocks are two definitions of one layout,
+// and every dispatch (every GPU test, in CI on lavapipe) checks that they agree.
+void check_push_constants(const std::string& kernel, size_t push_bytes);
+
 // A ValueError when a kernel is dispatched with another buffer count than its pipeline has.
 void check_bindings(const std::string& name, uint32_t pipeline_bindings, uint32_t nbuf);
 

@@ -430,6 +430,7 @@ class VulkanRuntime : public Runtime {
                 size_t push_bytes, uint32_t groups_x) override {
     if (groups_x == 0) return;
     if (push_bytes > kMaxPushBytes) fail<ValueError>("gpu kernel ", kernel, ": ", push_bytes, " push-constant bytes");
+    check_push_constants(kernel, push_bytes);
     if (buffers.empty() || buffers.size() > kMaxBindings)
       fail<ValueError>("gpu kernel ", kernel, ": ", buffers.size(), " buffers (1 to ", kMaxBindings, ")");
     Device& d = *devices_.at(device);
