@@ -15,13 +15,12 @@
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/core/error.h"
+#include "pcp/ops/formula.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
 namespace pcp {
 namespace {
-
-Tensor S(double v) { return weak_scalar(v); }
 
 // (B, H, T, D) view of a (B, T, H, D) contiguous buffer.
 Tensor heads_view(const Tensor& buf) {

@@ -5,13 +5,12 @@
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
+#include "pcp/ops/formula.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
 namespace pcp {
 namespace {
-
-Tensor S(double v) { return weak_scalar(v); }
 
 const char* unary_name(UnaryOp op) {
   static const char* names[] = {"neg",  "abs",     "exp",  "log",       "sqrt", "rsqrt",  "sin",

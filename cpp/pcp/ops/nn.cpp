@@ -8,13 +8,12 @@
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/random.h"
 #include "pcp/core/error.h"
+#include "pcp/ops/formula.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
 namespace pcp {
 namespace {
-
-Tensor S(double v) { return weak_scalar(v); }
 
 // The fused kernels divide by the row length and assume rows exist: an empty input takes
 // this instead. x * 0 keeps the shape, dtype and graph (gradients of zeros, as they must be).
