@@ -1,7 +1,4 @@
 // matmul: 1-D, 2-D and batched with broadcast batch dimensions (host code in backend/cpu/linalg.cpp).
-#include <algorithm>
-
-#include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
