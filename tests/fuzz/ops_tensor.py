@@ -63,31 +63,9 @@ def _to_ref(x, arg):
     return np.array(x)
 
 
-def _to_both_ref(x, device=None, dtype=None):
-    """to(device, dtype) in either order or as keywords: the cast, then the move."""
-    return _to_ref(_to_ref(x, dtype) if dtype is not None else np.array(x), device) if device is not None \
-        else _to_ref(x, dtype) if dtype is not None else np.array(x)
-
-
-def _build_to_both(x, p, ctx):
-    dev, dt = Lit(p["device"]), Lit(p["dtype"])
-    if p["form"] == "keywords":
-        return [x], {"device": dev, "dtype": dt}
-    if p["form"] == "dtype_first":
-        return [x, dt, dev], {}
-    return [x, dev, dt], {}
-
-
-register(
-    Op("Tensor.to", method("to"), _to_ref, None, build=lambda x, p, ctx: ([x, Lit(p["to"])], {}),
-       cross=[{"to": "'cpu'"}, {"to": "pcp.float32"}],
-       extra=[{"to": d} for d in DEVICE_ARGS + DTYPE_ARGS + ["None"]]),
-    # PyTorch's forms: t.to('cpu', pcp.float16), t.to(pcp.float16, 'cpu'), t.to(device=..., dtype=...)
-    Op("Tensor.to#both", method("to"), _to_both_ref, None, build=_build_to_both, names=("to",),
-       cross=[{"form": f, "device": "'cpu'", "dtype": "pcp.float32"} for f in ("positional", "dtype_first", "keywords")],
-       extra=[{"form": "keywords", "device": d, "dtype": t} for d in ("'cpu'", "'gpu'", "'vulkan:7'")
-              for t in ("pcp.float16", "pcp.int32", "pcp.float64")]),
-)
+register(Op("Tensor.to", method("to"), _to_ref, None, build=lambda x, p, ctx: ([x, Lit(p["to"])], {}),
+            cross=[{"to": "'cpu'"}, {"to": "pcp.float32"}],
+            extra=[{"to": d} for d in DEVICE_ARGS + DTYPE_ARGS + ["None"]]))
 
 # ----------------------------------------------------------------------------------------------
 # Python scalars and lists
