@@ -114,6 +114,28 @@ def test_resume_continues_bit_for_bit(text_file, tmp_path):
         np.testing.assert_array_equal(p1.numpy(), p2.numpy(), err_msg=n1)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_mixed_precision_follows_float32_and_resumes_bit_for_bit(text_file, tmp_path, dtype):
+    quiet = LogLines(io.StringIO())
+    ref = train(tiny(text_file, tmp_path / "f32", dtype="float32"), report=quiet)
+    full = train(tiny(text_file, tmp_path / "full", dtype=dtype), report=quiet)
+    for a, b in zip(ref["metrics"], full["metrics"]):
+        assert abs(a["val_loss"] - b["val_loss"]) <= 0.02 * a["val_loss"], (a, b)
+    train(tiny(text_file, tmp_path / "cut", max_iters=10, dtype=dtype), report=quiet)
+    resumed = train(tiny(text_file, tmp_path / "cut", max_iters=20, dtype=dtype), resume=True, report=quiet)
+    assert [r["val_loss"] for r in resumed["metrics"]] == [r["val_loss"] for r in full["metrics"]]
+    for (n1, p1), (_, p2) in zip(full["model"].named_parameters(), resumed["model"].named_parameters()):
+        np.testing.assert_array_equal(p1.numpy(), p2.numpy(), err_msg=n1)
+
+
+def test_dtype_choice():
+    from pcp.train.loop import compute_dtype
+    assert compute_dtype(preset("shakespeare-char"), "cpu") == pcp.float32  # auto: float32 on a CPU
+    assert compute_dtype(preset("shakespeare-char", dtype="float16"), "cpu") == pcp.float16
+    with pytest.raises(ValueError, match="dtype must be auto, float32, bfloat16 or float16"):
+        preset("shakespeare-char", dtype="int8").validate()
+
+
 def test_cli_train_and_sample(text_file, tmp_path, capsys):
     from pcp.cli import main
     out = tmp_path / "run"

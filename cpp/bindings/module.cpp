@@ -53,6 +53,9 @@ PYBIND11_MODULE(_core, m) {
   // Autograd.
   def(m, "is_grad_enabled", &grad_enabled, "Whether operations record the autograd graph");
   def(m, "set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
+  def(m, "autocast_dtype", &autocast_dtype, "The dtype of the enclosing pcp.autocast scope, or None");
+  def(m, "set_autocast_dtype", &set_autocast_dtype, py::arg("dtype"),
+      "Turns autocast on with a float16 or bfloat16 compute type, or off with None (use pcp.autocast)");
   def(m, 
       "autograd_grad",
       [](const Tensor& root, const std::vector<Tensor>& wrt, py::object grad, bool create_graph) {

@@ -40,6 +40,7 @@ bfloat16 = DType.bfloat16
 float32 = DType.float32
 float64 = DType.float64
 
-from . import nn, optim  # noqa: E402,F401  (after the dtype names they use)
+from . import nn, optim, amp  # noqa: E402,F401  (after the dtype names they use)
+from .amp import autocast  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import typing
 import typing_extensions
-__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autograd_grad', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_info', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'qkv_attention', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
+__all__: list[str] = ['DType', 'Tensor', 'abs', 'adam_step', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'asarray', 'astype', 'autocast_dtype', 'autograd_grad', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'broadcast_to', 'clear_cache', 'clip', 'clip_grad_norm', 'concatenate', 'contiguous', 'copy', 'cos', 'cpu_features', 'cross_entropy', 'device', 'devices', 'div', 'dropout', 'embedding', 'eq', 'erf', 'exp', 'expand_dims', 'eye', 'flatten', 'from_dlpack', 'from_numpy', 'full', 'ge', 'gelu', 'get_default_device', 'get_num_threads', 'get_rng_state', 'gpu_info', 'gpu_profile_results', 'gpu_unavailable_reason', 'gt', 'is_grad_enabled', 'layer_norm', 'le', 'log', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'matmul', 'max', 'maximum', 'mean', 'memory_stats', 'min', 'minimum', 'mul', 'ne', 'neg', 'one_hot', 'ones', 'ones_like', 'permute', 'pow', 'profile_results', 'qkv_attention', 'rand', 'randint', 'randn', 'relu', 'reset_peak_memory_stats', 'reset_profile', 'reshape', 'rsqrt', 'scaled_dot_product_attention', 'seed', 'set_autocast_dtype', 'set_default_device', 'set_gpu_profiling', 'set_grad_enabled', 'set_isa', 'set_num_threads', 'set_profiling', 'set_rng_state', 'sgd_step', 'sigmoid', 'sign', 'silu', 'sin', 'softmax', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'sub', 'sum', 'sum_to', 'swapaxes', 'synchronize', 'take', 'tanh', 'to_device', 'transpose', 'tril', 'triu', 'unsqueeze', 'var', 'where', 'zeros', 'zeros_like']
 class DType:
     """
     Element type of a tensor
@@ -461,7 +461,7 @@ def get_rng_state() -> tuple[int, int]:
     ...
 def gpu_info(device: str = 'gpu') -> dict:
     """
-    What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not)
+    What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not), the kernels built in
     """
 def gpu_profile_results(device: typing.Any = None) -> list:
     """
@@ -471,6 +471,10 @@ def gpu_unavailable_reason() -> str:
     ...
 def gt(a: typing.Any, b: typing.Any) -> Tensor:
     ...
+def autocast_dtype() -> DType | None:
+    """The dtype of the enclosing pcp.autocast scope, or None"""
+def set_autocast_dtype(dtype: DType | None) -> None:
+    """Turns autocast on with a float16 or bfloat16 compute type, or off with None (use pcp.autocast)"""
 def is_grad_enabled() -> bool:
     """
     Whether operations record the autograd graph

@@ -102,3 +102,30 @@ TEST(Primitive, GradientsFlowThroughEveryOutput) {
   EXPECT_EQ(values(g[0]), (std::vector<double>{5, 5}));
   EXPECT_EQ(prim->forward_calls, 1);
 }
+
+// Autocast casts a product's float32 inputs to the scope's type in apply(); the gradient goes
+// back through the casts to the float32 leaves, and backward runs with autocast off.
+TEST(Primitive, AutocastCastsByPolicyAndGradientsReachFloat32Leaves) {
+  Tensor a = make({2, 2}, {1.0, 2.0, 3.0, 4.0}), b = make({2, 2}, {1.0 / 3, 0.5, -1.0, 0.25});
+  a.set_requires_grad(true);
+  Tensor y, s;
+  {
+    AutocastGuard bf16(DType::BFloat16);
+    y = matmul(a, b);
+    s = softmax(y, -1);
+    EXPECT_EQ(y.dtype(), DType::BFloat16);
+    EXPECT_EQ(s.dtype(), DType::Float32);
+    EXPECT_EQ(add(y, weak_scalar(1.0)).dtype(), DType::BFloat16);  // arithmetic keeps its inputs' type
+  }
+  EXPECT_FALSE(autocast_dtype().has_value());
+  EXPECT_EQ(matmul(a, b).dtype(), DType::Float32);
+  // 1/3 rounds to 0.333984375 in bfloat16; y[0][0] = 1 * that + 2 * -1 = -1.666015625, rounded
+  // once to bfloat16 (steps of 2^-7 in [1, 2)): -1.6640625.
+  EXPECT_EQ(values(y)[0], -1.6640625);
+  backward(sum(astype(y, DType::Float32)));
+  EXPECT_EQ(a.grad().dtype(), DType::Float32);
+  // d sum(a @ b) / da[i][k] = sum_j b[k][j], a bfloat16 product of the bfloat16 b: 0.833984375
+  // rounds (steps of 2^-8 in [0.5, 1), a tie, to even) to 0.8359375.
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{0.8359375, -0.75, 0.8359375, -0.75}));
+  PCP_EXPECT_THROW_MSG(set_autocast_dtype(DType::Int32), ValueError, "autocast");
+}

@@ -358,3 +358,19 @@ register(
        fixed=[(f"value={v}", [Lit(v)], {}, None) for v in ("True", "False", "None", "1", "'a'", "np.bool_(False)")],
        names=("set_grad_enabled", "bool"), covers=("pcp.set_grad_enabled", "pcp.is_grad_enabled")),
 )
+
+
+def _autocast_ref(x, v):
+    """The dtype of a matmul inside pcp.autocast(v): the scope's type, or an error for another."""
+    if v not in ("bfloat16", "float16"):
+        return R.Expect.ERROR
+    return R.Check(lambda r: r == v, repr(v))
+
+
+register(
+    Op("pcp.autocast", lambda a, kw: ("", f"str(pcp.autocast({a[1]})(lambda: {a[0]} @ {a[0]}.T)().dtype)"),
+       _autocast_ref, None, classes=[], cross=[],
+       fixed=[(f"dtype={v}", lambda ctx, v=v: [tensor((3, 4), "float32", "distinct", ctx.device), Lit(v)], {}, None)
+              for v in ("'bfloat16'", "'float16'", "'float32'", "None", "3", "'x'")],
+       names=("autocast",)),
+)

@@ -5,6 +5,7 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/autograd/node.h"
+#include "pcp/ops/autocast.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 
@@ -123,6 +124,7 @@ Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph
     fail<ValueError>("backward: the output does not require grad (no input had requires_grad=True, "
                      "or it was computed under no_grad)");
   GradModeGuard mode(create_graph);
+  AutocastGuard no_autocast(std::nullopt);  // VJPs compute in the dtypes the forward pass saved
   Gradients grads;
   grads.add_to(root, seed_gradient(root, grad));
   Node* root_node = root.grad_fn().get();

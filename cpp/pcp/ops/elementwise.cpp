@@ -37,6 +37,9 @@ class Unary : public Primitive {
  public:
   explicit Unary(UnaryOp op) : op_(op) {}
   const char* name() const override { return unary_name(op_); }
+  CastPolicy cast_policy() const override {
+    return op_ == UnaryOp::Exp || op_ == UnaryOp::Log || op_ == UnaryOp::Rsqrt ? CastPolicy::Float32 : CastPolicy::Keep;
+  }
   bool vjp_reads_inputs() const override { return op_ != UnaryOp::Neg && op_ != UnaryOp::Sign && !reads_output(); }
   bool vjp_reads_output() const override { return reads_output(); }
   bool reads_output() const {

@@ -13,6 +13,7 @@ class Matmul : public Primitive {
  public:
   explicit Matmul(Shape batch) : batch_(std::move(batch)) {}
   const char* name() const override { return "matmul"; }
+  CastPolicy cast_policy() const override { return CastPolicy::Low; }
 
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape &a = in[0].shape, &b = in[1].shape;

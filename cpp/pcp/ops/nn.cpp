@@ -45,6 +45,7 @@ class Softmax : public Primitive {
  public:
   Softmax(bool log, int64_t causal_T = 0) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
+  CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
@@ -116,6 +117,7 @@ class LayerNorm : public Primitive {
  public:
   explicit LayerNorm(double eps) : eps_(eps) {}
   const char* name() const override { return "layer_norm"; }
+  CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -193,6 +195,7 @@ class CrossEntropy : public Primitive {
  public:
   CrossEntropy(Tensor targets, int64_t ignore_index) : targets_(std::move(targets)), ignore_(ignore_index) {}
   const char* name() const override { return "cross_entropy"; }
+  CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {

@@ -132,6 +132,7 @@ static void check_outputs(const Primitive& prim, const std::vector<Tensor>& outs
 }
 
 std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
+  if (autocast_dtype()) inputs = autocast_inputs(prim->cast_policy(), std::move(inputs));
   for (size_t i = 1; i < inputs.size(); ++i)
     if (inputs[i].defined() && inputs[0].defined() && inputs[i].device() != inputs[0].device())
       fail<ValueError>(prim->name(), ": inputs are on different devices (", inputs[0].device().str(),

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pcp/core/tensor.h"
+#include "pcp/ops/autocast.h"
 
 namespace pcp {
 
@@ -57,6 +58,8 @@ class Primitive {
   // then refuses them when they were written in place after the forward pass.
   virtual bool vjp_reads_inputs() const { return true; }
   virtual bool vjp_reads_output() const { return true; }
+  // How autocast casts the floating inputs before forward() (ops/autocast.h).
+  virtual CastPolicy cast_policy() const { return CastPolicy::Keep; }
 };
 
 // Per-primitive call counts and forward times, collected at the dispatch point while enabled.

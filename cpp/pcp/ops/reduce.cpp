@@ -45,6 +45,7 @@ class Reduce : public Primitive {
  public:
   Reduce(ReduceOp op, std::vector<int> axes, bool keepdims) : op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
   const char* name() const override { return reduce_name(op_); }
+  CastPolicy cast_policy() const override { return op_ == ReduceOp::Sum ? CastPolicy::Float32 : CastPolicy::Keep; }
   bool vjp_reads_inputs() const override { return op_ != ReduceOp::Sum; }
   bool vjp_reads_output() const override { return op_ != ReduceOp::Sum; }
 

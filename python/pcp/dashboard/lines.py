@@ -36,7 +36,8 @@ class LogLines:
     def _start(self, e):
         if e["mode"] == "train":
             since = f" from iteration {e['iter']}" if e["iter"] else ""
-            return (f"training GPT ({e['parameters'] / 1e6:.2f}M parameters) on {e['device']} for {e['iters']} "
+            dtype = f" in {e['dtype']}" if e.get("dtype", "float32") != "float32" else ""
+            return (f"training GPT ({e['parameters'] / 1e6:.2f}M parameters) on {e['device']}{dtype} for {e['iters']} "
                     f"iterations{since}; output in {e['out']}")
         self.rounds = e["rounds"]
         return (f"diloco: {e['workers']} workers on {e['nodes']} Ray node{'s' * (e['nodes'] != 1)}, "

@@ -140,7 +140,9 @@ class Dashboard:
                       sparkline([e["val_loss"] for e in self.evals]))
         self._row(grid, "learning rate", _num(s.get("lr"), ".2e"))
         self._row(grid, "tokens/s", _num(self.tokens_per_s, ",.0f"))
-        self._row(grid, "model", f"{info['parameters'] / 1e6:.2f}M parameters on {info['device']}, output in {info['out']}")
+        dtype = f" in {info['dtype']}" if info.get("dtype", "float32") != "float32" else ""
+        self._row(grid, "model", f"{info['parameters'] / 1e6:.2f}M parameters on {info['device']}{dtype}, "
+                                 f"output in {info['out']}")
         return [grid]
 
     def _render_diloco(self):

@@ -30,6 +30,9 @@ class TrainConfig(DictConfig):
     log_interval: int = 10
     seed: int = 1337
     device: str = "cpu"
+    # compute type of the products: auto (bfloat16 on a GPU with tensor cores, else float32),
+    # float32, bfloat16 (autocast) or float16 (autocast with a GradScaler)
+    dtype: str = "auto"
     data: str = ""
     out: str = "out"
     sample_tokens: int = 300
@@ -42,6 +45,8 @@ class TrainConfig(DictConfig):
             raise ValueError(f"train: n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
         if self.max_iters < 0 or self.eval_interval <= 0:
             raise ValueError("train: max_iters must be >= 0 and eval_interval > 0")
+        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise ValueError(f"train: dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"train: dropout must be in [0, 1), got {self.dropout}")
         return self

@@ -40,15 +40,30 @@ def build_optimizer(cfg, model):
     return AdamW(groups, lr=cfg.learning_rate, betas=(cfg.beta1, cfg.beta2))
 
 
+def compute_dtype(cfg, device):
+    """The products' dtype of a run: cfg.dtype, where "auto" is bfloat16 on a GPU with bfloat16
+    tensor cores (as nanoGPT picks on CUDA) and float32 elsewhere."""
+    if cfg.dtype != "auto":
+        return pcp.DType(cfg.dtype)
+    if device.startswith("cpu") or not pcp.gpu_info(device)["tensor_core_bfloat16"]:
+        return pcp.float32
+    return pcp.bfloat16
+
+
+def autocast_for(dtype):
+    return pcp.autocast(dtype=dtype if dtype != pcp.float32 else pcp.bfloat16, enabled=dtype != pcp.float32)
+
+
 @pcp.no_grad()
-def estimate_loss(model, data, cfg):
+def estimate_loss(model, data, cfg, dtype=pcp.float32):
     model.eval()
     out = {}
     for split in ("train", "val"):
         total = 0.0
         for _ in range(cfg.eval_iters):
             x, y = data.get_batch(split, cfg.batch_size)
-            total += model(x, y)[1].item()
+            with autocast_for(dtype):
+                total += model(x, y)[1].item()
         out[split] = total / cfg.eval_iters
     model.train()
     return out
@@ -119,6 +134,8 @@ def _train(cfg, resume, overwrite, report):
     tokenizer, data = build_data(cfg)
     model = build_model(cfg, tokenizer.vocab_size)
     opt = build_optimizer(cfg, model)
+    dtype = compute_dtype(cfg, str(pcp.get_default_device()))
+    scaler = pcp.amp.GradScaler(enabled=dtype == pcp.float16)  # float16 gradients underflow unscaled
     lr_at = warmup_cosine(cfg.learning_rate, cfg.min_lr, cfg.warmup_iters, cfg.lr_decay_iters)
     ckpt_path, best_path = os.path.join(cfg.out, "ckpt.safetensors"), os.path.join(cfg.out, "best.safetensors")
     metrics_path = os.path.join(cfg.out, "metrics.jsonl")
@@ -126,6 +143,8 @@ def _train(cfg, resume, overwrite, report):
     if resume:
         meta = load_checkpoint(ckpt_path, model, opt)
         start = meta["step"]
+        if isinstance(meta.get("grad_scaler"), dict) and scaler.is_enabled():
+            scaler.load_state_dict(meta["grad_scaler"])
         if start > cfg.max_iters:
             raise ValueError(f"train: the checkpoint in {cfg.out} is at iteration {start}, past max_iters "
                              f"{cfg.max_iters}: raise max_iters to continue it")
@@ -139,8 +158,9 @@ def _train(cfg, resume, overwrite, report):
         f.write(tokenizer.to_json())
 
     report({"kind": "start", "mode": "train", "parameters": model.num_parameters(),
-            "device": str(pcp.get_default_device()), "iter": start, "iters": cfg.max_iters, "out": cfg.out})
+            "device": str(pcp.get_default_device()), "dtype": str(dtype), "iter": start, "iters": cfg.max_iters, "out": cfg.out})
     tokens_per_iter = cfg.batch_size * cfg.block_size
+    extra = lambda: {"grad_scaler": scaler.state_dict()} if scaler.is_enabled() else {}  # noqa: E731
     t_last, iters_timed, t_train = time.perf_counter(), 0, 0.0
     loss_value = float("nan")
     for it in range(start, cfg.max_iters + 1):
@@ -150,7 +170,7 @@ def _train(cfg, resume, overwrite, report):
         # Evaluate and checkpoint (skipped at the resume point: that evaluation was already done).
         if it % cfg.eval_interval == 0 or it == cfg.max_iters:
             if not (resume and it == start):
-                losses = estimate_loss(model, data, cfg)
+                losses = estimate_loss(model, data, cfg, dtype)
                 tps = tokens_per_iter * iters_timed / t_train if t_train else 0.0
                 rec = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"], "lr": lr, "tokens_per_s": tps}
                 metrics.append(rec)
@@ -159,18 +179,21 @@ def _train(cfg, resume, overwrite, report):
                 report({"kind": "eval", "iter": it, "train_loss": losses["train"], "val_loss": losses["val"]})
                 if losses["val"] < best_val:
                     best_val = losses["val"]
-                    save_checkpoint(best_path, model, opt, it, cfg.to_dict(), {"best_val": best_val})
-                save_checkpoint(ckpt_path, model, opt, it, cfg.to_dict(), {"best_val": best_val})
+                    save_checkpoint(best_path, model, opt, it, cfg.to_dict(), {"best_val": best_val, **extra()})
+                save_checkpoint(ckpt_path, model, opt, it, cfg.to_dict(), {"best_val": best_val, **extra()})
                 t_last = time.perf_counter()
         if it == cfg.max_iters:
             break
         x, y = data.get_batch("train", cfg.batch_size)
-        _, loss = model(x, y)
+        with autocast_for(dtype):
+            _, loss = model(x, y)
         opt.zero_grad()
-        loss.backward()
+        scaler.scale(loss).backward()
         if cfg.grad_clip > 0:
+            scaler.unscale_(opt)
             clip_grad_norm(model.parameters(), cfg.grad_clip)
-        opt.step()
+        scaler.step(opt)
+        scaler.update()
         now = time.perf_counter()
         t_train += now - t_last
         iters_timed += 1

@@ -1,0 +1,215 @@
+"""Automatic mixed precision: ``autocast`` and ``GradScaler``, with PyTorch's policy and API.
+
+Inside ``with pcp.autocast(dtype=pcp.bfloat16):`` every op casts its floating inputs by its
+policy before it runs (the casts are ops, so gradients flow back through them):
+
+- products compute in the 16-bit type with float32 accumulation: ``matmul`` (and so
+  ``nn.Linear`` and the products of composed attention);
+- touchy ops compute in float32: ``softmax``, ``log_softmax``, ``layer_norm``,
+  ``cross_entropy``, ``sum`` (and so ``var`` and ``logsumexp``), ``exp``, ``log``, ``rsqrt``;
+- everything else (elementwise arithmetic, views, indexing, casts) runs in the type of its
+  inputs, promoted as usual: a float32 bias added to a bfloat16 product gives float32.
+
+Parameters and their gradients stay float32 (master weights) and the optimizer updates them in
+float32; the 16-bit copies a product reads are what it saves for backward. Backward passes run
+with autocast off, their products in the dtypes the forward pass saved. float64 and integer
+tensors are never cast. The fused float32 attention kernel of the CPU keeps float32.
+
+float16's range is small: gradients of a float16 step can underflow to zero. ``GradScaler``
+multiplies the loss by a large factor before backward and divides the gradients by it before
+the optimizer step, skipping steps whose gradients hold inf or NaN (and halving the factor),
+growing it again after ``growth_interval`` clean steps. bfloat16 has float32's range and
+needs no scaler.
+"""
+import functools
+import math
+
+from . import _core
+from ._autograd import no_grad
+from ._core import DType, Tensor
+
+
+class autocast:
+    """Context manager and decorator: ops inside compute by the mixed-precision policy above.
+
+    dtype: ``pcp.bfloat16`` (default) or ``pcp.float16`` (or their names). enabled=False makes
+    the scope a no-op, so ``with pcp.autocast(enabled=use_amp):`` reads naturally. Scopes nest;
+    leaving one restores the enclosing state. The state is per thread.
+    """
+
+    def __init__(self, dtype=DType.bfloat16, enabled=True):
+        try:
+            if not isinstance(dtype, (DType, str)):
+                raise TypeError
+            dtype = DType(dtype)
+        except (TypeError, ValueError):
+            raise ValueError(f"autocast: dtype must be bfloat16 or float16, got {dtype!r}") from None
+        if dtype not in (DType.bfloat16, DType.float16):
+            raise ValueError(f"autocast: dtype must be bfloat16 or float16, got {dtype}")
+        self.dtype, self.enabled = dtype, bool(enabled)
+
+    def __enter__(self):
+        self._prev = _core.autocast_dtype()
+        _core.set_autocast_dtype(self.dtype if self.enabled else None)
+        return self
+
+    def __exit__(self, *exc):
+        _core.set_autocast_dtype(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with autocast(self.dtype, self.enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_autocast_enabled():
+    """Whether the current thread is inside an enabled autocast scope."""
+    return _core.autocast_dtype() is not None
+
+
+def get_autocast_dtype():
+    """The compute type of the enclosing autocast scope, or None outside one."""
+    return _core.autocast_dtype()
+
+
+class GradScaler:
+    """Dynamic loss scaling for float16 training, as ``torch.amp.GradScaler``::
+
+        scaler = pcp.amp.GradScaler()
+        with pcp.autocast(dtype=pcp.float16):
+            _, loss = model(x, y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)                 # optional: before clipping the true gradients
+        pcp.optim.clip_grad_norm(model.parameters(), 1.0)
+        scaler.step(opt)                     # skipped when a gradient holds inf or NaN
+        scaler.update()                      # halves the scale after a skip, grows it after
+                                             # growth_interval clean steps
+
+    ``enabled=False`` makes every method a pass-through, so one loop serves every dtype.
+    """
+
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                 enabled=True):
+        for name, value in (("init_scale", init_scale), ("growth_factor", growth_factor),
+                            ("backoff_factor", backoff_factor)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"GradScaler: {name} must be a positive finite number, got {value!r}")
+        if growth_factor <= 1.0:
+            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
+        if backoff_factor >= 1.0:
+            raise ValueError(f"GradScaler: backoff_factor must be < 1, got {backoff_factor}")
+        if isinstance(growth_interval, bool) or not isinstance(growth_interval, int) or growth_interval <= 0:
+            raise ValueError(f"GradScaler: growth_interval must be a positive int, got {growth_interval!r}")
+        self._scale = float(init_scale)
+        self.growth_factor, self.backoff_factor = float(growth_factor), float(backoff_factor)
+        self.growth_interval = growth_interval
+        self._enabled = bool(enabled)
+        self._growth_tracker = 0
+        self._per_optimizer = {}  # id(optimizer) -> {"unscaled": bool, "found_inf": bool, "stepped": bool}
+
+    def is_enabled(self):
+        return self._enabled
+
+    def get_scale(self):
+        """The current scale (1.0 when disabled)."""
+        return self._scale if self._enabled else 1.0
+
+    def scale(self, outputs):
+        """outputs (a tensor, or a list/tuple of them) multiplied by the scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            return outputs * self._scale
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        raise TypeError(f"GradScaler.scale: expected a Tensor or a list/tuple of them, got {type(outputs).__name__}")
+
+    def _state(self, optimizer):
+        return self._per_optimizer.setdefault(id(optimizer), {"unscaled": False, "found_inf": False, "stepped": False})
+
+    def unscale_(self, optimizer):
+        """Divides the optimizer's gradients by the scale in place and records whether any holds
+        inf or NaN. At most once per optimizer between update() calls."""
+        if not self._enabled:
+            return
+        state = self._state(optimizer)
+        if state["unscaled"]:
+            raise RuntimeError("GradScaler.unscale_: already called on this optimizer since the last update()")
+        if state["stepped"]:
+            raise RuntimeError("GradScaler.unscale_: called after step(); call update() first")
+        inv = 1.0 / self._scale
+        flags = {}  # device -> 0-d tensor: 0 when every gradient there is finite, NaN otherwise
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad * inv
+                    # g * 0 is 0 for finite values and NaN for inf and NaN: one sum tells.
+                    f = _core.sum(g * 0.0).astype(DType.float32)
+                    key = str(g.device)
+                    flags[key] = flags[key] + f if key in flags else f
+                    p.grad = g
+        total = sum(f.item() for f in flags.values())  # one host read per device, after all the work
+        state["unscaled"], state["found_inf"] = True, not math.isfinite(total)
+
+    def step(self, optimizer, *args, **kwargs):
+        """Unscales (if unscale_ was not called) and runs optimizer.step() unless a gradient holds
+        inf or NaN. Returns what optimizer.step() returned, or None when the step was skipped."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        state = self._state(optimizer)
+        if state["stepped"]:
+            raise RuntimeError("GradScaler.step: already called on this optimizer since the last update()")
+        if not state["unscaled"]:
+            self.unscale_(optimizer)
+        state["stepped"] = True
+        if state["found_inf"]:
+            return None
+        return optimizer.step(*args, **kwargs)
+
+    def found_inf(self, optimizer):
+        """Whether the last unscale_ of `optimizer` found inf or NaN (so its step was skipped)."""
+        return self._state(optimizer)["found_inf"]
+
+    def update(self, new_scale=None):
+        """Adjusts the scale after the steps of this iteration: halved (backoff_factor) if any
+        optimizer found inf or NaN, multiplied by growth_factor after growth_interval clean
+        iterations in a row. new_scale sets it directly instead."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            new_scale = float(new_scale)
+            if not (math.isfinite(new_scale) and new_scale > 0):
+                raise ValueError(f"GradScaler.update: new_scale must be positive and finite, got {new_scale}")
+            self._scale = new_scale
+        elif any(s["found_inf"] for s in self._per_optimizer.values()):
+            self._scale *= self.backoff_factor
+            self._growth_tracker = 0
+        elif self._per_optimizer:
+            self._growth_tracker += 1
+            if self._growth_tracker == self.growth_interval:
+                self._scale *= self.growth_factor
+                self._growth_tracker = 0
+        self._per_optimizer = {}
+
+    def state_dict(self):
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self.growth_factor, "backoff_factor": self.backoff_factor,
+                "growth_interval": self.growth_interval, "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state):
+        if not self._enabled:
+            return
+        if not state:
+            raise RuntimeError("GradScaler.load_state_dict: the state is empty (saved from a disabled scaler)")
+        self._scale = float(state["scale"])
+        self.growth_factor = float(state["growth_factor"])
+        self.backoff_factor = float(state["backoff_factor"])
+        self.growth_interval = int(state["growth_interval"])
+        self._growth_tracker = int(state["_growth_tracker"])
+
