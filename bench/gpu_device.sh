@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
 # Builds PCP with its Vulkan GPU backend on a GPU machine that has no network and no GPU toolchain,
 # then runs the given command there. Run from the repository root, with two folders carried along:
-#   .gl/          the Vulkan loader (libvulkan1 .deb), unpacked into / (needs root)
-#   .gpu-tools/   bin/glslc, bin/spirv-cross, lib/libshaderc.so.1, include/{vulkan,vk_video}
-# Both are made on a Debian/Ubuntu x86-64 machine with the tools installed (apt-get install glslc
-# spirv-cross libvulkan-dev), in the repository root (.gl is in .gitignore; add /.gpu-tools/ to
-# .git/info/exclude):
+#   .gl/          the Vulkan loader and the glvnd libraries NVIDIA's driver needs (amd64 .debs),
+#                 unpacked into / (needs root); without libglvnd and friends the loader finds no
+#                 NVIDIA driver
+#   .gpu-tools/   include/{vulkan,vk_video} (the Vulkan headers), and optionally bin/glslc,
+#                 bin/spirv-cross and lib/libshaderc.so.1
+# The kernels' SPIR-V is checked in (metal/spirv/), so no shader compiler is needed; a glslc
+# only compiles kernels whose sources changed since their SPIR-V was made (metal/build_spirv.py).
+# Both folders are made on a Debian/Ubuntu x86-64 machine, in the repository root (.gl is in
+# .gitignore; add /.gpu-tools/ to .git/info/exclude):
 #   mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
-#   apt-get $o update; (cd .gl && apt-get $o download libvulkan1)
+#   apt-get $o update
+#   (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 #   mkdir -p .gpu-tools/bin .gpu-tools/lib .gpu-tools/include
-#   cp -L "$(command -v glslc)" "$(command -v spirv-cross)" .gpu-tools/bin/
-#   cp -L /usr/lib/x86_64-linux-gnu/libshaderc.so.1 .gpu-tools/lib/     # all glslc needs beyond glibc/libstdc++
-#   cp -rL /usr/include/vulkan /usr/include/vk_video .gpu-tools/include/
+#   cp -rL /usr/include/vulkan /usr/include/vk_video .gpu-tools/include/     # apt-get install libvulkan-dev
+#   cp -L "$(command -v glslc)" "$(command -v spirv-cross)" .gpu-tools/bin/  # optional
+#   cp -L /usr/lib/x86_64-linux-gnu/libshaderc.so.1 .gpu-tools/lib/          # what glslc needs beyond glibc
 # On the device (carrying .gl and .gpu-tools):
 #
 #   bash bench/gpu_device.sh python3 bench/gpu.py
 #   bash bench/gpu_device.sh python3 -m pytest -q tests/test_gpu.py
 #
-# Tensor-core kernels (metal/coop/) need a newer glslc than Debian 12's: Debian sid's (shaderc
-# 2026.4) runs anywhere with its own glibc. Unpack glslc, libshaderc1, libc6, libstdc++6 and
-# libgcc-s1 from sid into .gpu-tools/sid (glslc, libshaderc.so.1, libc.so.6, libm.so.6,
-# libstdc++.so.6, libgcc_s.so.1, ld-linux-x86-64.so.2) with a wrapper .gpu-tools/sid/glslc-sid:
+# A changed tensor-core kernel (metal/coop/) needs a newer glslc than Debian 12's: the pinned one
+# (metal/spirv/COMPILER) is Debian sid's, which runs anywhere with its own glibc. Unpack glslc,
+# libshaderc1, libc6, libstdc++6 and libgcc-s1 from sid into .gpu-tools/sid (glslc,
+# libshaderc.so.1, libc.so.6, libm.so.6, libstdc++.so.6, libgcc_s.so.1, ld-linux-x86-64.so.2)
+# with a wrapper .gpu-tools/sid/glslc-sid:
 #   exec "$D/ld-linux-x86-64.so.2" --library-path "$D" "$D/glslc" "$@"    (D: the script's folder)
-# and pass PCP_CMAKE_ARGS="-DPCP_GLSLC=$PWD/.gpu-tools/sid/glslc-sid".
+# then regenerate the SPIR-V here (python metal/build_spirv.py --glslc .gpu-tools/sid/glslc-sid),
+# or pass PCP_CMAKE_ARGS="-DPCP_GLSLC=$PWD/.gpu-tools/sid/glslc-sid" on the device.
 #
 # Environment: PCP_SKIP_GL=1 skips unpacking .gl (not root, or a loader is already installed);
 # PCP_BUILD_DIR (default build/device, kept between runs: rebuilds are incremental);
@@ -57,16 +64,21 @@ else
 fi
 have_libvulkan || [ "${PCP_SKIP_GL:-0}" = 1 ] || die "libvulkan.so.1 is still not known to ldconfig after unpacking .gl"
 
-# 2. The kernel toolchain and Vulkan headers, from .gpu-tools.
-[ -d "$TOOLS" ] || die "no .gpu-tools folder: carry it (glslc, spirv-cross, libshaderc, Vulkan headers)"
-for f in bin/glslc bin/spirv-cross lib/libshaderc.so.1 include/vulkan/vulkan.h include/vk_video; do
+# 2. The Vulkan headers (and, optionally, the kernel toolchain) from .gpu-tools.
+[ -d "$TOOLS" ] || die "no .gpu-tools folder: carry it (the Vulkan headers; optionally glslc and spirv-cross)"
+for f in include/vulkan/vulkan.h include/vk_video; do
   [ -e "$TOOLS/$f" ] || die "missing .gpu-tools/$f"
 done
 export PATH="$TOOLS/bin:$PATH"
 export LD_LIBRARY_PATH="$TOOLS/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-glslc --version >/dev/null 2>&1 || die "glslc does not run here: $(glslc --version 2>&1 | head -3; ldd "$TOOLS/bin/glslc" 2>&1 | grep -i 'not found')"
-spirv-cross --help >/dev/null 2>&1 || die "spirv-cross does not run here: $(ldd "$TOOLS/bin/spirv-cross" 2>&1 | grep -i 'not found')"
-say "glslc: $(command -v glslc) ($(glslc --version 2>&1 | head -1))"
+TOOL_ARGS=()
+if [ -x "$TOOLS/bin/glslc" ] && glslc --version >/dev/null 2>&1; then
+  TOOL_ARGS+=(-DPCP_GLSLC="$TOOLS/bin/glslc")
+  say "glslc: $(command -v glslc) ($(glslc --version 2>&1 | head -1)), for kernels changed since metal/spirv/"
+else
+  say "no working .gpu-tools/bin/glslc: the checked-in SPIR-V of metal/spirv/ is used as is"
+fi
+[ -x "$TOOLS/bin/spirv-cross" ] && spirv-cross --help >/dev/null 2>&1 && TOOL_ARGS+=(-DPCP_SPIRV_CROSS="$TOOLS/bin/spirv-cross")
 
 # 3. A Vulkan driver (ICD). NVIDIA's container runtime may leave its manifest outside the
 # loader's search path; point the loader at it when no NVIDIA ICD is found in the usual places.
@@ -102,7 +114,7 @@ for f in ${VK_DRIVER_FILES:-$icds}; do  # a bare library name in a manifest must
   esac
 done
 
-# 4. Configure and build in place (CMakeLists.txt finds glslc / spirv-cross / vulkan.h through these).
+# 4. Configure and build in place (CMakeLists.txt finds vulkan.h, glslc and spirv-cross through these).
 command -v cmake >/dev/null || die "cmake not found"
 command -v python3 >/dev/null || die "python3 not found"
 PY="$(command -v python3)"
@@ -122,8 +134,7 @@ LOG="$BUILD/configure.log"
 say "configuring $BUILD (Python $("$PY" -c 'import sys; print(sys.version.split()[0])'))"
 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPCP_BUILD_PYTHON=ON -DPCP_GPU=ON \
   -DPython_EXECUTABLE="$PY" -Dpybind11_DIR="$PYBIND11_DIR" \
-  -DPCP_GLSLC="$TOOLS/bin/glslc" -DPCP_SPIRV_CROSS="$TOOLS/bin/spirv-cross" \
-  -DPCP_VULKAN_INCLUDE="$TOOLS/include" -DCMAKE_INCLUDE_PATH="$TOOLS/include" ${PCP_CMAKE_ARGS:-} \
+  "${TOOL_ARGS[@]}" -DPCP_VULKAN_INCLUDE="$TOOLS/include" -DCMAKE_INCLUDE_PATH="$TOOLS/include" ${PCP_CMAKE_ARGS:-} \
   > "$LOG" 2>&1 || { cat "$LOG" >&2; die "cmake configure failed (log above)"; }
 grep 'PCP: GPU backend' "$LOG" >&2 || true
 grep 'PCP: GPU backend ON' "$LOG" >/dev/null || die "CMake configured PCP without the GPU backend (see $LOG)"

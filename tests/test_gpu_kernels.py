@@ -17,15 +17,23 @@ from pcp import _core
 KERNELS = _core._gpu_kernels()
 METAL = os.path.join(os.path.dirname(__file__), "..", "metal")
 GLSL = sorted(f[:-5] for f in os.listdir(METAL) if f.endswith(".comp"))
-# Tensor-core kernels: built only where glslc knows cooperative matrices; SPIR-V only.
+# Tensor-core kernels: SPIR-V only (SPIRV-Cross cannot translate cooperative matrices to Metal).
 COOP = sorted(f[:-5] for f in os.listdir(os.path.join(METAL, "coop")) if f.endswith(".comp"))
 pytestmark = pytest.mark.skipif(not KERNELS, reason="built without the GPU backend")
 SPIRV_CROSS = shutil.which("spirv-cross")
 
 
 def test_every_glsl_kernel_is_embedded():
-    assert sorted(k for k in KERNELS if k not in COOP) == GLSL
-    assert all(KERNELS[k][1] is None for k in KERNELS if k in COOP)  # no Metal translation
+    # Every build has every kernel, the tensor-core ones included (their SPIR-V is checked in).
+    assert sorted(KERNELS) == sorted(GLSL + COOP)
+    assert all(KERNELS[k][1] is None for k in COOP)  # no Metal translation
+
+
+def test_gpu_info_lists_the_kernels():
+    import pcp
+    if not pcp.devices()[1:]:
+        pytest.skip("no GPU device")
+    assert sorted(pcp.gpu_info()["kernels"]) == sorted(KERNELS)
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

@@ -75,6 +75,17 @@ def test_matmul_non_contiguous(dtype, mnk, layout, rng):
     _check_matmul(ta, tb, a, b, dtype)
 
 
+@pytest.mark.parametrize("dtype", ALL_FLOATS, ids=str)
+@pytest.mark.parametrize("mnk", [(3, 130, 2048), (65, 34, 1536), (66, 130, 1031)], ids=str)
+def test_matmul_few_tiles_over_a_long_k(dtype, mnk, rng):
+    # A weight gradient's shape (X^T @ dY): few output tiles, so the GPU splits K into slices
+    # summed afterwards (16-bit results rounded once, after the sum); K = 1031 (prime) does not.
+    m, n, k = mnk
+    ta, a = make(rng, (k, m), dtype)
+    tb, b = make(rng, (k, n), dtype)
+    _check_matmul(ta.T, tb, a.T, b, dtype)
+
+
 def test_matmul_batched_transposed_operands(rng):
     ta, a = make(rng, (3, 33, 7))
     tb, b = make(rng, (2, 1, 17, 33))

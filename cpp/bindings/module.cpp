@@ -96,8 +96,11 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_float16"] = info.tensor_core_f16;
     out["tensor_core_bfloat16"] = info.tensor_core_bf16;
     out["tensor_core_note"] = info.tensor_core_note;
+    py::list kernels;
+    for (const gpu::KernelSource& k : gpu::all_kernels()) kernels.append(k.name);
+    out["kernels"] = kernels;
     return out;
-  }, py::arg("device") = "gpu", "What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not)");
+  }, py::arg("device") = "gpu", "What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not), the kernels built in");
   def(m, "gpu_unavailable_reason", [] { return gpu_unavailable_reason(); });
   def(m, "set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
         py::arg("device"), "Device for creation functions called without device=");

@@ -1,8 +1,9 @@
 // Batched float16/bfloat16 matmul on tensor cores (VK_KHR_cooperative_matrix) with float32
 // accumulation: C[b] = A[b] @ B[b], rounded once to ELEM. Included by matmul_coop_f16.comp and
 // matmul_coop_bf16.comp, which define ELEM and ROUND (float32 to ELEM bits) and enable ELEM's
-// extension. Same push constants as
-// matmul_tiled.glsl; C must be contiguous with an even N and c_off (two results per 32-bit word).
+// extension, and by their _f32 twins, which define OUT_F32 and write C in float32. Same push
+// constants as matmul_tiled.glsl; C must be contiguous, and, in ELEM, have an even N and c_off (two
+// results per 32-bit word).
 //
 // A workgroup of 8 subgroups of 32 computes a 128 x 128 tile of C; subgroup w owns rows
 // 64 (w / 4) .. +64 and columns 32 (w % 4) .. +32: 4 x 2 accumulators of 16 x 16. K advances 32 at
@@ -61,7 +62,14 @@ uvec4 gather8(bool is_a, int e, int step, uint valid) {
   if (b_kmaj) coopMatLoad(fb##j, Bs, (cur + (wn + 16 * j) * ROW_K + ks) / 8, ROW_K / 8, gl_CooperativeMatrixLayoutColumnMajor); \
   else coopMatLoad(fb##j, Bs, (cur + ks * ROW_MN + wn + 16 * j) / 8, ROW_MN / 8, gl_CooperativeMatrixLayoutRowMajor);
 // Accumulator (i, j) through this subgroup's scratch, then out as pairs of rounded results (one
-// 32-bit word each).
+// 32-bit word each), or, with OUT_F32, as float32 (split-K partial sums, rounded after the sum).
+#ifdef OUT_F32
+#define STORE_PAIR(gm, gn, x, y)                                    \
+  c[cbase + gm * p.N + gn] = floatBitsToUint(x);                    \
+  if (gn + 1 < p.N) c[cbase + gm * p.N + gn + 1] = floatBitsToUint(y);
+#else
+#define STORE_PAIR(gm, gn, x, y) c[(cbase + gm * p.N + gn) / 2] = ROUND(x) | ROUND(y) << 16;
+#endif
 #define WRITE_ACC(i, j)                                                                  \
   coopMatStore(acc##i##j, scratch, w * 256, 16, gl_CooperativeMatrixLayoutRowMajor);    \
   subgroupMemoryBarrierShared();                                                          \
@@ -70,7 +78,7 @@ uvec4 gather8(bool is_a, int e, int step, uint valid) {
     const uint gm = m0 + wm + 16 * i + q / 8, gn = n0 + wn + 16 * j + 2 * (q % 8);       \
     if (gm < p.M && gn < p.N) {                                                           \
       const float x = scratch[w * 256 + 2 * q], y = scratch[w * 256 + 2 * q + 1];         \
-      c[(cbase + gm * p.N + gn) / 2] = ROUND(x) | ROUND(y) << 16;                         \
+      STORE_PAIR(gm, gn, x, y)                                                            \
     }                                                                                     \
   }                                                                                       \
   subgroupBarrier();

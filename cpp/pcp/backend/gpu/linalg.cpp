@@ -1,4 +1,5 @@
-// GPU matmul: 64 x 64 and 128 x 128 tiles, tensor-core kernels for 16-bit floats, split K.
+// GPU matmul: 64 x 64 and 128 x 128 tiles, tensor-core kernels for 16-bit floats, split K for
+// few tiles over a long K.
 #include "pcp/backend/gpu/ops.h"
 
 #include <algorithm>
@@ -12,7 +13,8 @@
 namespace pcp::gpu {
 
 bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N) {
-  if (!is_half(a) || N % 2 || out.offset() % 2) return false;  // the kernels write pairs of results
+  if (!is_half(a)) return false;
+  if (is_half(out) && (N % 2 || out.offset() % 2)) return false;  // 16-bit results are written in pairs
   const DeviceInfo info = rt().device_info(a.device().index);
   return a.dtype() == DType::Float16 ? info.tensor_core_f16 : info.tensor_core_bf16;
 }
@@ -33,9 +35,10 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
   const int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
   const Strides &sa = a.strides(), &sb = b.strides();
   // Few output tiles over a long K (a weight gradient, X^T @ dY) leave most of the GPU idle: split
-  // K into S equal slices computed as a batch of S products, then sum them in a fixed order.
+  // K into S equal slices computed as a batch of S float32 products, then sum them in a fixed
+  // order (and round a 16-bit result once, after the sum).
   constexpr int64_t kFillTiles = 512, kMinSlice = 512;
-  if (!is_half(a) && batch == 1 && tiles < kFillTiles / 2 && K >= 2 * kMinSlice) {
+  if (batch == 1 && tiles < kFillTiles / 2 && K >= 2 * kMinSlice) {
     int64_t S = std::min((kFillTiles + tiles - 1) / tiles, K / kMinSlice);
     while (S > 1 && K % S) --S;
     if (S > 1) {
@@ -44,7 +47,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       MatmulBatch split;
       split.inner = S, split.a_inner = slice * sa.back(), split.b_inner = slice * sb[sb.size() - 2];
       matmul(a, b, partial, M, N, slice, split);
-      return gpu::reduce(ReduceOp::Sum, partial, 1, S, M * N, out);
+      return into_float32(out, [&](const Tensor& o) { gpu::reduce(ReduceOp::Sum, partial, 1, S, M * N, o); });
     }
   }
   struct {
@@ -56,8 +59,9 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
       int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
-  const char* kernel = a.dtype() == DType::Float16    ? "matmul_coop_f16"
-                       : a.dtype() == DType::BFloat16 ? "matmul_coop_bf16"
+  const bool f32_out = out.dtype() == DType::Float32;
+  const char* kernel = a.dtype() == DType::Float16    ? (f32_out ? "matmul_coop_f16_f32" : "matmul_coop_f16")
+                       : a.dtype() == DType::BFloat16 ? (f32_out ? "matmul_coop_bf16_f32" : "matmul_coop_bf16")
                        : tile == 128                  ? "matmul128"
                                                       : "matmul";
   rt().dispatch(a.device().index, kernel, {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,

@@ -537,7 +537,7 @@ class VulkanRuntime : public Runtime {
     CoopMatrixFeatures coop{kCoopMatrixFeatures};
     Bfloat16Features bf16{kBfloat16Features};
     std::vector<const char*> enable;
-    d.info.tensor_core_note = !find_kernel("matmul_coop_f16") ? "not built (glslc without GL_KHR_cooperative_matrix)"
+    d.info.tensor_core_note = !find_kernel("matmul_coop_f16") ? "not in this build (see the PCP build log)"
                               : pr.apiVersion < VK_API_VERSION_1_3 ? "the device is older than Vulkan 1.3"
                               : !has_ext("VK_KHR_cooperative_matrix") ? "no VK_KHR_cooperative_matrix"
                                                                       : "";
