@@ -12,11 +12,22 @@ Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-i
       [--chunk N]      (iterations per turn, default 50)
       [--profile]      (PCP's time per op per iteration; on a GPU, per kernel from device timestamps)
       [--shapes]       (with --profile on the CPU: one row per op and input shapes)
+      [--dtype bfloat16|float16|float32]  (both under autocast with that type, float16 with a GradScaler)
+      [--nanogpt DIR]  (also time nanoGPT's own train.py on the same data, eager and torch.compile'd,
+                        with --dtype; DIR holds its train.py, model.py, configurator.py)
+On a GPU it also prints the peak memory of the training steps: PCP's allocator next to PyTorch's
+max_memory_allocated.
 """
 import argparse
 import math
 import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -77,6 +88,8 @@ def main():
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--shapes", action="store_true", help="with --profile on the CPU: one row per op and input shapes")
     ap.add_argument("--chunk", type=int, default=50, help="iterations each framework runs before the other's turn")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    ap.add_argument("--nanogpt", default=None, help="nanoGPT's folder: also time its train.py (eager and compiled)")
     args = ap.parse_args()
     pdev = pcp.device(args.device)
     tdev = "cpu" if pdev == "cpu" else ("cuda" if torch.cuda.is_available() else "cpu")
@@ -109,32 +122,44 @@ def main():
     batches = [data.get_batch("train", cfg.batch_size) for _ in range(cfg.max_iters)]
     eval_at = [it for it in range(cfg.max_iters + 1) if it % cfg.eval_interval == 0 or it == cfg.max_iters]
 
+    low = args.dtype != "float32"
+    p_cast = lambda: pcp.autocast(dtype=args.dtype, enabled=low)  # noqa: E731
+    t_cast = lambda: torch.autocast(tdev, dtype=getattr(torch, args.dtype)) if low else nullcontext()  # noqa: E731
+    p_scaler = pcp.amp.GradScaler(enabled=args.dtype == "float16")
+    t_scaler = torch.amp.GradScaler(tdev, enabled=args.dtype == "float16")
+
     def pcp_step(x, y, lr):
         for g in opt.param_groups:
             g["lr"] = lr
-        _, loss = model(x, y)
+        with p_cast():
+            _, loss = model(x, y)
         opt.zero_grad()
-        loss.backward()
+        p_scaler.scale(loss).backward()
+        p_scaler.unscale_(opt)
         clip_grad_norm(model.parameters(), cfg.grad_clip)
-        opt.step()
+        p_scaler.step(opt)
+        p_scaler.update()
         return loss.item()
 
     def pcp_eval(x, y):
-        with pcp.no_grad():
+        with pcp.no_grad(), p_cast():
             return model(x, y)[1].item()
 
     def torch_step(x, y, lr):
         for g in topt.param_groups:
             g["lr"] = lr
-        loss = tmodel(x, y)
+        with t_cast():
+            loss = tmodel(x, y)
         topt.zero_grad(set_to_none=True)
-        loss.backward()
+        t_scaler.scale(loss).backward()
+        t_scaler.unscale_(topt)
         torch.nn.utils.clip_grad_norm_(tmodel.parameters(), cfg.grad_clip)
-        topt.step()
+        t_scaler.step(topt)
+        t_scaler.update()
         return loss.item()
 
     def torch_eval(x, y):
-        with torch.no_grad():
+        with torch.no_grad(), t_cast():
             return tmodel(x, y).item()
 
     def as_torch(b):
@@ -173,7 +198,7 @@ def main():
         def ms_per_iter(self):
             return 1e3 * self.seconds / max(cfg.max_iters - 5, 1)
 
-    print(f"# {args.preset}: {model.num_parameters() / 1e6:.2f}M parameters, {cfg.max_iters} iterations, "
+    print(f"# {args.preset} in {args.dtype}: {model.num_parameters() / 1e6:.2f}M parameters, {cfg.max_iters} iterations, "
           f"batch {cfg.batch_size} x {cfg.block_size}, {threads} threads, PCP {pcp.cpu_features()['isa']}, "
           f"PyTorch {torch.__version__}; losses averaged over {args.eval_iters} fixed batches", flush=True)
     if pdev != "cpu":
@@ -184,6 +209,10 @@ def main():
     # slows both; the pause lets one's spinning worker threads go idle before the other runs.
     p_run = Run(pcp_step, pcp_eval, as_pcp, profile=args.profile)
     t_run = Run(torch_step, torch_eval, as_torch)
+    if pdev != "cpu":
+        pcp.reset_peak_memory_stats(pdev)
+        if tdev == "cuda":
+            torch.cuda.reset_peak_memory_stats()
     for upto in list(range(args.chunk, cfg.max_iters, args.chunk)) + [cfg.max_iters]:
         pcp.set_default_device(pdev)
         try:
@@ -212,6 +241,48 @@ def main():
     for it in eval_at:
         print(f"{it:6d} {p_evals[it][0]:10.4f} {t_evals[it][0]:11.4f} {p_evals[it][1]:9.4f} {t_evals[it][1]:9.4f}")
     print(f"\nms/iter: PCP {p_ms:.1f}, PyTorch {t_ms:.1f}, PCP/PyTorch {p_ms / t_ms:.2f} (below 1 means PCP is faster)")
+    if pdev != "cpu":
+        t_peak = torch.cuda.max_memory_allocated() / 2 ** 20 if tdev == "cuda" else float("nan")
+        print(f"peak GPU memory (training and evaluation): PCP {pcp.memory_stats(pdev)['peak_bytes'] / 2 ** 20:.0f} MiB, "
+              f"PyTorch max_memory_allocated {t_peak:.0f} MiB")
+    if args.nanogpt:
+        eager = run_nanogpt(args.nanogpt, cfg, args.dtype, tdev, compile=False)
+        compiled = run_nanogpt(args.nanogpt, cfg, args.dtype, tdev, compile=True)
+        print(f"nanoGPT train.py ({args.dtype}) ms/iter: eager {eager:.1f}, torch.compile {compiled:.1f}; "
+              f"PCP/nanoGPT eager {p_ms / eager:.2f}, PCP/nanoGPT compiled {p_ms / compiled:.2f}")
+
+
+def run_nanogpt(folder, cfg, dtype, device, compile):
+    """nanoGPT's own train.py on the same text and model (its median ms per iteration after 10
+    warm-up iterations), run from a temporary copy with the data prepared as its prepare.py does."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in ("train.py", "model.py", "configurator.py"):
+            shutil.copy(os.path.join(folder, f), tmp)
+        data_dir = os.path.join(tmp, "data", "shakespeare_char")
+        os.makedirs(data_dir)
+        text = open(cfg.data, encoding="utf-8").read()
+        chars = sorted(set(text))
+        ids = np.array([chars.index(c) for c in text], dtype=np.uint16)
+        n = int(0.9 * len(ids))
+        ids[:n].tofile(os.path.join(data_dir, "train.bin"))
+        ids[n:].tofile(os.path.join(data_dir, "val.bin"))
+        import pickle
+        with open(os.path.join(data_dir, "meta.pkl"), "wb") as f:
+            pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)),
+                         "stoi": {c: i for i, c in enumerate(chars)}}, f)
+        iters = max(cfg.max_iters, 30)
+        flags = {"dataset": "shakespeare_char", "out_dir": os.path.join(tmp, "out"), "batch_size": cfg.batch_size,
+                 "block_size": cfg.block_size, "n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd,
+                 "dropout": cfg.dropout, "bias": cfg.bias, "learning_rate": cfg.learning_rate, "max_iters": iters,
+                 "lr_decay_iters": iters, "min_lr": cfg.min_lr, "beta2": cfg.beta2, "warmup_iters": cfg.warmup_iters,
+                 "eval_interval": 10 ** 9, "eval_iters": 1, "log_interval": 1, "always_save_checkpoint": False,
+                 "device": device, "dtype": dtype, "compile": compile, "wandb_log": False}
+        cmd = [sys.executable, "train.py"] + [f"--{k}={v}" for k, v in flags.items()]
+        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=1800)
+        if out.returncode:
+            raise RuntimeError(f"nanoGPT failed:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
+        times = [float(t) for it, t in re.findall(r"^iter (\d+): .*time ([\d.]+)ms", out.stdout, re.M) if int(it) >= 10]
+        return float(np.median(times))
 
 
 if __name__ == "__main__":
