@@ -204,10 +204,13 @@ def cases(args, pdev, tdev):
     # the MLP's forward, its two backward products (transposed operands), and attention's batch.
     BT, Cg = max(256, 16384 * M // 4096), 384  # rows scale with --mm / --quick
 
-    def mm_case(a_shape, b_shape, ta_t=False, tb_t=False):
+    def mm_case(a_shape, b_shape, ta_t=False, tb_t=False, dtype=None):
         def make():
             ta, tb = randn(*a_shape), randn(*b_shape)
             pa, pb = to_pcp(ta, pdev), to_pcp(tb, pdev)
+            if dtype is not None:  # the same rounded values in both
+                ta, tb = ta.to(getattr(torch, str(dtype))), tb.to(getattr(torch, str(dtype)))
+                pa, pb = pa.astype(dtype), pb.astype(dtype)
             if ta_t:
                 ta, pa = ta.transpose(-1, -2), pa.swapaxes(-1, -2)
             if tb_t:
@@ -219,9 +222,13 @@ def cases(args, pdev, tdev):
            ("matmul gpt X^T@dY", (BT, Cg), (BT, 4 * Cg), True, False, BT * Cg * 4 * Cg),
            ("matmul gpt attention q@k^T", (BT // 256 * 6, 256, 64), (BT // 256 * 6, 256, 64), False, True,
             BT * 6 * 256 * 64)]
-    for name, sa, sb, at, bt, macs in gpt:
-        yield name, f"{'x'.join(map(str, sa))}{'^T' if at else ''} @ {'x'.join(map(str, sb))}{'^T' if bt else ''}", \
-            "TFLOP/s", 2 * macs, mm_case(sa, sb, at, bt)
+    gpt.append(("matmul gpt attention p@v", (BT // 256 * 6, 256, 256), (BT // 256 * 6, 256, 64), False, False,
+                BT * 6 * 256 * 64))
+    for dtype in (None, pcp.bfloat16):  # float32, and the products of a bfloat16 autocast step
+        for name, sa, sb, at, bt, macs in gpt:
+            yield (name + (" bf16" if dtype else ""),
+                   f"{'x'.join(map(str, sa))}{'^T' if at else ''} @ {'x'.join(map(str, sb))}{'^T' if bt else ''}",
+                   "TFLOP/s", 2 * macs, mm_case(sa, sb, at, bt, dtype))
 
 
 def main():

@@ -275,8 +275,9 @@ def run_nanogpt(folder, cfg, dtype, device, compile):
                  "block_size": cfg.block_size, "n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd,
                  "dropout": cfg.dropout, "bias": cfg.bias, "learning_rate": cfg.learning_rate, "max_iters": iters,
                  "lr_decay_iters": iters, "min_lr": cfg.min_lr, "beta2": cfg.beta2, "warmup_iters": cfg.warmup_iters,
-                 "eval_interval": 10 ** 9, "eval_iters": 1, "log_interval": 1, "always_save_checkpoint": False,
-                 "device": device, "dtype": dtype, "compile": compile, "wandb_log": False}
+                 "gradient_accumulation_steps": 1, "eval_interval": 10 ** 9, "eval_iters": 1, "log_interval": 1,
+                 "always_save_checkpoint": False, "device": device, "dtype": dtype, "compile": compile,
+                 "wandb_log": False}
         cmd = [sys.executable, "train.py"] + [f"--{k}={v}" for k, v in flags.items()]
         out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=1800)
         if out.returncode:

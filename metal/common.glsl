@@ -101,3 +101,29 @@ uint bf16_bits(float f) {
   if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;  // quiet NaN
   return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
+
+// Four consecutive float32, float16 or bfloat16 values as one vec4, from or to a buffer of uvec2s
+// (one buffer per binding: Metal allows no aliases): two 64-bit words for float32, one for the
+// 16-bit types. q = element offset / 4.
+vec4 unpack4(uvec2 h, uint type) {
+  if (type == T_BF16) return uintBitsToFloat(uvec4(h.x << 16, h.x & 0xFFFF0000u, h.y << 16, h.y & 0xFFFF0000u));
+  return vec4(f16_value(h.x & 0xFFFFu), f16_value(h.x >> 16), f16_value(h.y & 0xFFFFu), f16_value(h.y >> 16));
+}
+uvec2 pack4(vec4 v, uint type) {
+  if (type == T_BF16) return uvec2(bf16_bits(v.x) | bf16_bits(v.y) << 16, bf16_bits(v.z) | bf16_bits(v.w) << 16);
+  return uvec2(f16_bits(v.x) | f16_bits(v.y) << 16, f16_bits(v.z) | f16_bits(v.w) << 16);
+}
+#define LOAD4(buf, type, q) \
+  ((type) == T_F32 ? uintBitsToFloat(uvec4((buf)[2u * (q)], (buf)[2u * (q) + 1u])) : unpack4((buf)[q], type))
+#define STORE4(buf, type, q, v)                                          \
+  if ((type) == T_F32) {                                                 \
+    const uvec4 bits_ = floatBitsToUint(v);                              \
+    (buf)[2u * (q)] = bits_.xy;                                          \
+    (buf)[2u * (q) + 1u] = bits_.zw;                                     \
+  } else {                                                               \
+    (buf)[q] = pack4(v, type);                                           \
+  }
+// Element e of such a buffer, as a float.
+#define LOAD1(buf, type, e)                                                                   \
+  ((type) == T_F32 ? uintBitsToFloat((buf)[(e) >> 1][(e) & 1u])                              \
+                   : unpack4((buf)[(e) >> 2], type)[(e) & 3u])

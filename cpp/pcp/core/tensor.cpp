@@ -1,9 +1,12 @@
 #include "pcp/core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "pcp/core/error.h"
 #include "pcp/core/half.h"
@@ -48,6 +51,19 @@ bool Tensor::is_contiguous() const {
     if (shape()[i] == 1) continue;
     if (strides()[i] != expected) return false;
     expected *= shape()[i];
+  }
+  return true;
+}
+
+bool Tensor::is_dense() const {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the axes longer than 1
+  for (int i = 0; i < ndim(); ++i)
+    if (shape()[i] > 1) dims.emplace_back(strides()[i], shape()[i]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
   }
   return true;
 }

@@ -60,6 +60,9 @@ class Tensor {
   Device device() const { return impl_->storage->device(); }
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
   bool is_contiguous() const;
+  // Whether the elements fill [offset, offset + numel) exactly, in some axis order (a
+  // contiguous tensor, or a transposed or permuted view of one).
+  bool is_dense() const;
   bool weak() const { return impl_->weak; }
 
   // Pointer to element [0, ..., 0] (storage data + offset); host memory only: a GPU tensor

@@ -190,12 +190,23 @@ class Cast : public Primitive {
     return {{in[0].shape, to_, in[0].device}};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
-    Tensor out = empty(specs[0]);
-    if (out.device().is_gpu())
-      gpu::cast(in[0], out);
-    else
-      cpu::cast_copy(in[0], out);
-    out.impl()->weak = in[0].weak();
+    const Tensor& x = in[0];
+    Tensor out;
+    if (x.device().is_gpu() && !x.is_contiguous() && x.is_dense()) {
+      // A transposed (permuted) view keeps its layout, as NumPy's astype does: the cast runs
+      // over flat memory, so casting a transposed weight costs what a contiguous one does.
+      const int64_t n = x.numel();
+      Tensor flat = Tensor::empty({n}, to_, x.device());
+      gpu::cast(x.alias({n}, {1}, x.offset()), flat);
+      out = flat.alias(x.shape(), x.strides(), 0);
+    } else {
+      out = empty(specs[0]);
+      if (out.device().is_gpu())
+        gpu::cast(x, out);
+      else
+        cpu::cast_copy(x, out);
+    }
+    out.impl()->weak = x.weak();
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,

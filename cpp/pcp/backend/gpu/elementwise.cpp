@@ -11,18 +11,23 @@
 
 namespace pcp::gpu {
 
+// float32, float16 or bfloat16: the types unary4 and binary4 read and write directly.
+static bool wide_io(const Tensor& t) { return t.dtype() == DType::Float32 || is_half(t); }
+
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
+  if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
+  if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {
+    if (!out.numel()) return;
+    struct { uint32_t n4, op, x_off4, out_off4, x_type, out_type; } p{
+        u32(out.numel() / 4, "size"), uint32_t(op),          u32(x.offset() / 4, "offset"),
+        u32(out.offset() / 4, "offset"), type_code("unary op", x), type_code("unary op", out)};
+    return launch(x, "unary4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
+  }
   if (is_half(x)) {
     return into_float32(out, [&](const Tensor& o) { unary(op, widened(x), o); });
   }
   require_f32("unary op", x);
-  if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
   if (!out.numel()) return;
-  if (vec4_aligned(x, out)) {
-    struct { uint32_t n4, op, x_off4, out_off4; } p{
-        u32(out.numel() / 4, "size"), uint32_t(op), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset")};
-    return launch(x, "unary4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
-  }
   Layout l = layout("unary op", x.shape(), {x.strides()});
   struct {
     uint32_t n, ndim, x_off, out_off, op, shape[kMaxDims];
@@ -34,18 +39,20 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.dtype() == DType::Bool) return compare(op, a, b, out);
+  if (!out.numel()) return;
+  const int64_t pa = vec4_period(a, out.shape()), pb = vec4_period(b, out.shape());
+  if (wide_io(a) && wide_io(b) && wide_io(out) && pa >= 0 && pb >= 0 && out.is_contiguous() &&
+      out.offset() % 4 == 0 && out.numel() % 4 == 0) {
+    struct { uint32_t n4, op, out_off4, a_off, a_period, b_off, b_period, a_type, b_type, out_type; } p{
+        u32(out.numel() / 4, "size"), uint32_t(op), u32(out.offset() / 4, "offset"), u32(a.offset(), "offset"),
+        uint32_t(pa), u32(b.offset(), "offset"), uint32_t(pb), type_code("binary op", a), type_code("binary op", b),
+        type_code("binary op", out)};
+    return launch(a, "binary4", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel() / 4);
+  }
   if (is_half(a) || is_half(b)) {
     return into_float32(out, [&](const Tensor& o) { binary(op, widened(a), widened(b), o); });
   }
   require_f32("binary op", a);
-  if (!out.numel()) return;
-  const int64_t pa = vec4_period(a, out.shape()), pb = vec4_period(b, out.shape());
-  if (pa >= 0 && pb >= 0 && out.is_contiguous() && out.offset() % 4 == 0 && out.numel() % 4 == 0) {
-    struct { uint32_t n4, op, out_off4, a_off, a_period, b_off, b_period; } p{
-        u32(out.numel() / 4, "size"), uint32_t(op), u32(out.offset() / 4, "offset"), u32(a.offset(), "offset"),
-        uint32_t(pa), u32(b.offset(), "offset"), uint32_t(pb)};
-    return launch(a, "binary4", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel() / 4);
-  }
   Layout l = layout("binary op", out.shape(),
                     {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
   struct {
