@@ -28,7 +28,7 @@ POLICY = [
     ("matmul f64 stays", lambda: _x((4, 8), 0, F64) @ _x((8, 6), 1, F64), F64),
     ("matmul f16 input", lambda: _x((4, 8), 0, F16) @ _x((8, 6), 1), BF16),
     ("linear", lambda: pcp.nn.Linear(8, 6, bias=False)(_x((4, 8))), BF16),
-    ("linear + float32 bias promotes", lambda: pcp.nn.Linear(8, 6)(_x((4, 8))), F32),
+    ("linear adds its bias in the product's type", lambda: pcp.nn.Linear(8, 6)(_x((4, 8))), BF16),
     ("softmax", lambda: pcp.softmax(_x((4, 8), 0, BF16)), F32),
     ("log_softmax", lambda: pcp.log_softmax(_x((4, 8), 0, BF16)), F32),
     ("layer_norm", lambda: pcp.layer_norm(_x((4, 8), 0, BF16), pcp.ones((8,)), pcp.zeros((8,))), F32),

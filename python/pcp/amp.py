@@ -4,11 +4,13 @@ Inside ``with pcp.autocast(dtype=pcp.bfloat16):`` every op casts its floating in
 policy before it runs (the casts are ops, so gradients flow back through them):
 
 - products compute in the 16-bit type with float32 accumulation: ``matmul`` (and so
-  ``nn.Linear`` and the products of composed attention);
+  ``nn.Linear`` and the products of composed attention: ``qkv_attention`` casts its packed
+  projection once);
 - touchy ops compute in float32: ``softmax``, ``log_softmax``, ``layer_norm``,
   ``cross_entropy``, ``sum`` (and so ``var`` and ``logsumexp``), ``exp``, ``log``, ``rsqrt``;
 - everything else (elementwise arithmetic, views, indexing, casts) runs in the type of its
-  inputs, promoted as usual: a float32 bias added to a bfloat16 product gives float32.
+  inputs, promoted as usual: a float32 residual plus a bfloat16 product gives float32
+  (``nn.Linear`` adds its bias in the product's type, as PyTorch's ``linear`` does).
 
 Parameters and their gradients stay float32 (master weights) and the optimizer updates them in
 float32; the 16-bit copies a product reads are what it saves for backward. Backward passes run

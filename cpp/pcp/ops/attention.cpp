@@ -15,6 +15,7 @@
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/core/error.h"
+#include "pcp/ops/autocast.h"
 #include "pcp/ops/formula.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -200,7 +201,10 @@ Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal, std::opt
                      ", got ", shape_str(qkv.shape()));
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(qkv.shape()[2] / 3 / num_heads));
   if (fusable(qkv, dropout_p)) return pcp::apply<Attention>({qkv}, sc, causal, num_heads);
-  auto [q, k, v] = split_qkv(qkv, num_heads);
+  // Under autocast the products read the heads in the low type: one cast of the packed
+  // projection rather than one strided cast per head view.
+  const std::optional<DType> low = autocast_dtype();
+  auto [q, k, v] = split_qkv(low && qkv.dtype() == DType::Float32 ? astype(qkv, *low) : qkv, num_heads);
   return merge_heads(scaled_dot_product_attention(q, k, v, causal, sc, dropout_p));
 }
 

@@ -103,12 +103,12 @@ class Unary : public Primitive {
 
 class Binary : public Primitive {
  public:
-  Binary(BinaryOp op, Shape shape) : op_(op), shape_(std::move(shape)) {}
+  Binary(BinaryOp op, Shape shape, DType dtype) : op_(op), shape_(std::move(shape)), dtype_(dtype) {}
   const char* name() const override { return binary_name(op_); }
   bool vjp_reads_inputs() const override { return op_ != BinaryOp::Add && op_ != BinaryOp::Sub; }
   bool vjp_reads_output() const override { return op_ == BinaryOp::Div || op_ == BinaryOp::Pow; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
-    return {{shape_, is_comparison(op_) ? DType::Bool : in[0].dtype, in[0].device}};
+    return {{shape_, is_comparison(op_) ? DType::Bool : dtype_, in[0].device}};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
@@ -151,6 +151,7 @@ class Binary : public Primitive {
  private:
   BinaryOp op_;
   Shape shape_;
+  DType dtype_;
 };
 
 class Where : public Primitive {
@@ -339,13 +340,21 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   // x ** 2 is the common case: square is exact and cheaper than pow.
   if (op == BinaryOp::Pow && b_in.weak() && b_in.numel() == 1 && b_in.item_double() == 2.0 && a_in.dtype() == dt)
     return square(a_in);
-  Tensor a = astype(a_in, dt), b = astype(b_in, dt);
+  // The GPU's arithmetic kernels read float32, float16 and bfloat16 operands as they are (a
+  // bfloat16 product plus a float32 residual is one pass); elsewhere operands take the result type.
+  const auto as_is = [&](const Tensor& t) {
+    const DType d = t.dtype();
+    return t.device().is_gpu() && !t.weak() && is_floating(dt) && dt != DType::Float64 &&
+           (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div) &&
+           (d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16);
+  };
+  Tensor a = as_is(a_in) ? a_in : astype(a_in, dt), b = as_is(b_in) ? b_in : astype(b_in, dt);
   // A 0-d CPU operand (a Python scalar) follows the other operand to its device, as in PyTorch.
   if (a.device() != b.device()) {
     if (a.ndim() == 0 && !a.device().is_gpu()) a = to_device(a, b.device());
     else if (b.ndim() == 0 && !b.device().is_gpu()) b = to_device(b, a.device());
   }
-  Tensor out = pcp::apply<Binary>({a, b}, op, shape);
+  Tensor out = pcp::apply<Binary>({a, b}, op, shape, dt);
   out.impl()->weak = a_in.weak() && b_in.weak();
   return out;
 }

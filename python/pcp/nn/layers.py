@@ -36,7 +36,8 @@ class Linear(Module):
 
     def forward(self, x):
         y = x @ self.weight.T
-        return y + self.bias if self.bias is not None else y
+        # The bias joins in the product's type (bfloat16 under autocast), as PyTorch's linear.
+        return y + self.bias.astype(y.dtype) if self.bias is not None else y
 
     def extra_repr(self):
         return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
