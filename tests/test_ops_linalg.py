@@ -55,8 +55,9 @@ def test_matmul(shapes, dtype, rng):
     _check_matmul(ta, tb, a, b, dtype)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("mnk", [(1, 1, 1), (7, 33, 130), (130, 7, 33), (33, 130, 7), (64, 48, 32), (65, 49, 31)],
+@pytest.mark.parametrize("dtype", ALL_FLOATS, ids=str)
+@pytest.mark.parametrize("mnk", [(1, 1, 1), (7, 33, 130), (130, 7, 33), (33, 130, 7), (64, 48, 32), (65, 49, 31),
+                                 (136, 264, 520)],
                          ids=str)
 @pytest.mark.parametrize("layout", ["TN", "NT", "TT", "strided"])
 def test_matmul_non_contiguous(dtype, mnk, layout, rng):

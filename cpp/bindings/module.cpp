@@ -96,6 +96,7 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_float16"] = info.tensor_core_f16;
     out["tensor_core_bfloat16"] = info.tensor_core_bf16;
     out["tensor_core_note"] = info.tensor_core_note;
+    out["cooperative_matrix2"] = info.coopmat2;
     py::list kernels;
     for (const gpu::KernelSource& k : gpu::all_kernels()) kernels.append(k.name);
     out["kernels"] = kernels;

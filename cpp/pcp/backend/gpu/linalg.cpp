@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -17,6 +18,24 @@ bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N) {
   if (is_half(out) && (N % 2 || out.offset() % 2)) return false;  // 16-bit results are written in pairs
   const DeviceInfo info = rt().device_info(a.device().index);
   return a.dtype() == DType::Float16 ? info.tensor_core_f16 : info.tensor_core_bf16;
+}
+
+// Whether the VK_NV_cooperative_matrix2 kernels (metal/coop/matmul_cm2.glsl) take this product:
+// the device has them, each operand has a unit stride on one axis and 16-byte aligned rows,
+// offsets and batch strides. PCP_TENSOR_CORE_KERNEL=coop keeps the VK_KHR_cooperative_matrix ones.
+static bool cm2_matmul(const Tensor& a, const Tensor& b, int64_t M, int64_t N, int64_t K, const MatmulBatch& bt) {
+  static const bool allowed = [] {
+    const char* v = std::getenv("PCP_TENSOR_CORE_KERNEL");
+    return !v || std::strcmp(v, "coop") != 0;
+  }();
+  if (!allowed || !rt().device_info(a.device().index).coopmat2) return false;
+  const auto ok = [](const Tensor& t, int64_t rows, int64_t cols, int64_t inner, int64_t outer) {
+    const int64_t rs = t.strides()[t.ndim() - 2], cs = t.strides().back();
+    const bool aligned = t.offset() % 8 == 0 && inner % 8 == 0 && outer % 8 == 0;
+    if (cs == 1) return aligned && (rows == 1 || (rs % 8 == 0 && rs >= cols));
+    return aligned && rs == 1 && cs % 8 == 0 && cs >= rows;
+  };
+  return ok(a, M, K, bt.a_inner, bt.a_outer) && ok(b, K, N, bt.b_inner, bt.b_outer);
 }
 
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
@@ -59,11 +78,14 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
       int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
-  const bool f32_out = out.dtype() == DType::Float32;
-  const char* kernel = a.dtype() == DType::Float16    ? (f32_out ? "matmul_coop_f16_f32" : "matmul_coop_f16")
-                       : a.dtype() == DType::BFloat16 ? (f32_out ? "matmul_coop_bf16_f32" : "matmul_coop_bf16")
-                       : tile == 128                  ? "matmul128"
-                                                      : "matmul";
+  const char* kernel = tile == 128 ? "matmul128" : "matmul";
+  if (is_half(a)) {
+    static const char* names[2][2][2] = {{{"matmul_coop_bf16", "matmul_coop_bf16_f32"},
+                                          {"matmul_coop_f16", "matmul_coop_f16_f32"}},
+                                         {{"matmul_cm2_bf16", "matmul_cm2_bf16_f32"},
+                                          {"matmul_cm2_f16", "matmul_cm2_f16_f32"}}};
+    kernel = names[cm2_matmul(a, b, M, N, K, bt)][a.dtype() == DType::Float16][out.dtype() == DType::Float32];
+  }
   rt().dispatch(a.device().index, kernel, {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
                 uint32_t(std::min<int64_t>(tiles, 65535)));
 }

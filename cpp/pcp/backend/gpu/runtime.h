@@ -31,6 +31,8 @@ struct DeviceInfo {
   // Tensor-core matmuls (metal/coop/, Vulkan only): VK_KHR_cooperative_matrix 16x16x16 products
   // of float16 / bfloat16 with float32 accumulation, and the kernel built in.
   bool tensor_core_f16 = false, tensor_core_bf16 = false;
+  // VK_NV_cooperative_matrix2 (workgroup scope, tensor addressing): the matmul_cm2 kernels run.
+  bool coopmat2 = false;
   std::string tensor_core_note;  // why they are not, when they are not
 };
 

@@ -87,9 +87,15 @@ struct Bfloat16Features {  // VkPhysicalDeviceShaderBfloat16FeaturesKHR
   void* pNext;
   VkBool32 shaderBFloat16Type, shaderBFloat16DotProduct, shaderBFloat16CooperativeMatrix;
 };
+struct Coopmat2Features {  // VkPhysicalDeviceCooperativeMatrix2FeaturesNV
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 workgroupScope, flexibleDimensions, reductions, conversions, perElementOperations, tensorAddressing,
+      blockLoads;
+};
 using PFN_GetCoopMatrixProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopMatrixProperties*);
 constexpr auto kCoopMatrixFeatures = VkStructureType(1000506000), kCoopMatrixProperties = VkStructureType(1000506001),
-               kBfloat16Features = VkStructureType(1000141000);
+               kBfloat16Features = VkStructureType(1000141000), kCoopmat2Features = VkStructureType(1000593000);
 constexpr int32_t kFloat16 = 0, kFloat32 = 1, kBfloat16 = 1000141000, kScopeSubgroup = 3;
 
 constexpr uint32_t kMaxDispatchesPerSubmit = 512;
@@ -536,6 +542,7 @@ class VulkanRuntime : public Runtime {
     VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     CoopMatrixFeatures coop{kCoopMatrixFeatures};
     Bfloat16Features bf16{kBfloat16Features};
+    Coopmat2Features cm2{kCoopmat2Features};
     std::vector<const char*> enable;
     d.info.tensor_core_note = !find_kernel("matmul_coop_f16") ? "not in this build (see the PCP build log)"
                               : pr.apiVersion < VK_API_VERSION_1_3 ? "the device is older than Vulkan 1.3"
@@ -546,9 +553,12 @@ class VulkanRuntime : public Runtime {
       VkPhysicalDeviceProperties2 pr2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
       f_.vkGetPhysicalDeviceProperties2(p, &pr2);
       const bool bf16_ext = has_ext("VK_KHR_shader_bfloat16");
+      const bool cm2_ext = has_ext("VK_NV_cooperative_matrix2") && find_kernel("matmul_cm2_f16");
       coop.pNext = &v12;
       if (bf16_ext) bf16.pNext = &coop;
-      VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, bf16_ext ? (void*)&bf16 : (void*)&coop};
+      cm2.pNext = bf16_ext ? (void*)&bf16 : (void*)&coop;
+      VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                   cm2_ext ? (void*)&cm2 : bf16_ext ? (void*)&bf16 : (void*)&coop};
       f_.vkGetPhysicalDeviceFeatures2(p, &f2);
       auto props = reinterpret_cast<PFN_GetCoopMatrixProperties>(
           f_.vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
@@ -592,6 +602,13 @@ class VulkanRuntime : public Runtime {
           enable.push_back("VK_KHR_shader_bfloat16");
           bf16 = {kBfloat16Features, &coop, VK_TRUE, VK_FALSE, VK_TRUE};
           di.pNext = &bf16;
+        }
+        // Workgroup-scope matrices loaded through tensor layouts (metal/coop/matmul_cm2.glsl).
+        if (cm2_ext && cm2.workgroupScope && cm2.flexibleDimensions && cm2.tensorAddressing) {
+          enable.push_back("VK_NV_cooperative_matrix2");
+          cm2 = {kCoopmat2Features, const_cast<void*>(di.pNext), VK_TRUE, VK_TRUE, VK_FALSE, VK_FALSE, VK_FALSE, VK_TRUE, VK_FALSE};
+          di.pNext = &cm2;
+          d.info.coopmat2 = true;
         }
       }
     }
