@@ -2,6 +2,7 @@
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
+#include "pcp/ops/autocast.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
@@ -69,6 +70,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (!is_floating(dt))
     fail<TypeError>("matmul: expected floating-point tensors, got ", dtype_name(a_in.dtype()), " and ",
                     dtype_name(b_in.dtype()));
+  // Under autocast the product's type is the scope's: each operand is cast once, straight to it.
+  if (const std::optional<DType> low = autocast_dtype(); low && dt != DType::Float64) dt = *low;
   Tensor a = a_in.ndim() == 1 ? unsqueeze(a_in, 0) : a_in;
   Tensor b = b_in.ndim() == 1 ? unsqueeze(b_in, 1) : b_in;
   int64_t ka = a.shape()[a.ndim() - 1], kb = b.shape()[b.ndim() - 2];
