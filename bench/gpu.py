@@ -222,6 +222,31 @@ def cases(args, pdev, tdev):
            ("matmul gpt X^T@dY", (BT, Cg), (BT, 4 * Cg), True, False, BT * Cg * 4 * Cg),
            ("matmul gpt attention q@k^T", (BT // 256 * 6, 256, 64), (BT // 256 * 6, 256, 64), False, True,
             BT * 6 * 256 * 64)]
+    # Attention forward + backward in bfloat16 (causal, GPT-2 layout: q, k, v packed in one
+    # (B, T, 3C) projection), against PyTorch's scaled_dot_product_attention (its flash backend).
+    def attention(B, H, T, D):
+        def make():
+            tx = randn(B, T, 3 * H * D).to(torch.bfloat16).requires_grad_(True)
+            tg = randn(B, T, H * D).to(torch.bfloat16)
+            px = to_pcp(tx.detach().float(), pdev).astype(pcp.bfloat16)
+            px.requires_grad = True
+            pg = to_pcp(tg.float(), pdev).astype(pcp.bfloat16)
+
+            def p():
+                return _core.autograd_grad(pcp.qkv_attention(px, H, causal=True), [px], pg)[0]
+
+            def t():
+                q, k, v = (a.view(B, T, H, D).transpose(1, 2) for a in tx.split(H * D, 2))
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, H * D)
+                return torch.autograd.grad(y, [tx], tg)[0]
+            return p, t, (lambda: rel_err(p(), t()))
+        return make
+    for B, H, T, D in ((64, 6, 256, 64), (8, 12, 1024, 64)):
+        scale_b = max(1, int(B * M / 4096))  # --quick / --mm shrink the batch
+        flops = 2 * 2 * scale_b * H * T * T * D // 2 * 7 // 2  # causal: half; fwd 2 products, bwd 5
+        yield "attention bf16 fwd+bwd", f"({scale_b}, {H}, {T}, {D}) causal", "TFLOP/s", flops, \
+            attention(scale_b, H, T, D)
+
     gpt.append(("matmul gpt attention p@v", (BT // 256 * 6, 256, 256), (BT // 256 * 6, 256, 64), False, False,
                 BT * 6 * 256 * 64))
     for dtype in (None, pcp.bfloat16):  # float32, and the products of a bfloat16 autocast step

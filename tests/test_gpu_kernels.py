@@ -40,7 +40,9 @@ def test_gpu_info_lists_the_kernels():
 def test_spirv_header(name):
     spirv, _, local = KERNELS[name]
     assert int.from_bytes(spirv[:4], "little") == 0x07230203  # SPIR-V magic
-    assert local == 256
+    source = os.path.join(METAL, "coop" if name in COOP else "", name + ".comp")
+    declared = re.search(r"local_size_x\s*=\s*(\d+)", open(source).read())
+    assert declared and local == int(declared.group(1))
 
 
 @pytest.mark.skipif(SPIRV_CROSS is None, reason="spirv-cross CLI not installed")

@@ -246,6 +246,42 @@ def test_fused_attention_on_head_views_of_packed_qkv(causal, rng):
 
 
 @pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", [pcp.float32] + LOW, ids=str)
+@pytest.mark.parametrize("shape", [(2, 70, 3, 16), (1, 130, 2, 64), (3, 1, 1, 2), (1, 64, 2, 8)], ids=str)
+def test_fused_attention_forward_and_gradient_on_ragged_and_strided_heads(causal, dtype, shape, rng):
+    # The fused kernels (flash-style on the GPU, float32, float16 and bfloat16 heads up to 64 wide;
+    # float32 on the CPU) against float64 on the rounded inputs: T not a multiple of the 64-row
+    # blocks, one key, and the packed projection read through a strided view (a slice).
+    B, T, H, D = shape
+    full, _ = make(rng, (B, T, 3 * H * D + 6), dtype)
+    tqkv = full[:, :, 4:4 + 3 * H * D]  # even offset and strides: 16-bit heads take the kernels
+    tqkv.requires_grad = True
+    tg, g = make(rng, (B, T, H * D), dtype)
+    y = pcp.qkv_attention(tqkv, H, causal=causal)
+    assert y.dtype == dtype and y.shape == (B, T, H * D)
+    pcp.sum(y.astype(pcp.float32) * tg.astype(pcp.float32)).backward()
+    qkv = tqkv.detach().to("cpu").astype(pcp.float64).numpy()
+    q, k, v = (a.reshape(B, T, H, D).transpose(0, 2, 1, 3) for a in np.split(qkv, 3, axis=2))
+    g = tg.to("cpu").astype(pcp.float64).numpy().reshape(B, T, H, D).transpose(0, 2, 1, 3)
+    # float64 reference gradient: through the composed formula.
+    sc = 1 / math.sqrt(D)
+    s_ = q @ np.swapaxes(k, -1, -2) * sc
+    if causal:
+        s_ = np.where(np.tril(np.ones((T, T), bool)), s_, -np.inf)
+    p_ = np_softmax(s_, -1)
+    dv = np.swapaxes(p_, -1, -2) @ g
+    dp = g @ np.swapaxes(v, -1, -2)
+    ds = p_ * (dp - (dp * p_).sum(-1, keepdims=True)) * sc
+    dq, dk = ds @ k, np.swapaxes(ds, -1, -2) @ q
+    merge = lambda a: a.transpose(0, 2, 1, 3).reshape(B, T, H * D)  # noqa: E731
+    assert_close(y, merge(p_ @ v), dtype, err_scale=np.abs(v).max())
+    expected = np.concatenate([merge(dq), merge(dk), merge(dv)], axis=2)
+    got = tqkv.grad.to("cpu").astype(pcp.float64).numpy()
+    tol = {pcp.float32: 1e-4, pcp.float16: 1e-2, pcp.bfloat16: 3e-2}[dtype]
+    assert np.abs(got - expected).max() <= tol * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_qkv_attention(causal, dtype, rng):
     # A packed (B, T, 3C) projection, read here through a transposed view (not contiguous).

@@ -14,6 +14,7 @@
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/autocast.h"
 #include "pcp/ops/formula.h"
@@ -64,6 +65,27 @@ Shape head_buffer_shape(const Shape& q, int64_t packed_heads) {
   return {q[0], q[1], packed_heads, q[2] / 3 / packed_heads};
 }
 
+// Where the GPU kernels find the heads: of a packed (B, T, 3 H D) qkv, or of (B, H, T, D) q, k,
+// v with one set of strides (the fused path's condition).
+gpu::AttentionHeads gpu_heads(const std::vector<Tensor>& in, int64_t packed_heads) {
+  const Tensor& x = in[0];
+  const Strides& s = x.strides();
+  if (packed_heads) {
+    const int64_t C = x.shape()[2] / 3, D = C / packed_heads;
+    return {x.shape()[0], packed_heads, x.shape()[1], D, x.offset(), x.offset() + C, x.offset() + 2 * C,
+            s[0], D, s[1]};
+  }
+  return {x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3], x.offset(), in[1].offset(), in[2].offset(),
+          s[0], s[1], s[2]};
+}
+
+// The attention output's memory, (B, T, H, D) contiguous, for the GPU kernels: o's own when it is
+// the view the forward made, else a copy.
+Tensor bthd(const Tensor& o, int64_t packed_heads) {
+  const Tensor x = packed_heads ? o : swapaxes(o, 1, 2);
+  return x.is_contiguous() ? x : contiguous(x);
+}
+
 // The fused backward. Inputs (q, k, v, o, lse, g) with 4-D heads, or (qkv, o, lse, g) when
 // packed. Outputs dq, dk, dv, or d(qkv).
 class AttentionBackward : public Primitive {
@@ -75,7 +97,21 @@ class AttentionBackward : public Primitive {
     if (packed_heads_) return {in[0]};
     return {in[0], in[1], in[2]};
   }
+  bool runs_on_gpu() const override { return true; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    if (in[0].device().is_gpu()) {
+      // The gradients are contiguous; the kernels write them with the heads' strides, so the heads
+      // are read from contiguous memory too.
+      const size_t n = packed_heads_ ? 1 : 3;  // o, lse, g follow the heads
+      std::vector<Tensor> heads(in.begin(), in.begin() + n), d;
+      for (Tensor& h : heads) h = contiguous(h);
+      for (const TensorSpec& spec : specs) d.push_back(empty(spec));
+      const Tensor o = bthd(in[n], packed_heads_), go = bthd(in[n + 2], packed_heads_);
+      const Tensor &q = heads[0], &k = heads[n - 1 ? 1 : 0], &v = heads[n - 1 ? 2 : 0];
+      gpu::attention_backward(gpu_heads(heads, packed_heads_), gpu_heads(d, packed_heads_), q, k, v, o, go, in[n + 1],
+                              d[0], d[n - 1 ? 1 : 0], d[n - 1 ? 2 : 0], scale_, causal_);
+      return d;
+    }
     if (packed_heads_) {
       Tensor dqkv = empty(specs[0]);
       cpu::qkv_attention_backward(in[0], packed_heads_, in[1], in[2], in[3], dqkv, scale_, causal_);
@@ -108,14 +144,22 @@ class Attention : public Primitive {
       : scale_(scale), causal_(causal), packed_heads_(packed_heads) {}
   const char* name() const override { return "attention"; }
   bool differentiable_output(size_t i) const override { return i == 0; }
+  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape b = head_buffer_shape(in[0].shape, packed_heads_);  // (B, T, H, D)
     const Shape o = packed_heads_ ? Shape{b[0], b[1], b[2] * b[3]} : Shape{b[0], b[2], b[1], b[3]};
-    return {{o, DType::Float32, in[0].device}, {{b[0], b[2], b[1]}, DType::Float32, in[0].device}};
+    return {{o, in[0].dtype, in[0].device}, {{b[0], b[2], b[1]}, DType::Float32, in[0].device}};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Shape b = head_buffer_shape(in[0].shape(), packed_heads_);
-    Tensor buf = Tensor::empty(b, DType::Float32), lse = empty(specs[1]);
+    Tensor buf = Tensor::empty(b, in[0].dtype(), in[0].device()), lse = empty(specs[1]);
+    if (in[0].device().is_gpu()) {
+      const bool packed = packed_heads_ != 0;
+      gpu::attention(gpu_heads(in, packed_heads_), in[0], in[packed ? 0 : 1], in[packed ? 0 : 2], buf, lse, scale_,
+                     causal_);
+      if (packed) return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse};
+      return {heads_view(buf), lse};
+    }
     if (packed_heads_) {
       cpu::qkv_attention(in[0], packed_heads_, buf, lse, scale_, causal_);
       return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse};
@@ -129,7 +173,7 @@ class Attention : public Primitive {
     const Tensor &output = outs[0], &lse = outs[1], &g = gs[0];
     if (packed_heads_) {
       if (!grad_enabled())
-        return {pcp::apply<AttentionBackward>({in[0], output, lse, astype(g, DType::Float32)}, scale_, causal_,
+        return {pcp::apply<AttentionBackward>({in[0], output, lse, astype(g, in[0].dtype())}, scale_, causal_,
                                               packed_heads_)};
       auto [q, k, v] = split_qkv(in[0], packed_heads_);
       Tensor g4 = swapaxes(reshape(g, {q.shape()[0], q.shape()[2], q.shape()[1], q.shape()[3]}), 1, 2);
@@ -141,7 +185,7 @@ class Attention : public Primitive {
       auto d = attention_vjp_ops(q, k, v, g, scale_, causal_);
       return {d[0], d[1], d[2]};
     }
-    return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, DType::Float32)}, scale_, causal_, 0);
+    return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, q.dtype())}, scale_, causal_, 0);
   }
 
  private:
@@ -150,8 +194,22 @@ class Attention : public Primitive {
   int64_t packed_heads_;
 };
 
-bool fusable(const Tensor& t, double dropout_p) {
-  return t.dtype() == DType::Float32 && !t.device().is_gpu() && dropout_p == 0.0 && t.numel() > 0;
+// Whether the fused kernels take heads of width D in t: float32 on the CPU; on a GPU, what
+// gpu::attention_fits says, with 16-bit heads at even offsets and strides (written in pairs).
+bool fusable(const Tensor& t, int64_t D, double dropout_p) {
+  if (dropout_p != 0.0 || t.numel() == 0) return false;
+  if (!t.device().is_gpu()) return t.dtype() == DType::Float32;
+  if (!gpu::attention_fits(D, t.dtype()) || t.strides().back() != 1) return false;
+  if (t.dtype() == DType::Float32) return true;
+  bool even = t.offset() % 2 == 0;
+  for (int64_t s : t.strides()) even = even && (s % 2 == 0 || s == 1);
+  return even;
+}
+
+// Under autocast, attention on a GPU computes in the scope's type, as its products do elsewhere.
+Tensor low_on_gpu(const Tensor& t) {
+  const std::optional<DType> low = autocast_dtype();
+  return low && t.device().is_gpu() && t.dtype() == DType::Float32 ? astype(t, *low) : t;
 }
 
 void check_dropout(const char* op, double dropout_p) {
@@ -184,9 +242,14 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                      shape_str(v.shape()), " cannot be broadcast together");
   }
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
-  if (q.ndim() == 4 && q.shape() == k.shape() && q.shape() == v.shape() && fusable(q, dropout_p) &&
-      fusable(k, dropout_p) && fusable(v, dropout_p))
-    return pcp::apply<Attention>({q, k, v}, sc, causal);
+  if (q.ndim() == 4 && q.shape() == k.shape() && q.shape() == v.shape()) {
+    const Tensor ql = low_on_gpu(q), kl = low_on_gpu(k), vl = low_on_gpu(v);
+    // On a GPU the kernels read q, k and v with one set of strides (contiguous heads).
+    const bool gpu_ok = !q.device().is_gpu() || (ql.is_contiguous() && kl.is_contiguous() && vl.is_contiguous() &&
+                                                 ql.dtype() == kl.dtype() && ql.dtype() == vl.dtype());
+    if (gpu_ok && fusable(ql, D, dropout_p) && fusable(kl, D, dropout_p) && fusable(vl, D, dropout_p))
+      return pcp::apply<Attention>({ql, kl, vl}, sc, causal);
+  }
   return matmul(dropout(attention_weights(q, k, sc, causal), dropout_p), v);
 }
 
@@ -199,8 +262,9 @@ Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal, std::opt
   if (qkv.ndim() != 3 || qkv.shape()[2] % (3 * num_heads) != 0)
     fail<ValueError>(op, ": expected qkv of shape (B, T, 3 * C) with C divisible by num_heads = ", num_heads,
                      ", got ", shape_str(qkv.shape()));
-  const double sc = scale ? *scale : 1.0 / std::sqrt(double(qkv.shape()[2] / 3 / num_heads));
-  if (fusable(qkv, dropout_p)) return pcp::apply<Attention>({qkv}, sc, causal, num_heads);
+  const int64_t D = qkv.shape()[2] / 3 / num_heads;
+  const double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
+  if (const Tensor x = low_on_gpu(qkv); fusable(x, D, dropout_p)) return pcp::apply<Attention>({x}, sc, causal, num_heads);
   // Under autocast the products read the heads in the low type: one cast of the packed
   // projection rather than one strided cast per head view.
   const std::optional<DType> low = autocast_dtype();

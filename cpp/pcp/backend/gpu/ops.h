@@ -57,6 +57,23 @@ void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, 
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
                             const Tensor& g, const Tensor& gx);
 
+// Fused attention (flash-style, no T x T matrix) over float32, float16 or bfloat16 heads of
+// width D <= 64 (even). Head element (b, h, t, d) of q, k, v is at off + b sb + h sh + t st + d in
+// its tensor's buffer (q, k and v may be one packed tensor); o is a (B, T, H, D) contiguous
+// buffer in the heads' dtype and lse (B, H, T) float32. The backward pass writes dq, dk and dv
+// (which may be one tensor) at the offsets of `grads` with the heads' strides, from o, its
+// cotangent `go` ((B, T, H, D) contiguous) and lse.
+struct AttentionHeads {
+  int64_t B, H, T, D;
+  int64_t q_off, k_off, v_off, sb, sh, st;
+};
+bool attention_fits(int64_t D, DType dtype);  // what the kernels take
+void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
+               const Tensor& lse, double scale, bool causal);
+void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, const Tensor& q, const Tensor& k,
+                        const Tensor& v, const Tensor& o, const Tensor& go, const Tensor& lse, const Tensor& dq,
+                        const Tensor& dk, const Tensor& dv, double scale, bool causal);
+
 // Gathers along the middle axis of contiguous (O, N, I) -> (O, P, I), and their gradient;
 // idx: P host int64 indices, checked.
 void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
