@@ -224,7 +224,7 @@ def cases(args, pdev, tdev):
             BT * 6 * 256 * 64)]
     # Attention forward + backward in bfloat16 (causal, GPT-2 layout: q, k, v packed in one
     # (B, T, 3C) projection), against PyTorch's scaled_dot_product_attention (its flash backend).
-    def attention(B, H, T, D):
+    def attention(B, H, T, D, mode):
         def make():
             tx = randn(B, T, 3 * H * D).to(torch.bfloat16).requires_grad_(True)
             tg = randn(B, T, H * D).to(torch.bfloat16)
@@ -233,7 +233,11 @@ def cases(args, pdev, tdev):
             pg = to_pcp(tg.float(), pdev).astype(pcp.bfloat16)
 
             def p():
-                return _core.autograd_grad(pcp.qkv_attention(px, H, causal=True), [px], pg)[0]
+                _core._set_gpu_attention(mode)
+                try:
+                    return _core.autograd_grad(pcp.qkv_attention(px, H, causal=True), [px], pg)[0]
+                finally:
+                    _core._set_gpu_attention("auto")
 
             def t():
                 q, k, v = (a.view(B, T, H, D).transpose(1, 2) for a in tx.split(H * D, 2))
@@ -243,9 +247,10 @@ def cases(args, pdev, tdev):
         return make
     for B, H, T, D in ((64, 6, 256, 64), (8, 12, 1024, 64)):
         scale_b = max(1, int(B * M / 4096))  # --quick / --mm shrink the batch
-        flops = 2 * 2 * scale_b * H * T * T * D // 2 * 7 // 2  # causal: half; fwd 2 products, bwd 5
-        yield "attention bf16 fwd+bwd", f"({scale_b}, {H}, {T}, {D}) causal", "TFLOP/s", flops, \
-            attention(scale_b, H, T, D)
+        flops = 7 * scale_b * H * T * T * D  # causal (half of 4 B H T^2 D forward), backward 2.5x
+        for mode in ("composed", "fused"):  # PCP's products + softmax, or its flash kernels
+            yield f"attention bf16 fwd+bwd {mode}", f"({scale_b}, {H}, {T}, {D}) causal", "TFLOP/s", flops, \
+                attention(scale_b, H, T, D, mode)
 
     gpt.append(("matmul gpt attention p@v", (BT // 256 * 6, 256, 256), (BT // 256 * 6, 256, 64), False, False,
                 BT * 6 * 256 * 64))

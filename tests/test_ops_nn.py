@@ -197,6 +197,14 @@ def test_dropout_edge_probabilities(rng):
     np.testing.assert_allclose(y[y != 0], x64[y != 0] / 0.75, rtol=1e-12)
 
 
+@pytest.fixture
+def fused_gpu_attention():
+    """GPUs run the flash kernels wherever they fit (by default only for long sequences)."""
+    pcp._core._set_gpu_attention("fused")
+    yield
+    pcp._core._set_gpu_attention("auto")
+
+
 def np_sdpa(q, k, v, causal=False, scale=None):
     d = q.shape[-1]
     sc = 1.0 / math.sqrt(d) if scale is None else scale
@@ -248,7 +256,7 @@ def test_fused_attention_on_head_views_of_packed_qkv(causal, rng):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype", [pcp.float32] + LOW, ids=str)
 @pytest.mark.parametrize("shape", [(2, 70, 3, 16), (1, 130, 2, 64), (3, 1, 1, 2), (1, 64, 2, 8)], ids=str)
-def test_fused_attention_forward_and_gradient_on_ragged_and_strided_heads(causal, dtype, shape, rng):
+def test_fused_attention_forward_and_gradient_on_ragged_and_strided_heads(causal, dtype, shape, rng, fused_gpu_attention):
     # The fused kernels (flash-style on the GPU, float32, float16 and bfloat16 heads up to 64 wide;
     # float32 on the CPU) against float64 on the rounded inputs: T not a multiple of the 64-row
     # blocks, one key, and the packed projection read through a strided view (a slice).

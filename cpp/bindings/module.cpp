@@ -10,6 +10,7 @@
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
 #include "pcp/backend/gpu/runtime.h"
+#include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
 using namespace pcp;
@@ -53,6 +54,11 @@ PYBIND11_MODULE(_core, m) {
   // Autograd.
   def(m, "is_grad_enabled", &grad_enabled, "Whether operations record the autograd graph");
   def(m, "set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
+  def(m, "_set_gpu_attention", [](const std::string& mode) {
+    if (mode != "auto" && mode != "fused" && mode != "composed")
+      fail<ValueError>("_set_gpu_attention: mode must be auto, fused or composed, got '", mode, "'");
+    set_gpu_attention(mode == "auto" ? GpuAttention::Auto : mode == "fused" ? GpuAttention::Fused : GpuAttention::Composed);
+  }, py::arg("mode"), "Which attention GPUs run: auto, fused (the flash kernels) or composed (tests, benchmarks)");
   def(m, "autocast_dtype", &autocast_dtype, "The dtype of the enclosing pcp.autocast scope, or None");
   def(m, "set_autocast_dtype", &set_autocast_dtype, py::arg("dtype"),
       "Turns autocast on with a float16 or bfloat16 compute type, or off with None (use pcp.autocast)");

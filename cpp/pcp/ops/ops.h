@@ -162,6 +162,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                     std::optional<double> scale = std::nullopt, double dropout_p = 0.0);
 // Multi-head self-attention on a packed (B, T, 3C) projection (q, k, v side by side, as GPT-2's
 // c_attn produces): (B, T, C), heads of C / num_heads. Its gradient is one (B, T, 3C) tensor.
+// Which attention a GPU runs: Auto (the fused kernels only where the composed path's T x T
+// scores would exceed 256 MiB), Fused (wherever they fit) or Composed (never the kernels).
+enum class GpuAttention { Auto, Fused, Composed };
+void set_gpu_attention(GpuAttention mode);
 Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal = false,
                      std::optional<double> scale = std::nullopt, double dropout_p = 0.0);
 
