@@ -136,6 +136,12 @@ def test_scopes_nest_disable_decorate_and_stay_in_their_thread():
     assert f().dtype == BF16 and (a @ b).dtype == F32
 
 
+def test_a_disabled_scope_takes_any_dtype():
+    # As torch.autocast(enabled=False): one loop can pass its dtype whatever it is.
+    with pcp.autocast(dtype=F32, enabled=False):
+        assert (_x((3, 4)) @ _x((4, 2), 1)).dtype == F32
+
+
 def test_bad_autocast_dtype_is_a_clear_error():
     with pytest.raises(ValueError, match="autocast: dtype must be bfloat16 or float16"):
         pcp.autocast(dtype=F32)

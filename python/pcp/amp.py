@@ -40,6 +40,10 @@ class autocast:
     """
 
     def __init__(self, dtype=DType.bfloat16, enabled=True):
+        self.enabled = bool(enabled)
+        if not self.enabled:  # a disabled scope takes any dtype, as torch.autocast(enabled=False)
+            self.dtype = dtype
+            return
         try:
             if not isinstance(dtype, (DType, str)):
                 raise TypeError
@@ -48,7 +52,7 @@ class autocast:
             raise ValueError(f"autocast: dtype must be bfloat16 or float16, got {dtype!r}") from None
         if dtype not in (DType.bfloat16, DType.float16):
             raise ValueError(f"autocast: dtype must be bfloat16 or float16, got {dtype}")
-        self.dtype, self.enabled = dtype, bool(enabled)
+        self.dtype = dtype
 
     def __enter__(self):
         self._prev = _core.autocast_dtype()
