@@ -58,6 +58,12 @@ for dev in {devices!r}:
     out = pcp.scaled_dot_product_attention(q3, k0, k0)  # no keys: an empty weighted sum
     assert out.shape == (1, 3, 4) and np.all(out.to("cpu").numpy() == 0)
     assert pcp.qkv_attention(pcp.zeros((2, 0, 12)), 2, causal=True).shape == (2, 0, 4)
+    # Zero-width heads (SIGFPE once: the fused path's size estimate divided by the head width).
+    assert pcp.scaled_dot_product_attention(*[pcp.zeros((2, 3, 4, 0))] * 3).shape == (2, 3, 4, 0)
+    try:
+        pcp.qkv_attention(pcp.zeros((2, 3, 0), pcp.float16), num_heads=2**40)
+    except MemoryError as e:
+        assert str(e).startswith("qkv_attention:")
     assert np.all(pcp.matmul(pcp.ones((2, 3, 0)), pcp.ones((0, 4))).to("cpu").numpy() == 0)
 print("ok")
 """

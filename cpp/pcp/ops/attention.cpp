@@ -200,15 +200,15 @@ std::atomic<int> g_gpu_attention{0};  // GpuAttention
 // Whether the fused kernels take heads of width D in t: float32 on the CPU; on a GPU, what
 // gpu::attention_fits says, with 16-bit heads at even offsets and strides (written in pairs),
 // where the GPU policy picks them. `scores` is the element count of the T x T scores the
-// composed path would hold (B H T S).
-bool fusable(const Tensor& t, int64_t D, double dropout_p, int64_t scores) {
+// composed path would hold (B H T S; a double, as the product may not fit an int64).
+bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
   if (dropout_p != 0.0 || t.numel() == 0) return false;
   if (!t.device().is_gpu()) return t.dtype() == DType::Float32;
   const auto mode = GpuAttention(g_gpu_attention.load());
   // The GPU kernels compute with scalar float32 (no tensor cores yet): at GPT's shapes they are
   // slower than the composed products (measured on an H100), so by default they take only
   // sequences whose scores would fill more than 256 MiB, where they save that memory.
-  if (mode == GpuAttention::Composed || (mode == GpuAttention::Auto && scores * 4 <= (int64_t(256) << 20)))
+  if (mode == GpuAttention::Composed || (mode == GpuAttention::Auto && scores * 4 <= 256.0 * (1 << 20)))
     return false;
   if (!gpu::attention_fits(D, t.dtype()) || t.strides().back() != 1) return false;
   if (t.dtype() == DType::Float32) return true;
@@ -260,7 +260,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     // On a GPU the kernels read q, k and v with one set of strides (contiguous heads).
     const bool gpu_ok = !q.device().is_gpu() || (ql.is_contiguous() && kl.is_contiguous() && vl.is_contiguous() &&
                                                  ql.dtype() == kl.dtype() && ql.dtype() == vl.dtype());
-    const int64_t scores = numel(q.shape()) / D * Sk;
+    const double scores = double(numel(Shape(q.shape().begin(), q.shape().end() - 1))) * double(Sk);
     if (gpu_ok && fusable(ql, D, dropout_p, scores) && fusable(kl, D, dropout_p, scores) &&
         fusable(vl, D, dropout_p, scores))
       return pcp::apply<Attention>({ql, kl, vl}, sc, causal);
@@ -279,7 +279,7 @@ Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal, std::opt
                      ", got ", shape_str(qkv.shape()));
   const int64_t D = qkv.shape()[2] / 3 / num_heads;
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
-  const int64_t scores = qkv.shape()[0] * num_heads * qkv.shape()[1] * qkv.shape()[1];
+  const double scores = double(qkv.shape()[0]) * double(num_heads) * double(qkv.shape()[1]) * double(qkv.shape()[1]);
   if (const Tensor x = low_on_gpu(qkv); fusable(x, D, dropout_p, scores))
     return pcp::apply<Attention>({x}, sc, causal, num_heads);
   // Under autocast the products read the heads in the low type: one cast of the packed

@@ -19,8 +19,8 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
   if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {
     if (!out.numel()) return;
     struct { uint32_t n4, op, x_off4, out_off4, x_type, out_type; } p{
-        u32(out.numel() / 4, "size"), uint32_t(op),          u32(x.offset() / 4, "offset"),
-        u32(out.offset() / 4, "offset"), type_code("unary op", x), type_code("unary op", out)};
+        u32(out.numel() / 4, "size"), uint32_t(op), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset"),
+        type_code("unary op", x), type_code("unary op", out)};
     return launch(x, "unary4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
   }
   if (is_half(x)) {

@@ -606,7 +606,8 @@ class VulkanRuntime : public Runtime {
         // Workgroup-scope matrices loaded through tensor layouts (metal/coop/matmul_cm2.glsl).
         if (cm2_ext && cm2.workgroupScope && cm2.flexibleDimensions && cm2.tensorAddressing) {
           enable.push_back("VK_NV_cooperative_matrix2");
-          cm2 = {kCoopmat2Features, const_cast<void*>(di.pNext), VK_TRUE, VK_TRUE, VK_FALSE, VK_FALSE, VK_FALSE, VK_TRUE, VK_FALSE};
+          cm2 = {kCoopmat2Features, const_cast<void*>(di.pNext), VK_TRUE, VK_TRUE, VK_FALSE, VK_FALSE, VK_FALSE, VK_TRUE,
+                 VK_FALSE};
           di.pNext = &cm2;
           d.info.coopmat2 = true;
         }
