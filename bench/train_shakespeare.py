@@ -226,7 +226,12 @@ def main():
         pcp._core.set_gpu_profiling(False, pdev)
         kernels = pcp._core.gpu_profile_results(pdev)  # includes evaluations after iteration 5
         total = sum(s for _, _, s in kernels)
+        steps = cfg.max_iters - 5
+        evals = sum(1 for it in eval_at if it >= 5) * 2 * args.eval_iters  # forward passes, both splits
         print(f"# PCP GPU time by kernel (iterations 5.. and their evaluations): {1e3 * total:.1f} ms busy")
+        print(f"# per training iteration ({steps} of them, plus {evals} evaluation forwards spread over them): "
+              f"{1e3 * total / steps:.1f} ms busy, {sum(n for _, n, _ in kernels) / steps:.0f} dispatches and "
+              f"transfers; wall time per iteration below (ms/iter)")
         for name, n, s in kernels[:25]:
             print(f"  {name:28s} {n:8d} launches {1e3 * s:10.1f} ms {100 * s / total:5.1f}%")
     elif args.profile:
