@@ -1,6 +1,8 @@
 // scaled_dot_product_attention and qkv_attention: a fused float32 CPU kernel for (B, H, T, D)
-// self-attention shapes, composed from ops otherwise (other dtypes, broadcast batches,
-// cross-attention shapes, GPUs, dropout on the attention weights).
+// self-attention shapes, fused GPU kernels (metal/attention*.comp, float32/float16/bfloat16
+// heads up to 64 wide) where the composed path's scores would be large (see fusable()), and
+// composed from ops otherwise (other dtypes, broadcast batches, cross-attention shapes, dropout
+// on the attention weights).
 //
 // The fused path is flash-style (backend/cpu/attention.cpp): one (batch, head) at a
 // time, scores in blocks, online softmax, no T x T matrix; it keeps each row's log-sum-exp for
