@@ -11,9 +11,6 @@
 
 namespace pcp::gpu {
 
-// float32, float16 or bfloat16: the types unary4 and binary4 read and write directly.
-static bool wide_io(const Tensor& t) { return t.dtype() == DType::Float32 || is_half(t); }
-
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
   if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
   if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {

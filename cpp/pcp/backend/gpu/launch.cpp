@@ -43,6 +43,7 @@ int64_t per_word(const Tensor& t) { return 4 / int64_t(t.itemsize()); }
 bool word_aligned(const Tensor& out) { return out.is_contiguous() && out.offset() % per_word(out) == 0; }
 
 bool is_half(const Tensor& t) { return t.defined() && (t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16); }
+bool wide_io(const Tensor& t) { return t.dtype() == DType::Float32 || is_half(t); }
 
 Tensor widened(const Tensor& t) {
   if (!is_half(t)) return t;

@@ -32,6 +32,8 @@ bool word_aligned(const Tensor& out);
 // copies, the kernel computes in float32 and the result is rounded once into the 16-bit output.
 bool is_half(const Tensor& t);
 Tensor widened(const Tensor& t);
+// float32, float16 or bfloat16: the types unary4, binary4 and cast4 read and write directly.
+bool wide_io(const Tensor& t);
 
 // Shape and per-operand strides with unit dims dropped and mergeable neighbours merged.
 struct Layout {

@@ -81,8 +81,7 @@ void cast(const Tensor& x, const Tensor& out) {
   // (a PyTorch user's int64 targets moved to the GPU).
   const uint32_t src = x.dtype() == DType::Int64 ? 5 : type_code("astype", x), dst = type_code("astype", out);
   if (!out.numel()) return;
-  const auto floating = [](const Tensor& t) { return t.dtype() == DType::Float32 || is_half(t); };
-  if (floating(x) && floating(out) && vec4_aligned(x, out)) {
+  if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {
     struct { uint32_t n4, in_off4, out_off4, src, dst; } p{
         u32(out.numel() / 4, "size"), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset"), src, dst};
     return launch(x, "cast4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
