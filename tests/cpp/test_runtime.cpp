@@ -100,6 +100,24 @@ TEST(ThreadPool, ParallelForCoversRangeExactlyOnce) {
   EXPECT_EQ(called, 0);
 }
 
+// Many short regions back to back with more workers than cores, so that workers are preempted
+// between reading a region's job and claiming its chunks: a late claim must not take a chunk of
+// the next region (run twice, counted twice: the caller then waits forever or returns early).
+TEST(ThreadPool, BackToBackRegionsWithPreemptedWorkers) {
+  NumThreads nt(16);
+  std::vector<std::atomic<int>> hits(16);
+  int64_t wrong = 0;
+  for (int region = 0; region < 20000; ++region) {
+    const int64_t n = region % 3 == 0 ? 3 : 16;  // the chunk count changes between regions
+    for (int64_t i = 0; i < n; ++i) hits[size_t(i)].store(0);
+    parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[size_t(i)]++;
+    });
+    for (int64_t i = 0; i < n; ++i) wrong += hits[size_t(i)].load() != 1;
+  }
+  EXPECT_EQ(wrong, 0) << "every index of every region runs exactly once";
+}
+
 TEST(ThreadPool, UsesSeveralThreadsAndNestedLoopsRunInline) {
   NumThreads nt(4);
   std::mutex mu;

@@ -81,22 +81,21 @@ class ThreadPool {
       return;
     }
     std::lock_guard<std::mutex> run_lock(run_mu_);  // one parallel region at a time
+    Job job{&fn, n, chunks, 0};
     {
       std::lock_guard<std::mutex> lock(mu_);
-      job_ = &fn;
-      job_n_ = n;
-      job_chunks_ = chunks;
-      next_.store(1);
-      pending_ = chunks;
-      ++generation_;
+      job.generation = ++generation_;
+      job_ = job;
+      pending_.store(chunks);
+      next_.store(tagged(job.generation, 1));  // chunk 0 is the caller's
       published_.store(generation_, std::memory_order_release);
     }
     cv_.notify_all();
     t_in_parallel = true;
-    run_chunk(0);
+    run_chunk(job, 0);
     int64_t c, done = 1;
-    while ((c = next_.fetch_add(1)) < job_chunks_) {
-      run_chunk(c);
+    while ((c = claim(job)) >= 0) {
+      run_chunk(job, c);
       ++done;
     }
     t_in_parallel = false;
@@ -106,7 +105,7 @@ class ThreadPool {
       done_cv_.wait(lock, [&] { return pending_.load() == 0; });
     }
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = nullptr;
+    job_.fn = nullptr;
     if (error_) {
       auto e = error_;
       error_ = nullptr;
@@ -115,12 +114,32 @@ class ThreadPool {
   }
 
  private:
+  // One parallel region. Chunks are claimed from next_, which carries the region's generation
+  // beside the next chunk: a worker that read an older region's job and claims late finds the
+  // generation changed and claims nothing, instead of taking (and counting) a chunk of the new
+  // region with the old region's bounds.
+  struct Job {
+    const std::function<void(int64_t, int64_t)>* fn;
+    int64_t n, chunks;
+    uint64_t generation;
+  };
+  static uint64_t tagged(uint64_t generation, int64_t chunk) { return generation << 32 | uint64_t(chunk); }
+
   explicit ThreadPool(int n) { start_workers(n); }
 
-  void run_chunk(int64_t c) {
-    int64_t begin = job_n_ * c / job_chunks_, end = job_n_ * (c + 1) / job_chunks_;
+  // The next unclaimed chunk of `job`, or -1 when all are claimed or the region is over.
+  int64_t claim(const Job& job) {
+    uint64_t v = next_.load();
+    for (;;) {
+      if (v >> 32 != (job.generation & 0xFFFFFFFFu) || int64_t(v & 0xFFFFFFFFu) >= job.chunks) return -1;
+      if (next_.compare_exchange_weak(v, v + 1)) return int64_t(v & 0xFFFFFFFFu);
+    }
+  }
+
+  void run_chunk(const Job& job, int64_t c) {
+    int64_t begin = job.n * c / job.chunks, end = job.n * (c + 1) / job.chunks;
     try {
-      (*job_)(begin, end);
+      (*job.fn)(begin, end);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu_);
       if (!error_) error_ = std::current_exception();
@@ -132,16 +151,18 @@ class ThreadPool {
     uint64_t seen = 0;
     for (;;) {
       spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
+      Job job;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;
+        job = job_;  // read with the generation: a claim then succeeds only while this job runs
       }
       int64_t c;
       int64_t done = 0;
-      while ((c = next_.fetch_add(1)) < job_chunks_) {
-        run_chunk(c);
+      while ((c = claim(job)) >= 0) {
+        run_chunk(job, c);
         ++done;
       }
       if (done && pending_.fetch_sub(done) == done) {  // the last chunk: wake the caller if it sleeps
@@ -169,9 +190,9 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex run_mu_, mu_;
   std::condition_variable cv_, done_cv_;
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_chunks_ = 0;
-  std::atomic<int64_t> next_{0}, pending_{0};  // chunks claimed next, chunks not finished
+  Job job_{nullptr, 0, 0, 0};
+  std::atomic<uint64_t> next_{0};      // tagged(generation, next chunk to claim)
+  std::atomic<int64_t> pending_{0};    // chunks of the current region not finished
   uint64_t generation_ = 0;
   std::atomic<uint64_t> published_{0};  // generation_, readable without the lock (for spinning)
   bool stop_ = false;
