@@ -1,5 +1,5 @@
 # Writes a C++ source that embeds every compiled kernel: its SPIR-V words, the Metal Shading
-# Language that SPIRV-Cross made of it (when it did), and its workgroup size from the GLSL.
+# Language that SPIRV-Cross made of it (when it did), and its workgroup size.
 # COOP_NAMES are the tensor-core kernels of metal/coop/ (SPIR-V only).
 # Run as: cmake -DOUT=file.cpp -DSPV_DIR=dir -DSRC_DIR=metal -DNAMES="a;b" [-DCOOP_NAMES="c"] [-DMSL=ON]
 #         -P embed_kernels.cmake
@@ -21,12 +21,12 @@ foreach(name ${NAMES} ${COOP_NAMES})
   string(REGEX REPLACE "([0-9a-f][0-9a-f])([0-9a-f][0-9a-f])([0-9a-f][0-9a-f])([0-9a-f][0-9a-f])"
          "0x\\4\\3\\2\\1u," words_text "${hex}")
   string(APPEND body "const uint32_t k_${name}_spv[] = {${words_text}};\n")
-  file(READ "${source}" glsl)
-  string(REGEX MATCH "local_size_x *= *([0-9]+)" _ "${glsl}")
-  set(local "${CMAKE_MATCH_1}")
-  if(NOT local)
-    message(FATAL_ERROR "${source}: no local_size_x")
+  # The workgroup size from the SPIR-V: OpExecutionMode (6 words, opcode 16) %main LocalSize (17) x y z.
+  string(REGEX MATCH "0x00060010u,0x[0-9a-f]+u,0x00000011u,0x([0-9a-f]+)u," _ "${words_text}")
+  if(NOT CMAKE_MATCH_1)
+    message(FATAL_ERROR "${source}: no LocalSize in its SPIR-V")
   endif()
+  math(EXPR local "0x${CMAKE_MATCH_1}")
   if(with_msl)
     file(READ "${SPV_DIR}/${name}.metal" msl)
     string(APPEND body "const char* k_${name}_msl = R\"pcpmsl(${msl})pcpmsl\";\n")

@@ -5,8 +5,11 @@
 // matmul_cm2_*.comp, which define ELEM and enable its extension. Same push constants as the
 // other matmuls; each operand must have a unit stride on one of its two axes (the host checks).
 //
-// A workgroup computes a BM x BN tile of C, K advancing BK at a time; an operand whose unit stride
-// is on the other axis (a transposed view) is read through a transposing tensor view.
+// A workgroup of THREADS computes a BM x BN tile of C, K advancing BK at a time (UNROLL steps per
+// loop iteration, so the driver can overlap the loads of one step with the products of the
+// last); an operand whose unit stride is on the other axis (a transposed view) is read through a
+// transposing tensor view. Tiles wholly inside A and B, with K a multiple of BK and 16-byte
+// aligned rows, load through unclamped layouts (no bounds checks per element).
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -20,21 +23,49 @@ layout(std430, set = 0, binding = 3) writeonly buffer C { ELEM c[]; };
 #endif
 #include "../matmul_params.glsl"
 
+#ifndef BM
 #define BM 128
 #define BN 128
 #define BK 32
+#define UNROLL 4
+#define THREADS 256
+#endif
+layout(local_size_x = THREADS) in;
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
+#define MAT_A coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
+#define MAT_B coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
+// One step of K at k through layouts la, lb (clamped or not).
+#define STEP(la, lb, k)                                                                                      \
+  {                                                                                                          \
+    MAT_A ma;                                                                                                \
+    MAT_B mb;                                                                                                \
+    if (a_rows) coopMatLoadTensorNV(ma, a, abase, sliceTensorLayoutNV(la, m0, BM, k, BK));                   \
+    else coopMatLoadTensorNV(ma, a, abase, sliceTensorLayoutNV(la, k, BK, m0, BM), transposed);              \
+    if (b_rows) coopMatLoadTensorNV(mb, b, bbase, sliceTensorLayoutNV(lb, k, BK, n0, BN));                   \
+    else coopMatLoadTensorNV(mb, b, bbase, sliceTensorLayoutNV(lb, n0, BN, k, BK), transposed);              \
+    acc = coopMatMulAdd(ma, mb, acc);                                                                        \
+  }
 
 void main() {
   // Row-major (unit stride along K for A, along N for B) or transposed, uniform per dispatch.
   const bool a_rows = p.csa == 1, b_rows = p.csb == 1;
+  const uint sa = a_rows ? p.rsa : p.csa, sb = b_rows ? p.rsb : p.csb;
   tensorLayoutNV<2, CLAMP> la = createTensorLayoutNV(2, CLAMP), lb = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
   la = a_rows ? setTensorLayoutDimensionNV(la, p.M, p.K) : setTensorLayoutDimensionNV(la, p.K, p.M);
-  la = setTensorLayoutStrideNV(la, a_rows ? p.rsa : p.csa, 1);
+  la = setTensorLayoutStrideNV(la, sa, 1);
   lb = b_rows ? setTensorLayoutDimensionNV(lb, p.K, p.N) : setTensorLayoutDimensionNV(lb, p.N, p.K);
-  lb = setTensorLayoutStrideNV(lb, b_rows ? p.rsb : p.csb, 1);
+  lb = setTensorLayoutStrideNV(lb, sb, 1);
   lc = setTensorLayoutDimensionNV(lc, p.M, p.N);
+  // The unclamped layouts; strides rounded down to a multiple of 8 tell the compiler they are
+  // (the fast path is taken only when they already are).
+  tensorLayoutNV<2> fa = createTensorLayoutNV(2), fb = createTensorLayoutNV(2);
+  fa = a_rows ? setTensorLayoutDimensionNV(fa, p.M, p.K) : setTensorLayoutDimensionNV(fa, p.K, p.M);
+  fa = setTensorLayoutStrideNV(fa, sa & ~7u, 1);
+  fb = b_rows ? setTensorLayoutDimensionNV(fb, p.K, p.N) : setTensorLayoutDimensionNV(fb, p.N, p.K);
+  fb = setTensorLayoutStrideNV(fb, sb & ~7u, 1);
+  const bool aligned = sa % 8 == 0 && sb % 8 == 0 && p.K % BK == 0 && p.a_off % 8 == 0 && p.b_off % 8 == 0 &&
+                       p.a_batch % 8 == 0 && p.b_batch % 8 == 0 && p.a_outer % 8 == 0 && p.b_outer % 8 == 0;
   tensorViewNV<2, false, 1, 0> transposed = createTensorViewNV(2, false, 1, 0);
   const uint tiles = ((p.M + BM - 1) / BM) * p.tiles_n;
   for (uint t = gl_WorkGroupID.x; t < tiles * p.batch; t += gl_NumWorkGroups.x) {
@@ -44,14 +75,13 @@ void main() {
     const uint bbase = uint(int(p.b_off) + int(bi / p.inner) * p.b_outer + int(bi % p.inner) * p.b_batch);
     coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> acc =
         coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(0.0);
-    coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;
-    coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;
-    for (uint k = 0; k < p.K; k += BK) {
-      if (a_rows) coopMatLoadTensorNV(ma, a, abase, sliceTensorLayoutNV(la, m0, BM, k, BK));
-      else coopMatLoadTensorNV(ma, a, abase, sliceTensorLayoutNV(la, k, BK, m0, BM), transposed);
-      if (b_rows) coopMatLoadTensorNV(mb, b, bbase, sliceTensorLayoutNV(lb, k, BK, n0, BN));
-      else coopMatLoadTensorNV(mb, b, bbase, sliceTensorLayoutNV(lb, n0, BN, k, BK), transposed);
-      acc = coopMatMulAdd(ma, mb, acc);
+    uint k = 0;
+    if (aligned && m0 + BM <= p.M && n0 + BN <= p.N) {
+      for (; k + UNROLL * BK <= p.K; k += UNROLL * BK)
+        [[unroll]] for (uint u = 0; u < UNROLL; ++u) STEP(fa, fb, k + u * BK)
+      for (; k < p.K; k += BK) STEP(fa, fb, k)
+    } else {
+      for (; k < p.K; k += BK) STEP(la, lb, k)
     }
     const uint cbase = p.c_off + bi * p.M * p.N;
 #ifdef OUT_F32

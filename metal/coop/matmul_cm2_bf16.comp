@@ -3,5 +3,4 @@
 #extension GL_EXT_bfloat16 : require
 // bfloat16 matmul on tensor cores through VK_NV_cooperative_matrix2 (see matmul_cm2.glsl).
 #define ELEM bfloat16_t
-layout(local_size_x = 256) in;
 #include "matmul_cm2.glsl"

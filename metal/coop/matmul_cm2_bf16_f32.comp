@@ -4,5 +4,4 @@
 // bfloat16 matmul on tensor cores through VK_NV_cooperative_matrix2 with a float32 result (split-K partial sums) (see matmul_cm2.glsl).
 #define ELEM bfloat16_t
 #define OUT_F32
-layout(local_size_x = 256) in;
 #include "matmul_cm2.glsl"

@@ -5,5 +5,4 @@
 // GL_EXT_bfloat16; used only on devices that report 16x16x16 bfloat16 products.
 #define ELEM bfloat16_t
 #define ROUND bf16_bits
-layout(local_size_x = 256) in;  // 8 subgroups of 32
 #include "matmul_coop.glsl"

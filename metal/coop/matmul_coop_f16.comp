@@ -5,5 +5,4 @@
 // GL_KHR_cooperative_matrix; used only on devices that report 16x16x16 float16 products.
 #define ELEM float16_t
 #define ROUND f16_bits
-layout(local_size_x = 256) in;  // 8 subgroups of 32
 #include "matmul_coop.glsl"

@@ -6,5 +6,4 @@
 #define ELEM float16_t
 #define ROUND f16_bits
 #define OUT_F32
-layout(local_size_x = 256) in;  // 8 subgroups of 32
 #include "matmul_coop.glsl"
