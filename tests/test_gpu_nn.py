@@ -59,6 +59,49 @@ def test_softmax_and_log_softmax(dev, shape):
         assert_same_grads(dev, lambda t, w_: (f(t) * w_).sum(), x, w)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_softmax_reads_and_writes_16_bit_rows(dev, dtype):
+    # Rows of a multiple of 4 take the kernels that read and write 16-bit values directly
+    # (softmax4, softmax_backward4; computed in float32): compared with float64 on the rounded
+    # inputs, and gradients with the CPU's (which widens, computes in float32 and rounds once).
+    tol = dict(rtol=8e-3, atol=1e-3) if dtype == "bfloat16" else dict(rtol=1e-3, atol=1e-4)
+    x, w = rnd(37, 64), rnd(37, 64, seed=1)
+    for f, ref in ((pcp.softmax, softmax64), (pcp.log_softmax, lambda a: np.log(softmax64(a)))):
+        t = pcp.tensor(x, device=dev).astype(dtype)
+        y = f(t)
+        assert y.dtype == getattr(pcp, dtype)
+        np.testing.assert_allclose(y.astype(pcp.float32).numpy(), ref(t.astype(pcp.float32).numpy()), **tol)
+        grads = []
+        for device in (dev, "cpu"):
+            tt = pcp.tensor(x, device=device).astype(dtype).detach()
+            tt.requires_grad = True
+            (f(tt) * pcp.tensor(w, device=device).astype(dtype)).sum().backward()
+            grads.append(tt.grad.astype(pcp.float32).numpy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=2e-2, atol=2e-2 * np.abs(grads[1]).max())
+
+
+def test_softmax_many_short_rows(dev):
+    # More rows than 8 per workgroup times the dispatch limit: the kernel's loop over row groups.
+    x = rnd(600_003, 4)
+    np.testing.assert_allclose(pcp.softmax(pcp.tensor(x, device=dev)).numpy(), softmax64(x), **TOL)
+
+
+def test_causal_attention_under_autocast_stays_in_bfloat16(dev):
+    # Under autocast the composed attention on a GPU runs in bfloat16 throughout (scores,
+    # causal softmax with its mask, probabilities): against float64 on the rounded heads.
+    B, H, T, D = 2, 3, 12, 8
+    q, k, v = (rnd(B, H, T, D, seed=s, scale=1.0) for s in (1, 2, 3))
+    with pcp.autocast(dtype=pcp.bfloat16):
+        ts = [pcp.tensor(a, device=dev) for a in (q, k, v)]
+        out = pcp.scaled_dot_product_attention(*ts, causal=True)
+    assert out.dtype == pcp.bfloat16
+    r = [pcp.tensor(a).astype(pcp.bfloat16).astype(pcp.float64).numpy() for a in (q, k, v)]
+    s = r[0] @ np.swapaxes(r[1], -1, -2) / np.sqrt(D)
+    s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
+    ref = softmax64(s) @ r[2]
+    np.testing.assert_allclose(out.astype(pcp.float32).numpy(), ref, rtol=3e-2, atol=3e-2)
+
+
 def test_large_logits_stay_finite(dev):
     x = np.array([[1e4, 1e4 - 1, -1e4], [-1e30, 0.0, 1e30]], np.float32)
     np.testing.assert_allclose(pcp.softmax(pcp.tensor(x, device=dev)).numpy(), softmax64(x), **TOL)
@@ -195,7 +238,10 @@ def test_optimizer_steps_match_the_cpu(dev, name):
 
 
 def test_clip_grad_norm(dev):
-    grads = [rnd(3, 4), rnd(10, seed=1)]
+    # Small and large gradients, an empty one, and more partial sums (64 a gradient) than the
+    # final workgroup has invocations.
+    grads = [rnd(3, 4), rnd(10, seed=1), rnd(300, 257, seed=2), np.zeros((0, 3), np.float32)]
+    grads += [rnd(5, seed=s) for s in range(3, 7)]
     out = {}
     for d in ("cpu", dev):
         ps = [pcp.tensor(np.zeros_like(g), device=d, requires_grad=True) for g in grads]

@@ -34,8 +34,9 @@ Tensor heads_view(const Tensor& buf) {
 }
 
 // softmax(scale q k^T) with the causal mask, composed from ops (differentiable to any order).
+// The scale multiplies q (T x D) rather than the scores (T x S), as PyTorch's math path does.
 Tensor attention_weights(const Tensor& q, const Tensor& k, double scale, bool causal) {
-  Tensor scores = mul(matmul(q, swapaxes(k, -1, -2)), S(scale));
+  Tensor scores = matmul(mul(q, S(scale)), swapaxes(k, -1, -2));
   return causal ? causal_softmax(scores) : softmax(scores, -1);
 }
 
@@ -52,9 +53,9 @@ std::array<Tensor, 3> attention_vjp_ops(const Tensor& q, const Tensor& k, const 
 // (B, H, T, D) heads of a packed (B, T, 3C) projection, and their merge back, in ops.
 std::array<Tensor, 3> split_qkv(const Tensor& qkv, int64_t H) {
   const int64_t B = qkv.shape()[0], T = qkv.shape()[1], C = qkv.shape()[2] / 3;
+  const std::vector<Tensor> parts = split(qkv, 3, 2);  // one op: its gradient is one concatenation
   std::array<Tensor, 3> out;
-  for (int64_t i = 0; i < 3; ++i)
-    out[size_t(i)] = swapaxes(reshape(slice(qkv, 2, i * C, (i + 1) * C), {B, T, H, C / H}), 1, 2);
+  for (size_t i = 0; i < 3; ++i) out[i] = swapaxes(reshape(parts[i], {B, T, H, C / H}), 1, 2);
   return out;
 }
 Tensor merge_heads(const Tensor& x) {  // (B, H, T, D) -> (B, T, H * D)
@@ -266,6 +267,14 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     if (gpu_ok && fusable(ql, D, dropout_p, scores) && fusable(kl, D, dropout_p, scores) &&
         fusable(vl, D, dropout_p, scores))
       return pcp::apply<Attention>({ql, kl, vl}, sc, causal);
+  }
+  if (autocast_dtype() && q.device().is_gpu()) {
+    // Under autocast on a GPU the composed path runs wholly in the low type, as PyTorch's
+    // attention does: the softmax reads and writes the 16-bit scores (computing in float32), so
+    // no float32 copy of the T x S scores is made, cast or kept for backward.
+    const Tensor ql = low_on_gpu(q), kl = low_on_gpu(k), vl = low_on_gpu(v);
+    AutocastGuard off(std::nullopt);
+    return matmul(dropout(attention_weights(ql, kl, sc, causal), dropout_p), vl);
   }
   return matmul(dropout(attention_weights(q, k, sc, causal), dropout_p), v);
 }

@@ -27,12 +27,29 @@ Tensor class_indices(const Tensor& targets, Device device) {
 
 }  // namespace
 
+// Rows of a multiple of 4 values at offsets of a multiple of 4 in float32, float16 or
+// bfloat16: the kernels that read and write these types directly, 8 rows per workgroup.
+static bool rows4(const Tensor& any, std::initializer_list<const Tensor*> ts) {
+  if (any.shape().back() % 4) return false;
+  for (const Tensor* t : ts)
+    if (!wide_io(*t) || t->offset() % 4) return false;
+  return true;
+}
+static uint32_t row_groups(int64_t rows) { return uint32_t(std::min<int64_t>((rows + 7) / 8, 65535)); }
+
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  if (rows4(x, {&x, &y})) {
+    struct { uint32_t rows, n4, x_off4, y_off4, log, causal, T, x_type, y_type; } p{
+        u32(rows, "rows"), u32(n / 4, "size"), u32(x.offset() / 4, "offset"), u32(y.offset() / 4, "offset"), log,
+        causal_T > 0, u32(std::max<int64_t>(causal_T, 1), "size"), type_code("softmax", x), type_code("softmax", y)};
+    if (rows > 0) rt().dispatch(x.device().index, "softmax4", {buffer_of(x), buffer_of(y)}, &p, sizeof p, row_groups(rows));
+    return;
+  }
   if (is_half(x)) {
     return into_float32(y, [&](const Tensor& o) { softmax(widened(x), o, log, causal_T); });
   }
   require_f32("softmax", x);
-  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   struct { uint32_t rows, n, x_off, y_off, log, causal, T; } p{
       u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), u32(y.offset(), "offset"), log,
       causal_T > 0, u32(std::max<int64_t>(causal_T, 1), "size")};
@@ -40,11 +57,21 @@ void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
 }
 
 void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
+  const int64_t n = y.shape().back(), rows = rows_of(y.shape());
+  if (rows4(y, {&y, &g, &gx})) {
+    struct { uint32_t rows, n4, y_off4, g_off4, gx_off4, log, y_type, g_type, gx_type; } p{
+        u32(rows, "rows"), u32(n / 4, "size"), u32(y.offset() / 4, "offset"), u32(g.offset() / 4, "offset"),
+        u32(gx.offset() / 4, "offset"), log, type_code("softmax_backward", y), type_code("softmax_backward", g),
+        type_code("softmax_backward", gx)};
+    if (rows > 0)
+      rt().dispatch(y.device().index, "softmax_backward4", {buffer_of(y), buffer_of(g), buffer_of(gx)}, &p, sizeof p,
+                    row_groups(rows));
+    return;
+  }
   if (is_half(y)) {
     return into_float32(gx, [&](const Tensor& o) { softmax_backward(widened(y), widened(g), o, log); });
   }
   require_f32("softmax_backward", y);
-  const int64_t n = y.shape().back(), rows = rows_of(y.shape());
   struct { uint32_t rows, n, y_off, g_off, gx_off, log; } p{
       u32(rows, "rows"), u32(n, "size"), u32(y.offset(), "offset"), u32(g.offset(), "offset"),
       u32(gx.offset(), "offset"), log};

@@ -1,0 +1,43 @@
+// Row kernels that read and write float32, float16 or bfloat16 four values at a time (rows of a
+// multiple of 4 values at offsets of a multiple of 4): a workgroup of 256 invocations takes 8
+// rows side by side, 32 invocations a row. A row's 32 partial results meet in shared memory
+// after one barrier, and each invocation combines all 32 (rows padded to 33 entries against
+// bank conflicts), where the one-row-per-workgroup kernels (rows.glsl) spend 8 barriers per
+// reduction and leave most invocations idle on short rows such as attention's.
+#define ROWS_PER_GROUP 8u
+#define ROW_LANES 32u
+shared float part_a_[ROWS_PER_GROUP * (ROW_LANES + 1u)];
+shared float part_b_[ROWS_PER_GROUP * (ROW_LANES + 1u)];
+
+// This invocation's row slot (0..7) and lane in it (0..31).
+uint row_slot() { return gl_LocalInvocationID.x / ROW_LANES; }
+uint row_lane() { return gl_LocalInvocationID.x % ROW_LANES; }
+
+// The sum over the row's 32 lanes of v. Every invocation of the workgroup must call it.
+float row_sum(float v) {
+  const uint base = row_slot() * (ROW_LANES + 1u);
+  barrier();
+  part_a_[base + row_lane()] = v;
+  barrier();
+  float s = 0.0;
+  for (uint i = 0u; i < ROW_LANES; ++i) s += part_a_[base + i];
+  return s;
+}
+
+// (M, log S) of the row from each lane's running (max m, sum s of exp(x - m)), as
+// wg_max_logsum in rows.glsl. Every invocation of the workgroup must call it.
+vec2 row_max_logsum(float m, float s) {
+  const uint base = row_slot() * (ROW_LANES + 1u);
+  barrier();
+  part_a_[base + row_lane()] = m;
+  part_b_[base + row_lane()] = s;
+  barrier();
+  float M = -1.0 / 0.0;
+  for (uint i = 0u; i < ROW_LANES; ++i) M = max_nan(M, part_a_[base + i]);
+  float S = 0.0;
+  for (uint i = 0u; i < ROW_LANES; ++i) {
+    const float mi = part_a_[base + i];
+    S += mi == -1.0 / 0.0 ? 0.0 : part_b_[base + i] * exp(mi - M);
+  }
+  return vec2(M, log(S));
+}
