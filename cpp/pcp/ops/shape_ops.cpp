@@ -234,6 +234,46 @@ class Concat : public Primitive {
   int axis_;
 };
 
+// Consecutive sections of `axis` that tile it, as views, in one op: its gradient is one
+// concatenation of the sections' gradients, where a slice per section would scatter each into
+// zeros of the whole and add them up (three fills, copies and adds of the packed qkv
+// projection per attention layer).
+class Split : public Primitive {
+ public:
+  Split(int axis, std::vector<int64_t> lengths) : axis_(axis), lengths_(std::move(lengths)) {}
+  const char* name() const override { return "split"; }
+  bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
+  bool vjp_reads_output() const override { return false; }
+  bool runs_on_gpu() const override { return true; }  // views
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    std::vector<TensorSpec> out;
+    for (int64_t len : lengths_) {
+      TensorSpec t = in[0];
+      t.shape[size_t(axis_)] = len;
+      out.push_back(t);
+    }
+    return out;
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    const Tensor& x = in[0];
+    std::vector<Tensor> out;
+    int64_t start = 0;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      out.push_back(x.alias(specs[i].shape, x.strides(), x.offset() + (lengths_[i] > 0 ? start * x.strides()[axis_] : 0)));
+      start += lengths_[i];
+    }
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
+                          const std::vector<bool>&) override {
+    return {concatenate(gs, axis_)};
+  }
+
+ private:
+  int axis_;
+  std::vector<int64_t> lengths_;
+};
+
 void check_defined(const Tensor& t, const char* op) {
   if (!t.defined()) fail<ValueError>(op, ": got an undefined tensor");
 }
@@ -429,14 +469,24 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
 std::vector<Tensor> split_at(const Tensor& x, const std::vector<int64_t>& indices, int64_t axis) {
   check_defined(x, "split");
   int a = normalize_axis(axis, x.ndim(), "split");
-  std::vector<Tensor> out;
-  int64_t prev = 0, n = x.shape()[a];
+  // Section k is [starts[k], ends[k]), empty when ends[k] <= starts[k], as in NumPy.
+  const int64_t n = x.shape()[a];
+  std::vector<int64_t> starts{0}, ends;
   for (int64_t idx : indices) {
-    int64_t i = idx < 0 ? std::max<int64_t>(idx, -n) + n : std::min(idx, n);
-    out.push_back(slice(x, a, prev, i, 1));  // empty when i <= prev, as in NumPy
-    prev = i;
+    const int64_t i = idx < 0 ? std::max<int64_t>(idx, -n) + n : std::min(idx, n);
+    ends.push_back(i);
+    starts.push_back(i);
   }
-  out.push_back(slice(x, a, prev, n, 1));
+  ends.push_back(n);
+  std::vector<int64_t> lengths;
+  bool tiles = true;  // ascending indices: the sections follow one another, one Split op
+  for (size_t k = 0; k < ends.size(); ++k) {
+    tiles = tiles && ends[k] >= starts[k];
+    lengths.push_back(std::max<int64_t>(ends[k] - starts[k], 0));
+  }
+  if (tiles && lengths.size() > 1) return pcp::apply_all<Split>({x}, a, lengths);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < ends.size(); ++k) out.push_back(slice(x, a, starts[k], ends[k], 1));
   return out;
 }
 
