@@ -96,14 +96,7 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
                        grads[i].device().str(), ")");
   }
   bump_versions({&grads});
-  if (!grads.empty() && grads[0].device().is_gpu()) {
-    Tensor total = zeros({}, DType::Float32, grads[0].device());
-    for (const Tensor& g : grads) total = add(total, sum(square(g)));
-    Tensor norm = sqrt(total);
-    Tensor scale = minimum(div(weak_scalar(max_norm), add(norm, weak_scalar(eps))), weak_scalar(1.0));
-    for (const Tensor& g : grads) gpu::binary(BinaryOp::Mul, g, scale, g);
-    return norm;
-  }
+  if (!grads.empty() && grads[0].device().is_gpu()) return gpu::clip_grad_norm(grads, max_norm, eps);
   const double norm = std::sqrt(cpu::sum_squares(grads)), scale = max_norm / (norm + eps);
   if (scale < 1.0) cpu::scale_in_place(grads, float(scale));
   return scalar(norm, DType::Float64);

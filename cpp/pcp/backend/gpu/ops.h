@@ -88,5 +88,8 @@ void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, fl
           float eps, float wd, float bc1, float bc2, bool decoupled);
 void sgd(const Tensor& p, const Tensor& g, const Tensor& buf, float lr, float momentum, float dampening, float wd,
          bool nesterov, bool first_step);
+// Scales contiguous float32 gradients in place by min(max_norm / (norm + eps), 1), norm their
+// global L2 norm; returns the norm (0-d float32), all without waiting for the GPU.
+Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps);
 
 }  // namespace pcp::gpu
