@@ -413,6 +413,33 @@ def test_sub_word_results_keep_their_neighbours(dev, dtype):
         np.testing.assert_array_equal(g[key].astype(pcp.float32).numpy(), c[key].astype(pcp.float32).numpy())
 
 
+@pytest.mark.parametrize("src,dst", [("float32", "float32"), ("bfloat16", "bfloat16"), ("float16", "float16"),
+                                     ("float32", "bfloat16"), ("bfloat16", "float32"), ("float16", "bfloat16")])
+def test_strided_copies_and_casts_of_contiguous_rows(dev, src, dst):
+    # Views whose innermost axis is contiguous go 4 elements at a time (cast4s.comp): attention's
+    # heads transposed, slices written into a concatenation, reversed rows; compared with the
+    # CPU bit for bit (a copy keeps the bits, NaN payloads and -0 included).
+    x = rnd(2, 3, 5, 8, seed=4)
+    x[0, 0, 0, :4] = [np.nan, -0.0, np.inf, -np.inf]
+    g, c = (pcp.tensor(x, device=d).astype(src) for d in (dev, "cpu"))
+    views = [lambda t: t.swapaxes(1, 2), lambda t: t[:, :, 1:4], lambda t: t[::-1, :, ::2],
+             lambda t: t.reshape(6, 40)[:, 8:24]]
+    for view in views:
+        got = pcp.contiguous(view(g)).astype(dst) if src == dst else view(g).astype(dst)
+        want = pcp.contiguous(view(c)).astype(dst) if src == dst else view(c).astype(dst)
+        as32 = lambda t: t.to("cpu").astype(pcp.float32).numpy()  # noqa: E731
+        np.testing.assert_array_equal(as32(got).view(np.uint32), as32(want).view(np.uint32))
+    # Into a strided destination: a section of a wider tensor.
+    for d, t in ((dev, g), ("cpu", c)):
+        out = pcp.zeros((2, 3, 5, 24), device=d).astype(dst)
+        out[:, :, :, 8:16] = t.astype(dst)
+        if d == dev:
+            got = out.to("cpu").astype(pcp.float32).numpy()
+        else:
+            want = out.astype(pcp.float32).numpy()
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 @pytest.mark.parametrize("dtype", [pcp.float16, pcp.bfloat16], ids=str)
 @pytest.mark.parametrize("m,k,n,ta,tb", [(128, 256, 128, False, False), (256, 64, 384, False, True),
                                          (192, 320, 256, True, False), (130, 70, 66, True, True),

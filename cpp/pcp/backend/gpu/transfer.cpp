@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "pcp/backend/cpu/cpu_backend.h"
@@ -54,6 +55,28 @@ void fill(const Tensor& out, double value) {
   if (out.numel()) launch(out, "fill", {buffer_of(out)}, p, out.numel());
 }
 
+namespace {
+
+// The layout of a cast or copy from x into out in units of 4 elements, when both are float32,
+// float16 or bfloat16 with their innermost (merged) dimension contiguous and a multiple of 4,
+// and every other stride and both offsets multiples of 4 (cast4s.comp); nullopt otherwise.
+std::optional<Layout> layout4(const char* op, const Tensor& x, const Tensor& out) {
+  if (!wide_io(x) || !wide_io(out) || x.offset() % 4 || out.offset() % 4) return std::nullopt;
+  Layout l = layout(op, x.shape(), {x.strides(), out.strides()});
+  if (l.ndim == 0) return std::nullopt;
+  const uint32_t last = l.ndim - 1;
+  if (l.strides[0][last] != 1 || l.strides[1][last] != 1 || l.shape[last] % 4) return std::nullopt;
+  for (uint32_t d = 0; d < last; ++d)
+    for (int k = 0; k < 2; ++k) {
+      if (l.strides[k][d] % 4) return std::nullopt;
+      l.strides[k][d] /= 4;
+    }
+  l.shape[last] /= 4;
+  return l;
+}
+
+}  // namespace
+
 void copy(const Tensor& x, const Tensor& out) {
   if (x.dtype() != out.dtype() || (x.itemsize() != 4 && x.itemsize() != 2 && x.dtype() != DType::Bool))
     fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
@@ -66,7 +89,8 @@ void copy(const Tensor& x, const Tensor& out) {
                                                u32(out.offset() / (4 * w), "offset")};
     return launch(x, "copy4", {buffer_of(x), buffer_of(out)}, p, out.numel() / (4 * w));
   }
-  if (w > 1) return cast(x, out);  // sub-word elements: merged into their words
+  // Sub-word elements are merged into their words; float32 rows go 4 elements at a time.
+  if (w > 1 || layout4("copy", x, out)) return cast(x, out);
   Layout l = layout("copy", x.shape(), {x.strides(), out.strides()});
   struct {
     uint32_t n, ndim, in_off, out_off, shape[kMaxDims];
@@ -85,6 +109,15 @@ void cast(const Tensor& x, const Tensor& out) {
     struct { uint32_t n4, in_off4, out_off4, src, dst; } p{
         u32(out.numel() / 4, "size"), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset"), src, dst};
     return launch(x, "cast4", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
+  }
+  if (const std::optional<Layout> l4 = layout4("astype", x, out)) {
+    struct {
+      uint32_t n4, ndim, in_off4, out_off4, src, dst, shape[kMaxDims];
+      int32_t in_strides[kMaxDims], out_strides[kMaxDims];
+    } p{u32(out.numel() / 4, "size"), l4->ndim, u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset"),
+        src, dst, {}, {}, {}};
+    put_dims(*l4, p.shape, {p.in_strides, p.out_strides});
+    return launch(x, "cast4s", {buffer_of(x), buffer_of(out)}, p, out.numel() / 4);
   }
   const bool packed = word_aligned(out);
   Layout l = layout("astype", x.shape(), {x.strides(), out.strides()});
