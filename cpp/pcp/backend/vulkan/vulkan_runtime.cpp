@@ -3,7 +3,8 @@
 // where Vulkan is missing.
 //
 // One in-order command buffer per device records uploads, copies and dispatches, each followed
-// by a full memory barrier; it is submitted when it grows long or at a synchronisation point.
+// by a full memory barrier; it is submitted when it grows long, when the GPU has run out of work,
+// or at a synchronisation point.
 // Buffers released while recorded work may still use them go back to a cache that only that
 // same stream reuses, after the barrier, so reuse is ordered; memory is freed only after a wait.
 #define VK_NO_PROTOTYPES
@@ -45,7 +46,7 @@ namespace {
   X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory)       \
   X(vkMapMemory) X(vkUnmapMemory) X(vkCreateCommandPool) X(vkDestroyCommandPool)                   \
   X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
-  X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)          \
+  X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences) X(vkGetFenceStatus) \
   X(vkCmdCopyBuffer) X(vkCmdPipelineBarrier) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)        \
   X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCreateShaderModule) X(vkDestroyShaderModule)          \
   X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)         \
@@ -99,6 +100,10 @@ constexpr auto kCoopMatrixFeatures = VkStructureType(1000506000), kCoopMatrixPro
 constexpr int32_t kFloat16 = 0, kFloat32 = 1, kBfloat16 = 1000141000, kScopeSubgroup = 3;
 
 constexpr uint32_t kMaxDispatchesPerSubmit = 512;
+// A frame goes to the GPU as soon as it holds this many dispatches and the GPU has finished
+// everything submitted before (else it grows up to kMaxDispatchesPerSubmit): the GPU starts on
+// a training step while the host is still recording it, instead of after 512 dispatches.
+constexpr uint32_t kMinDispatchesPerSubmit = 16;
 constexpr uint32_t kMaxSetsPerPool = kMaxDispatchesPerSubmit;
 constexpr uint32_t kMaxBindings = 8;
 constexpr uint32_t kFrames = 3;  // command buffers in flight per device
@@ -251,7 +256,14 @@ struct Device {
       fr.commands.push_back(command);
       f->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, fr.queries, uint32_t(fr.commands.size()));
     }
-    if (++recorded >= kMaxDispatchesPerSubmit) submit();
+    ++recorded;
+    if (recorded >= kMaxDispatchesPerSubmit || (recorded >= kMinDispatchesPerSubmit && gpu_idle())) submit();
+  }
+
+  // Whether everything submitted so far has completed.
+  bool gpu_idle() {
+    if (last_submitted >= kFrames || !frames[last_submitted].submitted) return true;
+    return f->vkGetFenceStatus(dev, frames[last_submitted].fence) == VK_SUCCESS;
   }
 
   // Submits the frame being recorded without waiting for it; the next frame starts recording.
