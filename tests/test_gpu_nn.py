@@ -108,7 +108,7 @@ def test_large_logits_stay_finite(dev):
 
 
 @pytest.mark.parametrize("affine", [True, False])
-@pytest.mark.parametrize("shape", [(4, 6), (3, 5, 384), (2, 1000)])
+@pytest.mark.parametrize("shape", [(4, 6), (3, 5, 384), (2, 1000), (3, 2500)])  # short rows: 8 per workgroup
 def test_layer_norm(dev, shape, affine):
     n = shape[-1]
     x, w, b = rnd(*shape), rnd(n, seed=1), rnd(n, seed=2)
@@ -125,6 +125,16 @@ def test_layer_norm(dev, shape, affine):
         assert_same_grads(dev, lambda t, w_, b_, g_: (pcp.layer_norm(t, w_, b_) * g_).sum(), x, w, b, gw)
     else:
         assert_same_grads(dev, lambda t, g_: (pcp.layer_norm(t, None, None) * g_).sum(), x, gw)
+
+
+def test_layer_norm_many_short_rows(dev):
+    # More rows than 8 per workgroup times the dispatch limit: the kernels' loop over row groups.
+    rng = np.random.default_rng(5)  # rows of 3 with a variance far from 0 (well conditioned)
+    x = (rng.normal(size=(530_001, 1)) + np.array([-1.0, 0.3, 1.2]) * rng.uniform(0.5, 2, (530_001, 1))).astype(np.float32)
+    x64 = x.astype(np.float64)
+    ref = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(pcp.layer_norm(pcp.tensor(x, device=dev), None, None).numpy(), ref, rtol=1e-4, atol=1e-4)
+    assert_same_grads(dev, lambda t, g_: (pcp.layer_norm(t, None, None) * g_).sum(), x, rnd(530_001, 3, seed=1))
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

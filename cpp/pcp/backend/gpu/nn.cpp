@@ -36,6 +36,8 @@ static bool rows4(const Tensor& any, std::initializer_list<const Tensor*> ts) {
   return true;
 }
 static uint32_t row_groups(int64_t rows) { return uint32_t(std::min<int64_t>((rows + 7) / 8, 65535)); }
+// Rows up to this long take the 8-rows-per-workgroup layer norm kernels (GPT's 384 to 1600).
+constexpr int64_t kShortRow = 2048;
 
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
@@ -91,10 +93,12 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
   } p{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
       b.defined() ? u32(b.offset(), "offset") : 0, u32(y.offset(), "offset"), w.defined(), b.defined(), float(eps)};
   Buffer* xb = buffer_of(x);
-  launch_rows(x, "layer_norm",
-              {xb, w.defined() ? buffer_of(w) : xb, b.defined() ? buffer_of(b) : xb, buffer_of(y), buffer_of(mean),
-               buffer_of(rstd)},
-              &p, sizeof p, rows);
+  if (rows == 0) return;
+  const bool short_rows = n <= kShortRow;
+  rt().dispatch(x.device().index, short_rows ? "layer_norm8" : "layer_norm",
+                {xb, w.defined() ? buffer_of(w) : xb, b.defined() ? buffer_of(b) : xb, buffer_of(y), buffer_of(mean),
+                 buffer_of(rstd)},
+                &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, 65535)));
 }
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
@@ -112,9 +116,11 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   struct { uint32_t rows, n, x_off, w_off, g_off, gx_off, has_w; } p{
       u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
       u32(g.offset(), "offset"), u32(gx.offset(), "offset"), w.defined()};
-  launch_rows(x, "layer_norm_backward",
-              {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(gx)},
-              &p, sizeof p, rows);
+  const bool short_rows = n <= kShortRow;
+  if (rows > 0)
+    rt().dispatch(x.device().index, short_rows ? "layer_norm_backward8" : "layer_norm_backward",
+                  {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(gx)},
+                  &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, 65535)));
   // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));
   Tensor partial = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());

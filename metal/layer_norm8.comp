@@ -1,0 +1,43 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// layer_norm.comp for short rows (the host's choice): 8 rows per workgroup, 32 invocations a
+// row (rows4.glsl), so a row of a few hundred values does not leave most of 256 idle.
+#include "common.glsl"
+#include "rows.glsl"
+#include "rows4.glsl"
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 2) readonly buffer W { float w[]; };  // unused without has_w
+layout(std430, set = 0, binding = 3) readonly buffer B { float b[]; };  // unused without has_b
+layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 5) writeonly buffer Mean { float mean_[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer Rstd { float rstd_[]; };
+layout(push_constant) uniform Params { uint rows, n, x_off, w_off, b_off, y_off, has_w, has_b; float eps; } p;
+
+void main() {
+  const uint lane = row_lane();
+  for (uint r0 = gl_WorkGroupID.x * ROWS_PER_GROUP; r0 < p.rows; r0 += gl_NumWorkGroups.x * ROWS_PER_GROUP) {
+    const uint r = r0 + row_slot();
+    const uint n = r < p.rows ? p.n : 0u;  // every invocation reaches the barriers; dead rows do no I/O
+    const uint xb = p.x_off + r * p.n, yb = p.y_off + r * p.n;
+    float acc = 0.0;
+    for (uint c = lane; c < n; c += ROW_LANES) acc += x[xb + c];
+    const float mu = row_sum(acc) / float(p.n);
+    acc = 0.0;
+    for (uint c = lane; c < n; c += ROW_LANES) {
+      const float d = x[xb + c] - mu;
+      acc += d * d;
+    }
+    const float rstd = inversesqrt(row_sum(acc) / float(p.n) + p.eps);
+    for (uint c = lane; c < n; c += ROW_LANES) {
+      float v = (x[xb + c] - mu) * rstd;
+      if (p.has_w != 0) v *= w[p.w_off + c];
+      if (p.has_b != 0) v += b[p.b_off + c];
+      y[yb + c] = v;
+    }
+    if (lane == 0 && n > 0u) {
+      mean_[r] = mu;
+      rstd_[r] = rstd;
+    }
+  }
+}
