@@ -4,21 +4,11 @@
 // i % 4 of counter (start + i / 4) under key seed, u = (word >> 8) 2^-24 (as pcp.rand in float32),
 // and keeps x[i] * scale when u >= prob. Same seed and offset, same mask as the CPU.
 #include "common.glsl"
+#include "philox.glsl"
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Out { float out_[]; };
 layout(push_constant) uniform Params { uint n, x_off, out_off, key_lo, key_hi, start_lo, start_hi; float prob, scale; } p;
-
-uvec4 philox(uvec2 key, uvec4 c) {
-  for (int r = 0; r < 10; ++r) {
-    uint hi0, lo0, hi1, lo1;
-    umulExtended(0xD2511F53u, c.x, hi0, lo0);
-    umulExtended(0xCD9E8D57u, c.z, hi1, lo1);
-    c = uvec4(hi1 ^ c.y ^ key.x, lo1, hi0 ^ c.w ^ key.y, lo0);
-    key += uvec2(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
-}
 
 void main() {
   for (uint q = gl_GlobalInvocationID.x; q * 4 < p.n; q += GRID_STRIDE) {

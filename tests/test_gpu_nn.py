@@ -213,6 +213,28 @@ def test_dropout_mask_matches_the_cpu(dev):
     np.testing.assert_allclose(outs["cpu"][0][kept], x[kept] / 0.7, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_dropout_on_the_gpu_draws_the_float32_mask(dev, dtype):
+    # 16-bit tensors on a GPU take the fused kernel (16-bit in and out), with the mask that
+    # float32 draws from the same seed; the gradient keeps its 16-bit type and that mask.
+    x = rnd(1001, 4)
+    pcp.random.seed(7)
+    ref = pcp.dropout(pcp.tensor(x), 0.3).numpy()
+    pcp.random.seed(7)
+    t = pcp.tensor(x, device=dev).astype(dtype).detach()
+    t.requires_grad = True
+    y = pcp.dropout(t, 0.3)
+    assert y.dtype == getattr(pcp, dtype)
+    (y * pcp.tensor(np.full((1001, 4), 2.0, np.float32), device=dev).astype(dtype)).sum().backward()
+    assert t.grad.dtype == getattr(pcp, dtype)
+    kept = ref != 0
+    np.testing.assert_array_equal(y.astype(pcp.float32).numpy() != 0, kept)
+    rounded = t.astype(pcp.float32).numpy()
+    tol = 8e-3 if dtype == "bfloat16" else 1e-3
+    np.testing.assert_allclose(y.astype(pcp.float32).numpy(), np.where(kept, rounded / 0.7, 0.0), rtol=tol)
+    np.testing.assert_allclose(t.grad.astype(pcp.float32).numpy(), np.where(kept, 2.0 / 0.7, 0.0), rtol=tol)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention(dev, causal):
     q, k, v = rnd(2, 3, 9, 8, seed=1), rnd(2, 3, 9, 8, seed=2), rnd(2, 3, 9, 8, seed=3)

@@ -251,7 +251,10 @@ class Dropout : public Primitive {
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {pcp::apply<Dropout>({contiguous(astype(gs[0], DType::Float32))}, p_, key_, start_)};
+    // The same mask on the gradient: in its own 16-bit type on a GPU, in float32 on the CPU.
+    const Tensor& g = gs[0];
+    const bool keep = g.device().is_gpu() && (g.dtype() == DType::Float16 || g.dtype() == DType::BFloat16);
+    return {pcp::apply<Dropout>({contiguous(keep ? g : astype(g, DType::Float32))}, p_, key_, start_)};
   }
 
  private:
@@ -360,7 +363,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (!(p >= 0.0 && p <= 1.0)) fail<ValueError>("dropout: probability must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
   if (p == 1.0) return where(zeros(x.shape(), DType::Bool, x.device()), x, S(0.0));  // 0 even for inf and NaN
-  if (x.dtype() == DType::Float32) {  // fused; the same draws and mask as the composed path below
+  // Fused (float32 anywhere, float16 and bfloat16 on a GPU); the same draws and mask as the
+  // composed path below, which draws its mask on the host.
+  const bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
+  if (x.dtype() == DType::Float32 || (half && x.device().is_gpu())) {
     Generator& g = Generator::global();
     const uint64_t key = g.initial_seed(), start = g.reserve(uint64_t(x.numel() + 3) / 4);
     return pcp::apply<Dropout>({contiguous(x)}, p, key, start);

@@ -165,6 +165,17 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
 }
 
 void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
+  if (!out.numel()) return;
+  if (x.is_contiguous() && wide_io(x) && wide_io(out) && x.numel() % 4 == 0 && x.offset() % 4 == 0 &&
+      out.offset() % 4 == 0) {  // 16-bit words read and written directly
+    struct {
+      uint32_t n4, x_off4, out_off4, key_lo, key_hi, start_lo, start_hi, x_type, out_type;
+      float prob, scale;
+    } p{u32(x.numel() / 4, "size"), u32(x.offset() / 4, "offset"), u32(out.offset() / 4, "offset"), uint32_t(key),
+        uint32_t(key >> 32), uint32_t(start), uint32_t(start >> 32), type_code("dropout", x), type_code("dropout", out),
+        prob, scale};
+    return launch(x, "dropout4", {buffer_of(x), buffer_of(out)}, p, x.numel() / 4);
+  }
   if (is_half(x)) {
     return into_float32(out, [&](const Tensor& o) { dropout(widened(x), o, prob, scale, key, start); });
   }
