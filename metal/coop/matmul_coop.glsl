@@ -104,9 +104,9 @@ uvec4 gather8(bool is_a, int e, int step, uint valid) {
   if (b_kmaj) coopMatLoad(fb##j, Bs, (cur_b + (wn + 16 * j) * ROW_K + ks) / 8, ROW_K / 8, gl_CooperativeMatrixLayoutColumnMajor); \
   else coopMatLoad(fb##j, Bs, (cur_b + ks * ROW_N + wn + 16 * j) / 8, ROW_N / 8, gl_CooperativeMatrixLayoutRowMajor);
 // Accumulator (i, j) out to C: inside C (and, in ELEM, on whole 32-bit words: the host
-// guarantees an even N and c_off) straight from the matrix; on a ragged edge through this
-// subgroup's 16 x 16 block of As, as pairs of rounded results (one 32-bit word each), or, with
-// OUT_F32, as float32 (split-K partial sums, rounded after the sum).
+// guarantees an even N and c_off) straight from the matrix; on a ragged edge (and with
+// ROUND_EACH) through this subgroup's 16 x 16 block of As, as pairs of rounded results (one
+// 32-bit word each), or, with OUT_F32, as float32 (split-K partial sums, rounded after the sum).
 #ifdef OUT_F32
 #define STORE_PAIR(gm, gn, x, y)                                    \
   c[cbase + gm * p.N + gn] = floatBitsToUint(x);                    \
@@ -118,10 +118,17 @@ uvec4 gather8(bool is_a, int e, int step, uint valid) {
   coopMatStore(coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(acc##i##j), c,            \
                (cbase + r0 * p.N + c0) / 2, p.N / 2, gl_CooperativeMatrixLayoutRowMajor);
 #endif
+// ROUND_EACH (the bfloat16 kernels): every result goes through ROUND, since NVIDIA's conversion
+// of a float32 matrix to bfloat16 truncates where the CPU rounds to nearest even.
+#if defined(ROUND_EACH) && !defined(OUT_F32)
+#define WHOLE_TILES_DIRECT false
+#else
+#define WHOLE_TILES_DIRECT true
+#endif
 #define WRITE_ACC(i, j)                                                                      \
   {                                                                                          \
     const uint r0 = m0 + wm + 16 * i, c0 = n0 + wn + 16 * j;                                 \
-    if (r0 + 16 <= p.M && c0 + 16 <= p.N) {                                                  \
+    if (WHOLE_TILES_DIRECT && r0 + 16 <= p.M && c0 + 16 <= p.N) {                            \
       STORE_DIRECT(i, j, r0, c0)                                                             \
     } else {                                                                                 \
       coopMatStore(acc##i##j, As, w * 64, 4, gl_CooperativeMatrixLayoutRowMajor);            \
