@@ -258,8 +258,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                      shape_str(v.shape()), " cannot be broadcast together");
   }
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
+  const Tensor ql = low_on_gpu(q), kl = low_on_gpu(k), vl = low_on_gpu(v);  // q, k, v unless autocast on a GPU
   if (q.ndim() == 4 && q.shape() == k.shape() && q.shape() == v.shape()) {
-    const Tensor ql = low_on_gpu(q), kl = low_on_gpu(k), vl = low_on_gpu(v);
     // On a GPU the kernels read q, k and v with one set of strides (contiguous heads).
     const bool gpu_ok = !q.device().is_gpu() || (ql.is_contiguous() && kl.is_contiguous() && vl.is_contiguous() &&
                                                  ql.dtype() == kl.dtype() && ql.dtype() == vl.dtype());
@@ -268,15 +268,11 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
         fusable(vl, D, dropout_p, scores))
       return pcp::apply<Attention>({ql, kl, vl}, sc, causal);
   }
-  if (autocast_dtype() && q.device().is_gpu()) {
-    // Under autocast on a GPU the composed path runs wholly in the low type, as PyTorch's
-    // attention does: the softmax reads and writes the 16-bit scores (computing in float32), so
-    // no float32 copy of the T x S scores is made, cast or kept for backward.
-    const Tensor ql = low_on_gpu(q), kl = low_on_gpu(k), vl = low_on_gpu(v);
-    AutocastGuard off(std::nullopt);
-    return matmul(dropout(attention_weights(ql, kl, sc, causal), dropout_p), vl);
-  }
-  return matmul(dropout(attention_weights(q, k, sc, causal), dropout_p), v);
+  // Under autocast on a GPU the composed path runs wholly in the low type, as PyTorch's attention
+  // does: the softmax reads and writes the 16-bit scores (computing in float32), so no float32
+  // copy of the T x S scores is made, cast or kept for backward.
+  AutocastGuard scope(q.device().is_gpu() ? std::nullopt : autocast_dtype());
+  return matmul(dropout(attention_weights(ql, kl, sc, causal), dropout_p), vl);
 }
 
 Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal, std::optional<double> scale,
