@@ -230,6 +230,17 @@ def test_scaled_dot_product_attention(causal, shapes, dtype, rng):
                  err_scale=np.abs(v).max())
 
 
+def test_scaled_dot_product_attention_mixed_dtypes_scale_in_the_product_type(rng):
+    # A float16 q with float32 k and v computes in float32: the scale (not a power of 2 here) is
+    # applied to q after promotion, not rounded into float16 first (found by the fuzzer).
+    q = np.arange(6, dtype=np.float16).reshape(2, 3)
+    k = ((np.arange(6) * 5 % 17 - 8) / 4).reshape(2, 3).astype(np.float32)
+    v = ((np.arange(6) * 5 % 17 - 8) / 10).reshape(2, 3).astype(np.float32)
+    got = pcp.scaled_dot_product_attention(pcp.tensor(q), pcp.tensor(k), pcp.tensor(v))
+    assert got.dtype == pcp.float32
+    np.testing.assert_allclose(got.numpy(), np_sdpa(q.astype(np.float64), k, v), rtol=1e-5, atol=1e-6)
+
+
 def test_scaled_dot_product_attention_scale_and_transposed_inputs(rng):
     tq, q = make(rng, (2, 8, 5))  # q (2, 5, 8) after .mT
     tk, k = make(rng, (2, 8, 6))  # k (2, 6, 8) after .mT

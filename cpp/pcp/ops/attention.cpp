@@ -34,9 +34,11 @@ Tensor heads_view(const Tensor& buf) {
 }
 
 // softmax(scale q k^T) with the causal mask, composed from ops (differentiable to any order).
-// The scale multiplies q (T x D) rather than the scores (T x S), as PyTorch's math path does.
+// The scale multiplies q (T x D) rather than the scores (T x S), as PyTorch's math path does,
+// in the product's type (a float16 q with float32 k is scaled in float32, as its scores were).
 Tensor attention_weights(const Tensor& q, const Tensor& k, double scale, bool causal) {
-  Tensor scores = matmul(mul(q, S(scale)), swapaxes(k, -1, -2));
+  const DType dt = promote_types(to_floating(q.dtype()), to_floating(k.dtype()));
+  Tensor scores = matmul(mul(astype(q, dt), S(scale)), swapaxes(k, -1, -2));
   return causal ? causal_softmax(scores) : softmax(scores, -1);
 }
 
