@@ -443,7 +443,9 @@ def test_strided_copies_and_casts_of_contiguous_rows(dev, src, dst):
 @pytest.mark.parametrize("dtype", [pcp.float16, pcp.bfloat16], ids=str)
 @pytest.mark.parametrize("m,k,n,ta,tb", [(128, 256, 128, False, False), (256, 64, 384, False, True),
                                          (192, 320, 256, True, False), (130, 70, 66, True, True),
-                                         (5, 7, 9, False, False), (64, 48, 31, False, False)])
+                                         (5, 7, 9, False, False), (64, 48, 31, False, False),
+                                         (100, 64, 136, False, True),  # ragged M, 128-bit result stores
+                                         (40, 2048, 72, True, False), (40, 2048, 70, False, False)])  # split K
 def test_half_matmul_accumulates_in_float32(dev, dtype, m, k, n, ta, tb):
     # Tensor cores where the device has them (aligned 128-bit staging and the checked path), the
     # float32 kernel on widened copies elsewhere (lavapipe, odd N): the same float32-accumulated

@@ -22,6 +22,13 @@ layout(std430, set = 0, binding = 3) writeonly buffer C { float c[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer C { ELEM c[]; };
 #endif
 #include "../matmul_params.glsl"
+// Layouts, set per product by the host (gpu/linalg.cpp) as specialization constants: whether each
+// operand's unit stride is along its rows (else it is read through a transposing view), and
+// whether every operand has 16-byte aligned rows and offsets and K is a multiple of BK (then
+// whole tiles load through unclamped layouts).
+layout(constant_id = 0) const bool A_ROWS = true;
+layout(constant_id = 1) const bool B_ROWS = true;
+layout(constant_id = 2) const bool ALIGNED = false;
 
 #ifndef BM
 #define BM 128
@@ -48,7 +55,7 @@ layout(local_size_x = THREADS) in;
 
 void main() {
   // Row-major (unit stride along K for A, along N for B) or transposed, uniform per dispatch.
-  const bool a_rows = p.csa == 1, b_rows = p.csb == 1;
+  const bool a_rows = A_ROWS, b_rows = B_ROWS;
   const uint sa = a_rows ? p.rsa : p.csa, sb = b_rows ? p.rsb : p.csb;
   tensorLayoutNV<2, CLAMP> la = createTensorLayoutNV(2, CLAMP), lb = createTensorLayoutNV(2, CLAMP);
   tensorLayoutNV<2, CLAMP> lc = createTensorLayoutNV(2, CLAMP);
@@ -64,8 +71,7 @@ void main() {
   fa = setTensorLayoutStrideNV(fa, sa & ~7u, 1);
   fb = b_rows ? setTensorLayoutDimensionNV(fb, p.K, p.N) : setTensorLayoutDimensionNV(fb, p.N, p.K);
   fb = setTensorLayoutStrideNV(fb, sb & ~7u, 1);
-  const bool aligned = sa % 8 == 0 && sb % 8 == 0 && p.K % BK == 0 && p.a_off % 8 == 0 && p.b_off % 8 == 0 &&
-                       p.a_batch % 8 == 0 && p.b_batch % 8 == 0 && p.a_outer % 8 == 0 && p.b_outer % 8 == 0;
+  const bool aligned = ALIGNED;
   tensorViewNV<2, false, 1, 0> transposed = createTensorViewNV(2, false, 1, 0);
   const uint tiles = ((p.M + BM - 1) / BM) * p.tiles_n;
   for (uint t = gl_WorkGroupID.x; t < tiles * p.batch; t += gl_NumWorkGroups.x) {

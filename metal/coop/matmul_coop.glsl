@@ -22,7 +22,18 @@ layout(std430, set = 0, binding = 1) readonly buffer A4 { uvec4 a4[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { uint b[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B4 { uvec4 b4[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer C { uint c[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer C4 { uvec4 c4[]; };
 #include "../matmul_params.glsl"
+// Layouts, set per product by the host (gpu/linalg.cpp) as specialization constants, so the loop
+// holds only the paths this product takes: which axis of each operand is staged in chunks (K, or
+// M for A and N for B), whether every chunk is one aligned 128-bit load (all offsets and strides
+// multiples of 8), and whether C's rows and offset are whole 128-bit words (write8). The
+// defaults, the checked loads along K and word stores, are right for any layout.
+layout(constant_id = 0) const bool A_KMAJ = true;
+layout(constant_id = 1) const bool A_FAST = false;
+layout(constant_id = 2) const bool B_KMAJ = true;
+layout(constant_id = 3) const bool B_FAST = false;
+layout(constant_id = 4) const bool C_VEC = false;
 
 // The default, the best of a sweep of 16 tilings on an H100 (bfloat16, 4096^3 and the GPT step's
 // products): 8 subgroups, each 32 x 64, a 128 x 128 tile, BK 64 in one stage (161 TFLOP/s at
@@ -103,48 +114,21 @@ uvec4 gather8(bool is_a, int e, int step, uint valid) {
 #define LOAD_B(j)                                                                                  \
   if (b_kmaj) coopMatLoad(fb##j, Bs, (cur_b + (wn + 16 * j) * ROW_K + ks) / 8, ROW_K / 8, gl_CooperativeMatrixLayoutColumnMajor); \
   else coopMatLoad(fb##j, Bs, (cur_b + ks * ROW_N + wn + 16 * j) / 8, ROW_N / 8, gl_CooperativeMatrixLayoutRowMajor);
-// Accumulator (i, j) out to C: inside C (and, in ELEM, on whole 32-bit words: the host
-// guarantees an even N and c_off) straight from the matrix; on a ragged edge (and with
-// ROUND_EACH) through this subgroup's 16 x 16 block of As, as pairs of rounded results (one
-// 32-bit word each), or, with OUT_F32, as float32 (split-K partial sums, rounded after the sum).
-#ifdef OUT_F32
-#define STORE_PAIR(gm, gn, x, y)                                    \
-  c[cbase + gm * p.N + gn] = floatBitsToUint(x);                    \
-  if (gn + 1 < p.N) c[cbase + gm * p.N + gn + 1] = floatBitsToUint(y);
-#define STORE_DIRECT(i, j, r0, c0) coopMatStore(acc##i##j, c, cbase + r0 * p.N + c0, p.N, gl_CooperativeMatrixLayoutRowMajor);
-#else
-#define STORE_PAIR(gm, gn, x, y) c[(cbase + gm * p.N + gn) / 2] = ROUND(x) | ROUND(y) << 16;
-#define STORE_DIRECT(i, j, r0, c0)                                                                          \
-  coopMatStore(coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(acc##i##j), c,            \
-               (cbase + r0 * p.N + c0) / 2, p.N / 2, gl_CooperativeMatrixLayoutRowMajor);
-#endif
-// ROUND_EACH (the bfloat16 kernels): every result goes through ROUND, since NVIDIA's conversion
-// of a float32 matrix to bfloat16 truncates where the CPU rounds to nearest even.
-#if defined(ROUND_EACH) && !defined(OUT_F32)
-#define WHOLE_TILES_DIRECT false
-#else
-#define WHOLE_TILES_DIRECT true
-#endif
-#define WRITE_ACC(i, j)                                                                      \
-  {                                                                                          \
-    const uint r0 = m0 + wm + 16 * i, c0 = n0 + wn + 16 * j;                                 \
-    if (WHOLE_TILES_DIRECT && r0 + 16 <= p.M && c0 + 16 <= p.N) {                            \
-      STORE_DIRECT(i, j, r0, c0)                                                             \
-    } else {                                                                                 \
-      coopMatStore(acc##i##j, As, w * 64, 4, gl_CooperativeMatrixLayoutRowMajor);            \
-      subgroupMemoryBarrierShared();                                                         \
-      subgroupBarrier();                                                                     \
-      for (uint q = lane; q < 128; q += gl_SubgroupSize) {                                   \
-        const uint gm = r0 + q / 8, gn = c0 + 2 * (q % 8);                                   \
-        if (gm < p.M && gn < p.N) {                                                          \
-          const uvec4 v = As[w * 64 + q / 2];                                                \
-          const float x = uintBitsToFloat(q % 2 == 0 ? v.x : v.z);                           \
-          const float y = uintBitsToFloat(q % 2 == 0 ? v.y : v.w);                           \
-          STORE_PAIR(gm, gn, x, y)                                                           \
-        }                                                                                    \
-      }                                                                                      \
-      subgroupBarrier();                                                                     \
-    }                                                                                        \
+// Accumulator (i, j) out to C, through this subgroup's 16 x 16 float32 block of As: each
+// invocation takes 8 consecutive results of one row, rounds them to ELEM (or, with OUT_F32, keeps
+// float32: split-K partial sums, rounded after the sum) and writes them in one 128-bit store (two
+// in float32) where C's rows and offset allow (C_VEC), else word by word; results outside C are
+// dropped. Stored straight from the matrix, bfloat16 results were truncated (NVIDIA's conversion)
+// and the stores were slower.
+#define WRITE_ACC(i, j)                                                                            \
+  {                                                                                                \
+    coopMatStore(acc##i##j, As, w * 64, 4, gl_CooperativeMatrixLayoutRowMajor);                    \
+    subgroupMemoryBarrierShared();                                                                 \
+    subgroupBarrier();                                                                             \
+    const uint row = lane / 2, gm = m0 + wm + 16 * i + row, gn = n0 + wn + 16 * j + 8 * (lane % 2); \
+    if (gm < p.M && gn < p.N)                                                                      \
+      write8(cbase + gm * p.N + gn, p.N - gn, As[w * 64 + lane * 2], As[w * 64 + lane * 2 + 1]);   \
+    subgroupBarrier();                                                                             \
   }
 // Chunk s of this invocation's share of A's (B's) panel at depth k0, into register ra[s] (rb[s]).
 #define LOAD_A_CHUNK(k0, s)                                                                         \
@@ -181,16 +165,32 @@ uvec4 gather8(bool is_a, int e, int step, uint valid) {
     Bs[((buf) * PANEL_B + (b_kmaj ? (q / (BK / 8)) * ROW_K + (q % (BK / 8)) * 8 : (q / (BN / 8)) * ROW_N + (q % (BN / 8)) * 8)) / 8] = rb[s]; \
   }
 
+// 8 float32 results (the bits of lo, hi) to C at element e, of which the first `valid` are inside.
+void write8(uint e, uint valid, uvec4 lo, uvec4 hi) {
+#ifdef OUT_F32
+  if (C_VEC) {
+    c4[e / 4] = lo;
+    c4[e / 4 + 1] = hi;
+    return;
+  }
+  const uint v[8] = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+  for (uint k = 0; k < min(valid, 8u); ++k) c[e + k] = v[k];
+#else
+  const vec4 l = uintBitsToFloat(lo), h = uintBitsToFloat(hi);
+  const uvec4 r = uvec4(ROUND(l.x) | ROUND(l.y) << 16, ROUND(l.z) | ROUND(l.w) << 16, ROUND(h.x) | ROUND(h.y) << 16,
+                        ROUND(h.z) | ROUND(h.w) << 16);
+  if (C_VEC) {
+    c4[e / 8] = r;
+    return;
+  }
+  for (uint k = 0; 2 * k < valid && k < 4; ++k) c[e / 2 + k] = r[k];  // whole words: N and c_off are even
+#endif
+}
+
 void main() {
   const uint lid = gl_LocalInvocationID.x, w = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint wm = (w / SG_N) * 16 * FM, wn = (w % SG_N) * 16 * FN;
-  // Layouts, uniform across the dispatch: which axis of each operand is staged in chunks, and
-  // whether every chunk is one aligned 128-bit load (all offsets and strides multiples of 8).
-  const bool a_kmaj = p.csa == 1 || p.rsa != 1, b_kmaj = p.rsb == 1 && p.csb != 1;
-  const bool a_fast = (a_kmaj ? p.csa == 1 && p.rsa % 8 == 0 && p.K % 8 == 0 : p.csa % 8 == 0 && p.M % 8 == 0) &&
-                      p.a_off % 8 == 0 && p.a_batch % 8 == 0 && p.a_outer % 8 == 0;
-  const bool b_fast = (b_kmaj ? p.csb % 8 == 0 && p.K % 8 == 0 : p.csb == 1 && p.rsb % 8 == 0 && p.N % 8 == 0) &&
-                      p.b_off % 8 == 0 && p.b_batch % 8 == 0 && p.b_outer % 8 == 0;
+  const bool a_kmaj = A_KMAJ, b_kmaj = B_KMAJ, a_fast = A_FAST, b_fast = B_FAST;
   const uint tiles = ((p.M + BM - 1) / BM) * p.tiles_n;
   for (uint t = gl_WorkGroupID.x; t < tiles * p.batch; t += gl_NumWorkGroups.x) {
     const uint bi = t / tiles, tile = t % tiles;

@@ -5,5 +5,4 @@
 // GL_EXT_bfloat16; used only on devices that report 16x16x16 bfloat16 products.
 #define ELEM bfloat16_t
 #define ROUND bf16_bits
-#define ROUND_EACH  // see WRITE_ACC
 #include "matmul_coop.glsl"

@@ -55,9 +55,13 @@ class Runtime {
   virtual void copy(int device, const Buffer* src, size_t src_offset, Buffer* dst, size_t dst_offset,
                     size_t nbytes) = 0;
 
-  // Records one kernel launch of groups_x workgroups along x.
+  // Records one kernel launch of groups_x workgroups along x. `constants` specialize the kernel:
+  // its `layout(constant_id = i)` constant takes constants[i] (32-bit), so the driver compiles a
+  // pipeline with them folded in (one per distinct list, cached); a kernel's own defaults hold
+  // where the list is shorter. Vulkan only: the Metal runtime refuses a non-empty list.
   virtual void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers,
-                        const void* push, size_t push_bytes, uint32_t groups_x) = 0;
+                        const void* push, size_t push_bytes, uint32_t groups_x,
+                        const std::vector<uint32_t>& constants = {}) = 0;
   // Submits the stream and waits for it to finish.
   virtual void synchronize(int device) = 0;
 

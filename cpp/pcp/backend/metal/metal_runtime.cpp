@@ -357,8 +357,10 @@ class MetalRuntime : public Runtime {
   }
 
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
-                size_t push_bytes, uint32_t groups_x) override {
+                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {}) override {
     if (groups_x == 0) return;
+    if (!constants.empty())
+      fail<NotImplementedError>("gpu kernel ", kernel, ": specialization constants need the Vulkan runtime");
     if (push_bytes > kMaxPushBytes) fail<ValueError>("gpu kernel ", kernel, ": ", push_bytes, " push-constant bytes");
     check_push_constants(kernel, push_bytes);
     if (buffers.empty() || buffers.size() > kMaxBindings)

@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -148,6 +150,8 @@ struct Device {
   std::multimap<size_t, Buffer*> staging_cache;     // host-visible buffers by size
   std::mutex mu;
   bool can_time = false, profiling = false;
+  // Set when PCP_VULKAN_PIPELINE_STATS=1 and the device can report them (print_statistics).
+  PFN_vkGetPipelineExecutableStatisticsKHR get_statistics = nullptr;
   double ns_per_tick = 1.0;
   uint64_t tick_mask = ~uint64_t(0);
   std::map<std::string, Runtime::KernelTime> times;
@@ -311,8 +315,34 @@ struct Device {
     return b;
   }
 
-  const Pipeline& pipeline(const std::string& name, uint32_t nbuf) {
-    if (const Pipeline* cached = cached_pipeline(pipelines, name, nbuf)) return *cached;
+  // What the driver's compiler made of a pipeline (registers, spills, shared memory: the
+  // statistics VK_KHR_pipeline_executable_properties reports), one line on stderr; a tuning aid.
+  void print_statistics(const std::string& key, VkPipeline pipeline) {
+    const auto get = get_statistics;
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, nullptr, pipeline, 0};
+    uint32_t n = 0;
+    if (get(dev, &ei, &n, nullptr) != VK_SUCCESS) return;
+    std::vector<VkPipelineExecutableStatisticKHR> st(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (get(dev, &ei, &n, st.data()) != VK_SUCCESS) return;
+    std::string line = "pcp: pipeline " + key + ":";
+    for (const auto& x : st) {
+      line += std::string(" ") + x.name + "=";
+      switch (x.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += x.value.b32 ? "true" : "false"; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(x.value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(x.value.u64); break;
+        default: line += std::to_string(x.value.f64);
+      }
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+  // The pipeline of kernel `name` specialized with `constants` (runtime.h), cached under the name
+  // followed by the constants ("matmul_coop_bf16#1,0,1,1").
+  const Pipeline& pipeline(const std::string& name, uint32_t nbuf, const std::vector<uint32_t>& constants) {
+    std::string key = name;
+    for (size_t i = 0; i < constants.size(); ++i) key += (i ? "," : "#") + std::to_string(constants[i]);
+    if (const Pipeline* cached = cached_pipeline(pipelines, key, nbuf)) return *cached;
     const KernelSource* src = &kernel_named(name);
     Pipeline p;
     p.bindings = nbuf;
@@ -337,13 +367,18 @@ struct Device {
     VkShaderModule module;
     check(f->vkCreateShaderModule(dev, &mi, nullptr, &module), "vkCreateShaderModule");
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    std::vector<VkSpecializationMapEntry> entries(constants.size());
+    for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, i * 4, 4};
+    const VkSpecializationInfo spec{uint32_t(entries.size()), entries.data(), constants.size() * 4, constants.data()};
     ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module,
-                "main", nullptr};
+                "main", constants.empty() ? nullptr : &spec};
     ci.layout = p.layout;
+    if (get_statistics) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkResult r = f->vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline);
     f->vkDestroyShaderModule(dev, module, nullptr);
     check(r, "vkCreateComputePipelines");
-    return pipelines.emplace(name, p).first->second;
+    if (get_statistics) print_statistics(key, p.pipeline);
+    return pipelines.emplace(key, p).first->second;
   }
 };
 
@@ -445,7 +480,7 @@ class VulkanRuntime : public Runtime {
   }
 
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
-                size_t push_bytes, uint32_t groups_x) override {
+                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {}) override {
     if (groups_x == 0) return;
     if (push_bytes > kMaxPushBytes) fail<ValueError>("gpu kernel ", kernel, ": ", push_bytes, " push-constant bytes");
     check_push_constants(kernel, push_bytes);
@@ -453,7 +488,7 @@ class VulkanRuntime : public Runtime {
       fail<ValueError>("gpu kernel ", kernel, ": ", buffers.size(), " buffers (1 to ", kMaxBindings, ")");
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
-    const Pipeline& p = d.pipeline(kernel, uint32_t(buffers.size()));
+    const Pipeline& p = d.pipeline(kernel, uint32_t(buffers.size()), constants);
     d.begin();
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     ai.descriptorPool = d.frames[d.current].dpool;
@@ -625,9 +660,20 @@ class VulkanRuntime : public Runtime {
         }
       }
     }
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, const_cast<void*>(di.pNext), VK_TRUE};
+    const char* want_stats = std::getenv("PCP_VULKAN_PIPELINE_STATS");
+    const bool print_stats = want_stats && want_stats[0] == '1' && has_ext("VK_KHR_pipeline_executable_properties");
+    if (print_stats) {
+      enable.push_back("VK_KHR_pipeline_executable_properties");
+      di.pNext = &stats;
+    }
     di.enabledExtensionCount = uint32_t(enable.size());
     di.ppEnabledExtensionNames = enable.data();
     if (f_.vkCreateDevice(p, &di, nullptr, &d.dev) != VK_SUCCESS) return false;
+    if (print_stats)
+      d.get_statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+          f_.vkGetInstanceProcAddr(instance_, "vkGetPipelineExecutableStatisticsKHR"));
 // The loader's trampolines (from the instance) dispatch to the right driver for any device.
 #define PCP_LOAD_DEVICE(name) f_.name = reinterpret_cast<PFN_##name>(f_.vkGetInstanceProcAddr(instance_, #name));
     PCP_VK_DEVICE_FNS(PCP_LOAD_DEVICE)
