@@ -217,8 +217,12 @@ def cases(args, pdev, tdev):
                 tb, pb = tb.transpose(-1, -2), pb.swapaxes(-1, -2)
             return (lambda: pa @ pb), (lambda: ta @ tb), (lambda: rel_err(pa @ pb, ta @ tb))
         return make
+    # Both layouts of the weight: stored (in, out) as here, or (out, in) as in nn.Linear and PCP's
+    # GPT (forward x @ W^T, backward dY @ W).
     gpt = [("matmul gpt x@W", (BT, Cg), (Cg, 4 * Cg), False, False, BT * Cg * 4 * Cg),
            ("matmul gpt dY@W^T", (BT, 4 * Cg), (Cg, 4 * Cg), False, True, BT * Cg * 4 * Cg),
+           ("matmul gpt x@W^T", (BT, Cg), (4 * Cg, Cg), False, True, BT * Cg * 4 * Cg),
+           ("matmul gpt dY@W", (BT, 4 * Cg), (4 * Cg, Cg), False, False, BT * Cg * 4 * Cg),
            ("matmul gpt X^T@dY", (BT, Cg), (BT, 4 * Cg), True, False, BT * Cg * 4 * Cg),
            ("matmul gpt attention q@k^T", (BT // 256 * 6, 256, 64), (BT // 256 * 6, 256, 64), False, True,
             BT * 6 * 256 * 64)]

@@ -1,8 +1,9 @@
 // Batched float16/bfloat16 matmul on tensor cores (VK_KHR_cooperative_matrix) with float32
 // accumulation: C[b] = A[b] @ B[b], rounded once to ELEM. Included by matmul_coop_*.comp, which
-// define ELEM and ROUND (float32 to ELEM bits), enable ELEM's extension and may set the tiling
-// below; OUT_F32 writes C in float32 instead. Same push constants as matmul_tiled.glsl; C must be
-// contiguous, and, in ELEM, have an even N and c_off (two results per 32-bit word).
+// define ELEM and ROUND (float32 to ELEM bits), enable ELEM's extension and may pick the tiling
+// below (TILE_M256); OUT_F32 writes C in float32 instead. Same push constants as
+// matmul_tiled.glsl; C must be contiguous, and, in ELEM, have an even N and c_off (two results
+// per 32-bit word).
 //
 // Tiling: SG_M x SG_N subgroups of 32; each owns FM x FN accumulators of 16 x 16, so a workgroup
 // computes a BM x BN tile of C (BM = 16 FM SG_M). K advances BK at a time through STAGES
@@ -35,12 +36,23 @@ layout(constant_id = 2) const bool B_KMAJ = true;
 layout(constant_id = 3) const bool B_FAST = false;
 layout(constant_id = 4) const bool C_VEC = false;
 
-// The default, the best of a sweep of 16 tilings on an H100 (bfloat16, 4096^3 and the GPT step's
-// products): 8 subgroups, each 32 x 64, a 128 x 128 tile, BK 64 in one stage (161 TFLOP/s at
-// 4096^3, against 155 for subgroups of 64 x 32 and 134 for BK 32 in two stages; 4 x 4
-// accumulators a subgroup, or 64 x 64 tiles, were slower still, and fragments loaded straight
-// from global memory 3-4x slower).
-#ifndef SG_M
+// Two tilings, the best of sweeps on an H100 (bfloat16, 4096^3 and a GPT step's products).
+// The default: 8 subgroups, each 32 x 64, a 128 x 128 tile, BK 64 in one stage. TILE_M256: 16
+// subgroups of 32 x 64, a 256 x 128 tile, BK 32 (4096^3: 263 against 211 TFLOP/s): with 512
+// invocations a workgroup, the compiler keeps to 128 registers each, so an SM holds 16
+// subgroups where the default's 255 registers leave it 8. Where there are few tiles, SMs wait
+// idle on the last wave (16384 x 1536 @ 1536 x 384: 175 against 204), so the host picks the
+// tiling per product (gpu/linalg.cpp). Slower in those sweeps:
+// 4 x 4 accumulators a subgroup (255 registers, spilled), 64 x 64 or 64 x 128 tiles, BK 32
+// with two stages, and fragments loaded straight from global memory.
+#if defined(TILE_M256)
+#define SG_M 8
+#define SG_N 2
+#define FM 2
+#define FN 4
+#define BK 32
+#define STAGES 1
+#else
 #define SG_M 4
 #define SG_N 2
 #define FM 2

@@ -52,7 +52,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
   const int64_t batch = bt.outer * bt.inner;
   const int64_t tile = is_half(a) || (((M + 127) / 128) * ((N + 127) / 128) * batch >= 1024 && K >= 256) ? 128 : 64;
   const int64_t tiles_n = (N + tile - 1) / tile;
-  const int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
+  int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
   const Strides &sa = a.strides(), &sb = b.strides();
   // Few output tiles over a long K (a weight gradient, X^T @ dY) leave most of the GPU idle: split
   // K into S equal slices computed as a batch of S float32 products, then sum them in a fixed
@@ -79,15 +79,12 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
       int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
-  const char* kernel = tile == 128 ? "matmul128" : "matmul";
+  std::string kernel = tile == 128 ? "matmul128" : "matmul";
   std::vector<uint32_t> layout;  // the tensor-core kernels' specialization constants
   if (is_half(a)) {
-    static const char* names[2][2][2] = {{{"matmul_coop_bf16", "matmul_coop_bf16_f32"},
-                                          {"matmul_coop_f16", "matmul_coop_f16_f32"}},
-                                         {{"matmul_cm2_bf16", "matmul_cm2_bf16_f32"},
-                                          {"matmul_cm2_f16", "matmul_cm2_f16_f32"}}};
     const bool cm2 = cm2_matmul(a, b, M, N, K, bt);
-    kernel = names[cm2][a.dtype() == DType::Float16][out.dtype() == DType::Float32];
+    kernel = std::string(cm2 ? "matmul_cm2_" : "matmul_coop_") + (a.dtype() == DType::Float16 ? "f16" : "bf16") +
+             (out.dtype() == DType::Float32 ? "_f32" : "");
     // The operands' layouts as specialization constants (see the kernels): fixed when the
     // pipeline is made, they leave one path in the inner loop (4096^3 on an H100: 214 TFLOP/s
     // against 160 when the kernel chose its path at run time).
@@ -105,6 +102,16 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       const bool b_fast = (b_kmaj ? m8(p.csb) && m8(K) : p.csb == 1 && m8(p.rsb) && m8(N)) && b_offsets;
       const int64_t c_word = out.dtype() == DType::Float32 ? 4 : 8;  // elements in 128 bits
       layout = {a_kmaj, a_fast, b_kmaj, b_fast, N % c_word == 0 && out.offset() % c_word == 0};
+      // 256 x 128 tiles (TILE_M256 in matmul_coop.glsl) where there are enough of them for a few
+      // waves of workgroups (one per SM). On an H100: 4096^3 264 against 212 TFLOP/s, GPT's
+      // 16384 x 384 @ 384 x 1536 180 against 156, its batched attention products 61-63 against
+      // 52-59; but 16384 x 1536 @ 1536 x 384, 192 tiles of 256 rows, 175 against 204.
+      constexpr int64_t kTallTiles = 256;
+      const int64_t tall = ((M + 255) / 256) * tiles_n * batch;
+      if (tall >= kTallTiles) {
+        kernel += "_m256";
+        tiles = tall;
+      }
     }
   }
   rt().dispatch(a.device().index, kernel, {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,

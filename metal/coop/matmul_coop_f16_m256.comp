@@ -1,0 +1,9 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+// matmul_coop_f16.comp with 256 x 128 tiles of 16 subgroups (TILE_M256 in
+// matmul_coop.glsl), for the products the host gives this tiling.
+#define ELEM float16_t
+#define ROUND f16_bits
+#define TILE_M256
+#include "matmul_coop.glsl"
