@@ -27,11 +27,13 @@ void main() {
     }
     const vec2 ml = row_max_logsum(m, s);
     for (uint q = lane; live && q < p.n4; q += ROW_LANES) {
-      const vec4 v = LOAD4(x, p.x_type, xb + q);
-      vec4 o;
-      for (uint j = 0u; j < 4u; ++j) {
-        const float t = 4u * q + j < keep ? (v[j] - ml.x) - ml.y : -1.0 / 0.0;
-        o[j] = p.log_ != 0u ? t : exp(t);
+      vec4 o = vec4(p.log_ != 0u ? -1.0 / 0.0 : 0.0);  // masked columns are not read
+      if (4u * q < keep) {
+        const vec4 v = LOAD4(x, p.x_type, xb + q);
+        for (uint j = 0u; j < 4u; ++j) {
+          const float t = 4u * q + j < keep ? (v[j] - ml.x) - ml.y : -1.0 / 0.0;
+          o[j] = p.log_ != 0u ? t : exp(t);
+        }
       }
       STORE4(y, p.y_type, yb + q, o)
     }

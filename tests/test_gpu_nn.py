@@ -189,6 +189,16 @@ def test_embedding_and_its_scatter_add_gradient(dev):
         pcp.embedding(pcp.tensor(w, device=dev), pcp.tensor([10]))
 
 
+def test_embedding_gradient_of_a_small_vocabulary(dev):
+    # Many terms per row (as a character vocabulary's): summed 8 loads at a time, in index order.
+    w, idx = rnd(5, 33), np.random.default_rng(3).integers(0, 5, size=(3, 91))
+    g = rnd(3, 91, 33, seed=2)
+    _, (gc,) = grads_on("cpu", lambda t: (pcp.embedding(t, pcp.tensor(idx)) * pcp.tensor(g)).sum(), w)
+    _, (gg,) = grads_on(dev, lambda t: (pcp.embedding(t, pcp.tensor(idx)) * pcp.tensor(g, device=dev)).sum(), w)
+    np.testing.assert_array_equal(gg, gc)
+    np.testing.assert_allclose(gc, np.stack([g[idx == v].sum(0) for v in range(5)]), rtol=1e-5, atol=1e-5)
+
+
 def test_take_along_an_inner_axis(dev):
     x = rnd(3, 5, 4)
     idx = np.array([4, 0, 0, 2])
@@ -236,9 +246,10 @@ def test_16_bit_dropout_on_the_gpu_draws_the_float32_mask(dev, dtype):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_attention(dev, causal):
-    q, k, v = rnd(2, 3, 9, 8, seed=1), rnd(2, 3, 9, 8, seed=2), rnd(2, 3, 9, 8, seed=3)
-    g = rnd(2, 3, 9, 8, seed=4)
+@pytest.mark.parametrize("T", [9, 12])  # the softmax kernels for any row length, and 4 at a time
+def test_attention(dev, causal, T):
+    q, k, v = rnd(2, 3, T, 8, seed=1), rnd(2, 3, T, 8, seed=2), rnd(2, 3, T, 8, seed=3)
+    g = rnd(2, 3, T, 8, seed=4)
     f = lambda a, b, c: (pcp.scaled_dot_product_attention(a, b, c, causal=causal) * pcp.tensor(g, device=a.device)).sum()  # noqa: E731
     assert_same_grads(dev, f, q, k, v)
 

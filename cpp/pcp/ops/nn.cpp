@@ -21,21 +21,24 @@ Tensor empty_result(const Tensor& x) { return mul(x, S(0.0)); }
 
 // First-order backward of softmax from its output, one pass per row; used by Softmax::vjp when
 // no graph of the gradient is wanted (create_graph composes ops instead). Inputs (y, g).
+// causal_T > 0: y came from a causal softmax (see Softmax), and its masked columns, constants
+// of the input, get a zero gradient without being read.
 class SoftmaxBackward : public Primitive {
  public:
-  explicit SoftmaxBackward(bool log) : log_(log) {}
+  SoftmaxBackward(bool log, int64_t causal_T) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax_backward" : "softmax_backward"; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor gx = empty(specs[0]);
-    if (gx.device().is_gpu()) gpu::softmax_backward(in[0], in[1], gx, log_);
-    else cpu::softmax_backward(in[0], in[1], gx, log_);
+    if (gx.device().is_gpu()) gpu::softmax_backward(in[0], in[1], gx, log_, causal_T_);
+    else cpu::softmax_backward(in[0], in[1], gx, log_, causal_T_);
     return {gx};
   }
 
  private:
   bool log_;
+  int64_t causal_T_;
 };
 
 // Softmax over the last axis of a contiguous tensor. causal_T > 0 (softmax only): the rows form
@@ -57,7 +60,7 @@ class Softmax : public Primitive {
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>& outs, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
     const Tensor &y = outs[0], &g = gs[0];
-    if (!grad_enabled()) return {pcp::apply<SoftmaxBackward>({y, contiguous(astype(g, y.dtype()))}, log_)};
+    if (!grad_enabled()) return {pcp::apply<SoftmaxBackward>({y, contiguous(astype(g, y.dtype()))}, log_, causal_T_)};
     std::vector<int64_t> last{-1};
     if (log_) return {sub(g, mul(exp(y), sum(g, last, true)))};
     return {mul(y, sub(g, sum(mul(g, y), last, true)))};

@@ -37,7 +37,7 @@ void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int
 // primitives, beside gpu::softmax and friends (backend/gpu/ops.h), with the same arguments.
 // causal_T > 0: row r keeps columns 0..(r % causal_T) and the rest become 0.
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
-void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log);
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T = 0);
 // w and b may be undefined; mean and rstd (float32) receive the per-row statistics.
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps);

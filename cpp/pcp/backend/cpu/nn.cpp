@@ -35,14 +35,25 @@ void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
   });
 }
 
-void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T) {
   const int64_t n = y.shape().back(), rows = rows_of(y.shape());
   const auto& k = kernels();
   const size_t row = size_t(n) * y.itemsize();
   const char *py = bytes(y), *pg = bytes(g);
   char* pgx = bytes_out(gx);
+  if (causal_T <= 0) {
+    parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
+      k.softmax_backward_rows(y.dtype(), py + b * row, pg + b * row, pgx + b * row, e - b, n, log);
+    });
+    return;
+  }
+  // Row r of each (causal_T, n) block: columns 0..r % causal_T, then zeros (as softmax()).
   parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
-    k.softmax_backward_rows(y.dtype(), py + b * row, pg + b * row, pgx + b * row, e - b, n, log);
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t keep = std::min(n, r % causal_T + 1);
+      k.softmax_backward_rows(y.dtype(), py + r * row, pg + r * row, pgx + r * row, 1, keep, log);
+      std::memset(pgx + r * row + keep * y.itemsize(), 0, size_t(n - keep) * y.itemsize());
+    }
   });
 }
 

@@ -58,25 +58,25 @@ void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
   launch_rows(x, "softmax", {buffer_of(x), buffer_of(y)}, &p, sizeof p, rows);
 }
 
-void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log) {
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T) {
   const int64_t n = y.shape().back(), rows = rows_of(y.shape());
   if (rows4(y, {&y, &g, &gx})) {
-    struct { uint32_t rows, n4, y_off4, g_off4, gx_off4, log, y_type, g_type, gx_type; } p{
+    struct { uint32_t rows, n4, y_off4, g_off4, gx_off4, log, causal, T, y_type, g_type, gx_type; } p{
         u32(rows, "rows"), u32(n / 4, "size"), u32(y.offset() / 4, "offset"), u32(g.offset() / 4, "offset"),
-        u32(gx.offset() / 4, "offset"), log, type_code("softmax_backward", y), type_code("softmax_backward", g),
-        type_code("softmax_backward", gx)};
+        u32(gx.offset() / 4, "offset"), log, causal_T > 0, u32(std::max<int64_t>(causal_T, 1), "size"),
+        type_code("softmax_backward", y), type_code("softmax_backward", g), type_code("softmax_backward", gx)};
     if (rows > 0)
       rt().dispatch(y.device().index, "softmax_backward4", {buffer_of(y), buffer_of(g), buffer_of(gx)}, &p, sizeof p,
                     row_groups(rows));
     return;
   }
   if (is_half(y)) {
-    return into_float32(gx, [&](const Tensor& o) { softmax_backward(widened(y), widened(g), o, log); });
+    return into_float32(gx, [&](const Tensor& o) { softmax_backward(widened(y), widened(g), o, log, causal_T); });
   }
   require_f32("softmax_backward", y);
-  struct { uint32_t rows, n, y_off, g_off, gx_off, log; } p{
+  struct { uint32_t rows, n, y_off, g_off, gx_off, log, causal, T; } p{
       u32(rows, "rows"), u32(n, "size"), u32(y.offset(), "offset"), u32(g.offset(), "offset"),
-      u32(gx.offset(), "offset"), log};
+      u32(gx.offset(), "offset"), log, causal_T > 0, u32(std::max<int64_t>(causal_T, 1), "size")};
   launch_rows(y, "softmax_backward", {buffer_of(y), buffer_of(g), buffer_of(gx)}, &p, sizeof p, rows);
 }
 

@@ -45,7 +45,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& ba
 // Row kernels over contiguous float32 (rows, n) blocks. causal_T > 0: row r keeps columns
 // 0..(r % causal_T) and the rest become 0 (the causal mask of attention scores).
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
-void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log);
+void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T = 0);
 // w and b may be undefined; mean and rstd receive the per-row statistics.
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps);
