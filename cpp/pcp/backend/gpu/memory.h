@@ -1,6 +1,6 @@
 // Caching allocator for GPU buffers, per device: freed buffers wait in size-class free lists and
-// are handed out again by later allocations. Reuse is safe without waiting because each device
-// runs its work in recording order with a barrier after every command.
+// are handed out again by later allocations. Reuse is safe without waiting because commands that
+// use the same buffer run in recording order (runtime.h).
 #pragma once
 #include <cstddef>
 

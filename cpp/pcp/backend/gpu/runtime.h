@@ -11,7 +11,8 @@
 //  - a 1-D workgroup of kernel_local_size(name) invocations along x (y and z are 1).
 // Execution is asynchronous: dispatches and copies are recorded into one in-order command
 // stream per device, submitted when it grows long or at a synchronisation point
-// (download(), synchronize()). Work in the stream runs in recording order.
+// (download(), synchronize()). Commands that use a common buffer run in recording order (the
+// Vulkan runtime puts a barrier between them); commands on disjoint buffers may overlap.
 #pragma once
 #include <cstddef>
 #include <cstdint>

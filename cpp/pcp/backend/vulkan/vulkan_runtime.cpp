@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pcp/backend/gpu/runtime.h"
 #include "pcp/core/error.h"
@@ -155,6 +156,11 @@ struct Device {
   double ns_per_tick = 1.0;
   uint64_t tick_mask = ~uint64_t(0);
   std::map<std::string, Runtime::KernelTime> times;
+  std::unordered_set<const Buffer*> since_barrier;  // used by commands since the last barrier (order)
+  const bool serial = [] {  // PCP_GPU_SERIAL=1: a barrier after every command
+    const char* v = std::getenv("PCP_GPU_SERIAL");
+    return v && v[0] == '1';
+  }();
 
   uint32_t find_memory(uint32_t type_bits, VkMemoryPropertyFlags want) const {
     VkPhysicalDeviceMemoryProperties mp;
@@ -244,9 +250,10 @@ struct Device {
     }
   }
 
-  // Everything recorded so far completes before anything recorded later starts (also across
-  // frames: a barrier orders all earlier commands on the queue, in submission order).
-  void barrier(const char* command) {
+  // Everything recorded so far completes, its writes visible to later commands and the host,
+  // before anything recorded later starts (also across frames: a barrier orders all earlier
+  // commands on the queue, in submission order).
+  void full_barrier() {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
                        VK_ACCESS_TRANSFER_READ_BIT;
@@ -255,7 +262,25 @@ struct Device {
                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
                                 VK_PIPELINE_STAGE_HOST_BIT,
                             0, 1, &mb, 0, nullptr, 0, nullptr);
+    since_barrier.clear();
+  }
+
+  // Called before recording a command that reads or writes `buffers`: a barrier first where a
+  // command since the last one used any of them. Commands on disjoint buffers get none, so the
+  // GPU may overlap them (a model's per-parameter optimizer updates, the two products of a
+  // linear layer's backward). Buffers are tracked whole, and the caching allocator hands a freed
+  // buffer out again as the same Buffer, so reuse is ordered too.
+  void order(const Buffer* const* buffers, size_t n) {
+    for (size_t i = 0; i < n && !since_barrier.empty(); ++i)
+      if (since_barrier.count(buffers[i])) full_barrier();
+    since_barrier.insert(buffers, buffers + n);
+  }
+
+  // Called after recording a command. While profiling (and with PCP_GPU_SERIAL=1), a barrier
+  // follows every command, so that each command's timestamp measures it alone.
+  void recorded_command(const char* command) {
     Frame& fr = frames[current];
+    if (fr.timed || serial) full_barrier();
     if (fr.timed) {  // written once everything recorded before it has completed
       fr.commands.push_back(command);
       f->vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, fr.queries, uint32_t(fr.commands.size()));
@@ -274,6 +299,7 @@ struct Device {
   void submit() {
     if (!recording) return;
     Frame& fr = frames[current];
+    if (!since_barrier.empty()) full_barrier();  // each frame ends with its work ordered and visible
     check(f->vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
     recording = false;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -452,9 +478,11 @@ class VulkanRuntime : public Runtime {
     std::lock_guard<std::mutex> g(d.mu);
     Buffer* s = d.staging(n);
     std::memcpy(s->mapped, src, n);
+    const Buffer* used[] = {dst};
+    d.order(used, 1);
     VkBufferCopy region{0, off, n};
     d.f->vkCmdCopyBuffer(d.cmd, s->buffer, dst->buffer, 1, &region);
-    d.barrier("upload");
+    d.recorded_command("upload");
   }
 
   void download(int device, const Buffer* src, size_t off, void* dst, size_t n) override {
@@ -462,10 +490,12 @@ class VulkanRuntime : public Runtime {
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
     Buffer* s = d.staging(n);
+    const Buffer* used[] = {src};
+    d.order(used, 1);
     VkBufferCopy region{off, 0, n};
     d.f->vkCmdCopyBuffer(d.cmd, src->buffer, s->buffer, 1, &region);
-    d.barrier("download");
-    d.flush();
+    d.recorded_command("download");
+    d.flush();  // its barrier makes the copy visible to the host
     std::memcpy(dst, s->mapped, n);
   }
 
@@ -474,9 +504,11 @@ class VulkanRuntime : public Runtime {
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.begin();
+    const Buffer* used[] = {src, dst};
+    d.order(used, 2);
     VkBufferCopy region{so, doff, n};
     d.f->vkCmdCopyBuffer(d.cmd, src->buffer, dst->buffer, 1, &region);
-    d.barrier("copy");
+    d.recorded_command("copy");
   }
 
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
@@ -490,6 +522,7 @@ class VulkanRuntime : public Runtime {
     std::lock_guard<std::mutex> g(d.mu);
     const Pipeline& p = d.pipeline(kernel, uint32_t(buffers.size()), constants);
     d.begin();
+    d.order(buffers.data(), buffers.size());
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     ai.descriptorPool = d.frames[d.current].dpool;
     ai.descriptorSetCount = 1;
@@ -514,7 +547,7 @@ class VulkanRuntime : public Runtime {
     std::memcpy(pc, push, push_bytes);
     d.f->vkCmdPushConstants(d.cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(kMaxPushBytes), pc);
     d.f->vkCmdDispatch(d.cmd, std::min<uint32_t>(groups_x, 65535), 1, 1);
-    d.barrier(p.name);
+    d.recorded_command(p.name);
   }
 
   void synchronize(int device) override {
