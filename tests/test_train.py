@@ -71,6 +71,60 @@ def test_shakespeare_prefers_local_copies(text_file, tmp_path, monkeypatch):
         shakespeare(str(tmp_path / "missing.txt"))
 
 
+def test_the_main_job_text_ships_with_the_package(monkeypatch):
+    # No path, no $PCP_DATA, no network: the packaged copy, never a download.
+    import urllib.request
+    from pcp.data import sources
+
+    def offline(*a, **k):
+        raise AssertionError("the main job must not touch the network")
+    monkeypatch.delenv("PCP_DATA", raising=False)
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    path = shakespeare()
+    assert path == sources.PACKAGED_SHAKESPEARE and os.path.dirname(path) == os.path.dirname(sources.__file__)
+    text = sources.training_text()
+    assert len(text) == 1115394 and text.startswith("First Citizen:")
+
+
+def test_training_text_reads_a_file_or_a_folder_of_text_files(tmp_path, monkeypatch):
+    from pcp.data import read_text, training_text
+    monkeypatch.delenv("PCP_DATA", raising=False)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a.txt").write_text("héllo", encoding="utf-8")  # no final newline: one is added
+    (tmp_path / "b" / "c.txt").write_text("wörld\n", encoding="utf-8")
+    (tmp_path / "b" / "notes.md").write_text("not text for training")
+    assert read_text(str(tmp_path / "a.txt")) == "héllo"
+    assert training_text(str(tmp_path)) == "héllo\nwörld\n"  # sorted paths, .txt only
+    monkeypatch.setenv("PCP_DATA", str(tmp_path / "b"))
+    assert training_text() == "wörld\n"
+    (tmp_path / "bad.txt").write_bytes(b"ok \xff\xfe")
+    with pytest.raises(ValueError, match=r"bad.txt is not UTF-8 text \(invalid start byte at byte 3\)"):
+        read_text(str(tmp_path))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="holds no .txt files"):
+        read_text(str(tmp_path / "empty"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        read_text(str(tmp_path / "missing"))
+
+
+def test_train_on_a_folder_of_text_and_a_clear_error_for_bad_data(tmp_path, capsys):
+    from pcp.cli import main
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    rng = np.random.default_rng(1)
+    for i in range(3):
+        (corpus / f"part{i}.txt").write_text("\n".join(" ".join(rng.choice(["to", "be", "or", "not"], 6))
+                                                       for _ in range(400)))
+    args = ["train", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
+            "--batch-size", "4", "--max-iters", "4", "--eval-interval", "2", "--eval-iters", "1",
+            "--sample-tokens", "0", "--no-dashboard"]
+    assert main(args + ["--data", str(corpus), "--out", str(tmp_path / "run")]) == 0
+    assert "done: val loss" in capsys.readouterr().out
+    (corpus / "part1.txt").write_bytes(b"\x80 not utf-8")
+    assert main(args + ["--data", str(corpus), "--out", str(tmp_path / "run2")]) == 2
+    assert "part1.txt is not UTF-8 text" in capsys.readouterr().err
+
+
 def test_bpe_round_trip_on_a_built_vocabulary(tmp_path):
     from pcp.data.bpe import bytes_to_unicode
     # A small byte-level BPE: every byte is a token, plus merges for frequent pairs.

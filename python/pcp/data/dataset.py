@@ -30,15 +30,23 @@ class TokenDataset:
 
     @classmethod
     def from_text_file(cls, path, tokenizer, block_size, cache_dir=None, val_fraction=0.1):
-        """Tokenizes a text file once; later runs memory-map the cached .bin."""
+        """Tokenizes a UTF-8 text file once; later runs memory-map the cached .bin."""
         with open(path, "rb") as f:
             raw = f.read()
-        key = hashlib.sha256(raw + tokenizer.to_json().encode()).hexdigest()[:16]
         cache_dir = cache_dir or os.path.join(os.path.dirname(os.path.abspath(path)), ".pcp-cache")
-        dtype = np.uint16 if tokenizer.vocab_size <= 65535 else np.uint32
-        bin_path = os.path.join(cache_dir, f"{os.path.basename(path)}.{key}.bin")
+        return cls.from_text(raw.decode("utf-8"), tokenizer, block_size, cache_dir, val_fraction,
+                             name=os.path.basename(path))
+
+    @classmethod
+    def from_text(cls, text, tokenizer, block_size, cache_dir=None, val_fraction=0.1, name="text"):
+        """Tokenizes `text`; with a cache_dir, once: the tokens are kept there as a .bin named by
+        `name` and a hash of the text and the tokenizer, which later runs memory-map."""
+        if cache_dir is None:
+            return cls(cls._tokens(text, tokenizer), block_size, val_fraction)
+        key = hashlib.sha256(text.encode("utf-8") + tokenizer.to_json().encode()).hexdigest()[:16]
+        bin_path = os.path.join(cache_dir, f"{name}.{key}.bin")
         if not os.path.exists(bin_path):
-            tokens = np.array(tokenizer.encode(raw.decode("utf-8")), dtype=dtype)
+            tokens = cls._tokens(text, tokenizer)
             try:
                 os.makedirs(cache_dir, exist_ok=True)
                 tmp = bin_path + f".tmp{os.getpid()}"
@@ -46,7 +54,15 @@ class TokenDataset:
                 os.replace(tmp, bin_path)
             except OSError:  # read-only location: keep the tokens in memory
                 return cls(tokens, block_size, val_fraction)
-        return cls(np.memmap(bin_path, dtype=dtype, mode="r"), block_size, val_fraction)
+        return cls(np.memmap(bin_path, dtype=cls._token_dtype(tokenizer), mode="r"), block_size, val_fraction)
+
+    @staticmethod
+    def _token_dtype(tokenizer):
+        return np.uint16 if tokenizer.vocab_size <= 65535 else np.uint32
+
+    @classmethod
+    def _tokens(cls, text, tokenizer):
+        return np.array(tokenizer.encode(text), dtype=cls._token_dtype(tokenizer))
 
     def get_batch(self, split, batch_size):
         """(x, y) int64 tensors of shape (batch_size, block_size); y is x shifted by one token.

@@ -1,10 +1,14 @@
-"""Where the tiny-Shakespeare text comes from: a local copy, or a download into a cache."""
+"""Where training text comes from: a user's UTF-8 text (a file, or a folder of .txt files), or
+the tiny-Shakespeare text that ships inside the package, so the main job needs no network."""
 import os
 import sys
 import urllib.error
 import urllib.request
 
 SHAKESPEARE_URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
+# The tiny-Shakespeare corpus (Karpathy's char-rnn, 1.1 MB of public-domain Shakespeare), shipped
+# as package data.
+PACKAGED_SHAKESPEARE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tinyshakespeare.txt")
 
 
 def _cache_dir():
@@ -12,9 +16,53 @@ def _cache_dir():
     return os.path.join(base, "pcp")
 
 
+def text_files(path):
+    """The UTF-8 text files a training run reads from `path`: the file itself, or every .txt file
+    below a folder (recursively, in sorted path order). FileNotFoundError when there is none."""
+    if os.path.isfile(path):
+        return [path]
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"text: {path} does not exist (expected a UTF-8 text file or a folder of .txt files)")
+    found = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".txt")]
+    if not found:
+        raise FileNotFoundError(f"text: the folder {path} holds no .txt files")
+    return found
+
+
+def read_text(path):
+    """The text of `path` (a file, or a folder's .txt files joined in sorted order, a newline
+    between files that do not end with one), decoded as UTF-8. ValueError naming the file and
+    the byte where a file is not UTF-8."""
+    parts = []
+    for name in text_files(path):
+        with open(name, "rb") as f:
+            raw = f.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"text: {name} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+        if parts and not parts[-1].endswith("\n"):
+            parts.append("\n")
+        parts.append(text)
+    return "".join(parts)
+
+
+def training_text(path=None):
+    """The text a run trains on: `path` or $PCP_DATA when given (read_text), else the
+    tiny-Shakespeare text shipped with PCP (downloaded only where that copy was removed)."""
+    for candidate in (path, os.environ.get("PCP_DATA")):
+        if candidate:
+            return read_text(candidate)
+    return read_text(shakespeare())
+
+
 def shakespeare(path=None, progress=True):
     """Path of tinyshakespeare.txt: `path` or $PCP_DATA (a file, or a folder holding it) when given,
-    else the cached download, else a fresh download (with a progress bar). Offline, a clear error."""
+    else the copy shipped in the package, else a cached download (with a progress bar; offline, a
+    clear error), for installs that left the package data out."""
     for candidate in (path, os.environ.get("PCP_DATA")):
         if not candidate:
             continue
@@ -26,6 +74,8 @@ def shakespeare(path=None, progress=True):
         if os.path.isfile(candidate):
             return candidate
         raise FileNotFoundError(f"shakespeare: {candidate} does not exist")
+    if os.path.isfile(PACKAGED_SHAKESPEARE):
+        return PACKAGED_SHAKESPEARE
     target = os.path.join(_cache_dir(), "tinyshakespeare.txt")
     if os.path.isfile(target):
         return target

@@ -6,7 +6,8 @@ import os
 import time
 
 import pcp
-from pcp.data import CharTokenizer, TokenDataset, shakespeare
+from pcp.data import CharTokenizer, TokenDataset
+from pcp.data.sources import training_text
 from pcp.models import GPT2, GPT2Config
 from pcp.optim import AdamW, clip_grad_norm, warmup_cosine
 
@@ -18,11 +19,13 @@ RUN_FILES = ("ckpt.json", "best.json", "loss.png", "tokenizer.json")
 
 
 def build_data(cfg):
-    path = shakespeare(cfg.data or None)
-    with open(path, encoding="utf-8") as f:
-        tokenizer = CharTokenizer.from_text(f.read())
-    return tokenizer, TokenDataset.from_text_file(path, tokenizer, cfg.block_size,
-                                                  cache_dir=os.path.join(cfg.out, "cache"))
+    """(tokenizer, dataset) of a run: cfg.data (a UTF-8 text file or a folder of .txt files) or
+    $PCP_DATA, else the tiny-Shakespeare text shipped with PCP; a character vocabulary of it."""
+    text = training_text(cfg.data or None)
+    tokenizer = CharTokenizer.from_text(text)
+    name = os.path.basename(os.path.normpath(cfg.data or os.environ.get("PCP_DATA") or "tinyshakespeare.txt"))
+    return tokenizer, TokenDataset.from_text(text, tokenizer, cfg.block_size, cache_dir=os.path.join(cfg.out, "cache"),
+                                             name=name)
 
 
 def build_model(cfg, vocab_size):
