@@ -55,6 +55,28 @@ def test_logits_loss_and_gradients_match_hugging_face(hf_model):
     assert checked == len(list(ours.parameters())) == 2 + 2 + 2 * 12
 
 
+@pytest.mark.parametrize("bias", [False, True])
+def test_save_pretrained_loads_in_transformers_with_the_same_logits(tmp_path, bias):
+    # A PCP model (without biases, as shakespeare-char's, or with) and its character tokenizer,
+    # saved in Hugging Face's layout and loaded by transformers' own classes.
+    from pcp.data import CharTokenizer
+    text = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll: Speak, speak! 'tis é"
+    tok = CharTokenizer.from_text(text)
+    pcp.random.seed(0)
+    ours = GPT2(GPT2Config(vocab_size=tok.vocab_size, n_positions=32, n_embd=48, n_layer=2, n_head=4, bias=bias))
+    state = ours.state_dict()  # non-trivial LayerNorm gains and biases
+    ours.load_state_dict({k: v + pcp.randn(v.shape) * 0.1 if "ln" in k or k.endswith("bias") else v
+                          for k, v in state.items()})
+    ours.save_pretrained(str(tmp_path), tokenizer=tok)
+    hf = transformers.GPT2LMHeadModel.from_pretrained(str(tmp_path)).eval()
+    idx = np.random.default_rng(0).integers(0, tok.vocab_size, size=(2, 20))
+    logits = ours(pcp.tensor(idx))[0].numpy()
+    np.testing.assert_allclose(hf(torch.tensor(idx)).logits.detach().numpy(), logits, atol=1e-5, rtol=0)
+    np.testing.assert_array_equal(GPT2.from_pretrained(str(tmp_path))(pcp.tensor(idx))[0].numpy(), logits)
+    hf_tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    assert hf_tok.encode(text) == tok.encode(text) and hf_tok.decode(tok.encode(text)) == text
+
+
 def test_safetensors_round_trip_all_dtypes(tmp_path):
     rng = np.random.default_rng(1)
     tensors = {

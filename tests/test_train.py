@@ -142,6 +142,9 @@ def test_bpe_round_trip_on_a_built_vocabulary(tmp_path):
         assert tok.decode(tok.encode(s)) == s
     with pytest.raises(ValueError, match="not in the vocabulary"):
         tok.decode([10 ** 6])
+    tok.save_pretrained(str(tmp_path / "saved"))
+    again = BPETokenizer.from_pretrained(str(tmp_path / "saved"))
+    assert again.encode("hello world, héllo") == tok.encode("hello world, héllo")
 
 
 def test_training_lowers_the_loss_and_writes_outputs(text_file, tmp_path):
@@ -202,3 +205,22 @@ def test_cli_train_and_sample(text_file, tmp_path, capsys):
     assert rc == 0 and text.startswith("the") and len(text.rstrip("\n")) >= 23
     assert main(["train", "--preset", "nope"]) == 2
     assert "unknown preset" in capsys.readouterr().err
+
+
+def test_train_and_export_in_hugging_face_layout(text_file, tmp_path, capsys):
+    # --export-hf writes the final model; `pcp export-hf` a run's best checkpoint. Both load back
+    # into PCP with the weights of the checkpoint they came from (transformers: tests/test_gpt2.py).
+    from pcp.cli import _load_trained, main
+    from pcp.models import GPT2
+    out, final, best = tmp_path / "run", tmp_path / "final", tmp_path / "best"
+    args = ["train", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16", "--batch-size", "4",
+            "--max-iters", "6", "--eval-interval", "3", "--eval-iters", "1", "--sample-tokens", "0",
+            "--no-dashboard", "--data", text_file, "--out", str(out)]
+    assert main(args + ["--export-hf", str(final)]) == 0
+    assert main(["export-hf", str(out), str(best)]) == 0
+    assert "AutoTokenizer.from_pretrained" in capsys.readouterr().out
+    idx = pcp.tensor(np.random.default_rng(0).integers(0, 20, (2, 16)))
+    for exported, ckpt in ((final, out / "ckpt.safetensors"), (best, out / "best.safetensors")):
+        assert {"model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"} <= set(os.listdir(exported))
+        model, _ = _load_trained(str(ckpt))
+        np.testing.assert_array_equal(GPT2.from_pretrained(str(exported))(idx)[0].numpy(), model(idx)[0].numpy())

@@ -1,4 +1,5 @@
-"""The `pcp` command: `pcp train`, `pcp sample`, and DiLoCo: `pcp diloco`, `pcp shepherd`, `pcp worker`."""
+"""The `pcp` command: `pcp train`, `pcp sample`, `pcp export-hf`, and DiLoCo: `pcp diloco`,
+`pcp shepherd`, `pcp worker`."""
 import argparse
 import dataclasses
 import os
@@ -49,17 +50,22 @@ def cmd_train(args):
         summary = train(cfg, resume=args.resume, report=report, overwrite=args.overwrite)
     val = "none" if summary["val_loss"] is None else f"{summary['val_loss']:.4f}"
     print(f"done: val loss {val} (best {summary['best_val']:.4f}), {summary['ms_per_iter'] or 0:.1f} ms/iter")
+    if args.export_hf:
+        from pcp.data import CharTokenizer
+        with open(os.path.join(cfg.out, "tokenizer.json")) as f:
+            _export_hf(summary["model"], CharTokenizer.from_json(f.read()), args.export_hf)
     return 0
 
 
-def cmd_sample(args):
-    import pcp
+def _load_trained(checkpoint):
+    """(model, tokenizer) of a `pcp train` checkpoint file, or of a run's --out folder (its best
+    checkpoint, else its last)."""
     from pcp.data import CharTokenizer
     from pcp.train.checkpoint import load_checkpoint
     from pcp.train.loop import build_model
     from pcp.train.config import TrainConfig
 
-    ckpt = args.checkpoint
+    ckpt = checkpoint
     if os.path.isdir(ckpt):
         ckpt = os.path.join(ckpt, "best.safetensors" if os.path.exists(os.path.join(ckpt, "best.safetensors"))
                             else "ckpt.safetensors")
@@ -77,10 +83,28 @@ def cmd_sample(args):
         raise SafetensorsError(ckpt, f"checkpoint metadata: its config is not usable ({e})") from None
     model = build_model(cfg, tokenizer.vocab_size)
     load_checkpoint(ckpt, model, restore_rng=False)
+    return model, tokenizer
+
+
+def cmd_sample(args):
+    import pcp
+    model, tokenizer = _load_trained(args.checkpoint)
     pcp.random.seed(args.seed)
     prompt = pcp.tensor([tokenizer.encode(args.prompt or "\n")])
     out = model.generate(prompt, args.max_new_tokens, temperature=args.temperature, top_k=args.top_k)
     print(tokenizer.decode(out[0].tolist()))
+    return 0
+
+
+def _export_hf(model, tokenizer, directory):
+    model.save_pretrained(directory, tokenizer=tokenizer)
+    print(f"exported to {directory} in Hugging Face's layout: transformers.GPT2LMHeadModel.from_pretrained"
+          f"({directory!r}) and AutoTokenizer.from_pretrained({directory!r}) load it")
+
+
+def cmd_export_hf(args):
+    model, tokenizer = _load_trained(args.checkpoint)
+    _export_hf(model, tokenizer, args.dir)
     return 0
 
 
@@ -149,6 +173,9 @@ def main(argv=None):
     t.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.safetensors")
     t.add_argument("--overwrite", action="store_true",
                    help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
+    t.add_argument("--export-hf", metavar="DIR", default=None,
+                   help="also write the final model and its tokenizer to DIR in Hugging Face's layout "
+                        "(`pcp export-hf` exports any checkpoint, the best one for instance)")
     _add_dashboard_flag(t)
     _add_config_flags(t, TrainConfig)
     t.set_defaults(fn=cmd_train)
@@ -160,6 +187,10 @@ def main(argv=None):
     s.add_argument("--top-k", type=int, default=200)
     s.add_argument("--seed", type=int, default=1337)
     s.set_defaults(fn=cmd_sample)
+    e = sub.add_parser("export-hf", help="write a checkpoint in Hugging Face's layout (transformers loads it)")
+    e.add_argument("checkpoint", help="a checkpoint file or the --out folder of a run (its best checkpoint)")
+    e.add_argument("dir", help="the folder to write model.safetensors, config.json and the tokenizer's files to")
+    e.set_defaults(fn=cmd_export_hf)
     d = sub.add_parser("diloco", help="train one GPT with DiLoCo over Ray workers (local cluster or --address)")
     d.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
     d.add_argument("--workers", type=int, default=4)

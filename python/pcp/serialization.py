@@ -192,6 +192,22 @@ def save_safetensors(tensors, path, metadata=None):
         raise
 
 
+def write_json(path, obj):
+    """Writes obj as indented UTF-8 JSON, atomically (a crash leaves the old file or the new one)."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=TMP_PREFIX, suffix=TMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), _file_mode())
+            json.dump(obj, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def remove_stale_temps(directory):
     """Deletes the temporary files of writes that were killed midway; returns their names.
     Call it only where no other process writes (a run holds its folder's lock)."""

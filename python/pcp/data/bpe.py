@@ -67,6 +67,17 @@ class BPETokenizer:
             return cls.from_tokenizer_json(t)
         raise FileNotFoundError(f"BPETokenizer: no vocab.json + merges.txt or tokenizer.json in {directory}")
 
+    def save_pretrained(self, directory):
+        """Writes `vocab.json` and `merges.txt` (GPT-2's files, which `from_pretrained` and
+        `transformers.GPT2Tokenizer.from_pretrained` read) and a `tokenizer_config.json`."""
+        from pcp.serialization import write_json
+        os.makedirs(directory, exist_ok=True)
+        write_json(os.path.join(directory, "vocab.json"), self.encoder)
+        merges = sorted(self.ranks, key=self.ranks.get)
+        with open(os.path.join(directory, "merges.txt"), "w", encoding="utf-8") as f:
+            f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+        write_json(os.path.join(directory, "tokenizer_config.json"), {"tokenizer_class": "GPT2Tokenizer"})
+
     @property
     def vocab_size(self):
         return len(self.encoder)

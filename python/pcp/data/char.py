@@ -1,5 +1,6 @@
 """Character-level tokenizer (nanoGPT's shakespeare_char): one id per distinct character."""
 import json
+import os
 
 
 class CharTokenizer:
@@ -40,3 +41,20 @@ class CharTokenizer:
         if d.get("type") != "char":
             raise ValueError(f"CharTokenizer.from_json: not a char tokenizer ({d.get('type')!r})")
         return cls(d["chars"])
+
+    def save_pretrained(self, directory):
+        """Writes this vocabulary as a Hugging Face tokenizer: `tokenizer.json` (the `tokenizers`
+        library's format: a BPE model with no merges, so each character is one token, and a Fuse
+        decoder that joins them without spaces) and `tokenizer_config.json`, so that
+        `transformers.AutoTokenizer.from_pretrained(directory)` encodes and decodes as this does
+        (characters outside the vocabulary are dropped there, where `encode` here raises)."""
+        from pcp.serialization import write_json
+        os.makedirs(directory, exist_ok=True)
+        write_json(os.path.join(directory, "tokenizer.json"), {
+            "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": None, "post_processor": None, "decoder": {"type": "Fuse"},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                      "ignore_merges": False, "vocab": dict(self.stoi), "merges": []}})
+        write_json(os.path.join(directory, "tokenizer_config.json"), {
+            "tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False})

@@ -1,5 +1,6 @@
 """GPT-2 (Radford et al., 2019) in PCP: pre-LayerNorm blocks, fused causal attention, a GELU(tanh)
-MLP and an LM head tied to the token embedding. Loads Hugging Face weights from safetensors."""
+MLP and an LM head tied to the token embedding. Loads and saves Hugging Face's layout
+(model.safetensors and config.json), so models go both ways between PCP and `transformers`."""
 import json
 import math
 import os
@@ -10,7 +11,11 @@ import numpy as np
 import pcp
 from pcp import nn
 from pcp._config import DictConfig
-from pcp.serialization import SafetensorsError, check_tensor, load_safetensors
+from pcp.serialization import SafetensorsError, check_tensor, load_safetensors, save_safetensors, write_json
+
+
+# Hugging Face keeps these weights in its Conv1D layout (in, out); PCP's Linear holds (out, in).
+_CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
 
 
 @dataclass
@@ -140,6 +145,17 @@ class GPT2(nn.Module):
         self.train(was_training)
         return pcp.tensor(out)
 
+    def save_pretrained(self, directory, tokenizer=None):
+        """Writes this model in Hugging Face's GPT-2 layout: `model.safetensors` (float32 weights,
+        the attention and MLP matrices in HF's Conv1D layout, zero biases where this model has
+        none) and `config.json`, so `transformers.GPT2LMHeadModel.from_pretrained(directory)` gives
+        the same logits, and `GPT2.from_pretrained(directory)` reads it back. With a tokenizer that
+        has a `save_pretrained` (CharTokenizer, BPETokenizer), its files go there too. Creates the
+        directory; each file is replaced atomically.
+
+        Example: `pcp.models.GPT2(GPT2Config(vocab_size=65, n_layer=2)).save_pretrained("out/hf")`."""
+        _save_pretrained(self, directory, tokenizer)
+
     @classmethod
     def from_pretrained(cls, path, config=None):
         """Loads Hugging Face GPT-2 weights from a model.safetensors file (or a directory holding it
@@ -163,7 +179,6 @@ class GPT2(nn.Module):
                 raise SafetensorsError(path, f"the config's {name} is {getattr(config, name)} but the weights' is "
                                              f"{getattr(inferred, name)}")
         model = cls(config or inferred)
-        conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
         own = model.state_dict()
         state = {}
         for k, v in tensors.items():
@@ -171,7 +186,7 @@ class GPT2(nn.Module):
                 continue  # causal-mask buffers, and the head tied to wte
             if k not in own:
                 raise SafetensorsError(path, "not a parameter of GPT-2 with this config", k)
-            v = v.T if k.endswith(conv1d) else v
+            v = v.T if k.endswith(_CONV1D) else v
             check_tensor(path, k, v, own[k].shape, (pcp.float32, pcp.float16, pcp.bfloat16))
             state[k] = v.astype(pcp.float32)
         missing = [k for k in own if k not in state]
@@ -179,6 +194,36 @@ class GPT2(nn.Module):
             raise SafetensorsError(path, f"missing ({len(missing)} tensors missing in all)", missing[0])
         model.load_state_dict(state, strict=True)
         return model
+
+
+def _save_pretrained(model, directory, tokenizer=None):
+    cfg = model.config
+    os.makedirs(directory, exist_ok=True)
+    tensors = {}
+    for k, v in model.state_dict().items():
+        v = v.to("cpu").astype(pcp.float32)
+        tensors["transformer." + k] = v.T if k.endswith(_CONV1D) else v
+    if not cfg.bias:  # HF's GPT-2 always has biases: zeros compute what this model does
+        C = cfg.n_embd
+        widths = {"ln_1.bias": C, "ln_2.bias": C, "attn.c_attn.bias": 3 * C, "attn.c_proj.bias": C,
+                  "mlp.c_fc.bias": 4 * C, "mlp.c_proj.bias": C}
+        for i in range(cfg.n_layer):
+            for name, n in widths.items():
+                tensors[f"transformer.h.{i}.{name}"] = pcp.zeros((n,), device="cpu")
+        tensors["transformer.ln_f.bias"] = pcp.zeros((C,), device="cpu")
+    save_safetensors(tensors, os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
+    hf = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": cfg.vocab_size,
+          "n_positions": cfg.n_positions, "n_embd": cfg.n_embd, "n_layer": cfg.n_layer, "n_head": cfg.n_head,
+          "n_inner": None, "activation_function": "gelu_new", "layer_norm_epsilon": cfg.layer_norm_epsilon,
+          "initializer_range": cfg.initializer_range, "resid_pdrop": cfg.dropout, "embd_pdrop": cfg.dropout,
+          "attn_pdrop": cfg.dropout, "tie_word_embeddings": True, "torch_dtype": "float32"}
+    if cfg.vocab_size == 50257:  # GPT-2's own vocabulary: its <|endoftext|>
+        hf["bos_token_id"] = hf["eos_token_id"] = 50256
+    else:  # no such token in another vocabulary
+        hf["bos_token_id"] = hf["eos_token_id"] = None
+    write_json(os.path.join(directory, "config.json"), hf)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(directory)
 
 
 def _infer_config(path, tensors):
