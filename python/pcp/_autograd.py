@@ -56,7 +56,7 @@ def _flatten(tree):
 
 
 def value_and_grad(fn, argnums=0):
-    """Returns a function computing (fn(*args), d fn / d args[argnums]).
+    """Returns a function computing ``(fn(*args), d fn / d args[argnums])``.
 
     fn must return a one-element Tensor. argnums is an int or a tuple of ints; each selected
     argument may be a Tensor or a tuple/list/dict of Tensors, and its gradient has the same structure.

@@ -163,7 +163,7 @@ class GradScaler:
         state["unscaled"], state["found_inf"] = True, not math.isfinite(total)
 
     def step(self, optimizer, *args, **kwargs):
-        """Unscales (if unscale_ was not called) and runs optimizer.step() unless a gradient holds
+        """Unscales (if ``unscale_`` was not called) and runs optimizer.step() unless a gradient holds
         inf or NaN. Returns what optimizer.step() returned, or None when the step was skipped."""
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
@@ -178,7 +178,7 @@ class GradScaler:
         return optimizer.step(*args, **kwargs)
 
     def found_inf(self, optimizer):
-        """Whether the last unscale_ of `optimizer` found inf or NaN (so its step was skipped)."""
+        """Whether the last ``unscale_`` of ``optimizer`` found inf or NaN (so its step was skipped)."""
         return self._state(optimizer)["found_inf"]
 
     def update(self, new_scale=None):

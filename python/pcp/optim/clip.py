@@ -8,7 +8,7 @@ from pcp import _core
 def clip_grad_norm(parameters, max_norm, eps=1e-6):
     """Scales every gradient by max_norm / total_norm when the global L2 norm exceeds max_norm.
 
-    Returns the total norm before clipping, as torch.nn.utils.clip_grad_norm_: a float for CPU
+    Returns the total norm before clipping, as ``torch.nn.utils.clip_grad_norm_``: a float for CPU
     gradients, a 0-d float32 tensor for GPU ones (the scale is applied on the GPU without waiting).
     """
     if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):

@@ -5,7 +5,7 @@ import pcp
 class Optimizer:
     """Holds parameter groups (dicts with 'params' and per-group hyperparameters) and state.
 
-    `params` is an iterable of tensors or of dicts {'params': [...], **overrides}, as in PyTorch,
+    ``params`` is an iterable of tensors or of dicts ``{'params': [...], **overrides}``, as in PyTorch,
     so biases and norms can go in a group with weight_decay=0 (as nanoGPT does).
     """
 

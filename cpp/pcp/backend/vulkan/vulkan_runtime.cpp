@@ -344,12 +344,11 @@ struct Device {
   // What the driver's compiler made of a pipeline (registers, spills, shared memory: the
   // statistics VK_KHR_pipeline_executable_properties reports), one line on stderr; a tuning aid.
   void print_statistics(const std::string& key, VkPipeline pipeline) {
-    const auto get = get_statistics;
     VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, nullptr, pipeline, 0};
     uint32_t n = 0;
-    if (get(dev, &ei, &n, nullptr) != VK_SUCCESS) return;
+    if (get_statistics(dev, &ei, &n, nullptr) != VK_SUCCESS) return;
     std::vector<VkPipelineExecutableStatisticKHR> st(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
-    if (get(dev, &ei, &n, st.data()) != VK_SUCCESS) return;
+    if (get_statistics(dev, &ei, &n, st.data()) != VK_SUCCESS) return;
     std::string line = "pcp: pipeline " + key + ":";
     for (const auto& x : st) {
       line += std::string(" ") + x.name + "=";
