@@ -219,8 +219,8 @@ def test_train_and_export_in_hugging_face_layout(text_file, tmp_path, capsys):
     assert main(args + ["--export-hf", str(final)]) == 0
     assert main(["export-hf", str(out), str(best)]) == 0
     assert "AutoTokenizer.from_pretrained" in capsys.readouterr().out
-    idx = pcp.tensor(np.random.default_rng(0).integers(0, 20, (2, 16)))
     for exported, ckpt in ((final, out / "ckpt.safetensors"), (best, out / "best.safetensors")):
         assert {"model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"} <= set(os.listdir(exported))
-        model, _ = _load_trained(str(ckpt))
+        model, tok = _load_trained(str(ckpt))
+        idx = pcp.tensor(np.random.default_rng(0).integers(0, tok.vocab_size, (2, 16)))
         np.testing.assert_array_equal(GPT2.from_pretrained(str(exported))(idx)[0].numpy(), model(idx)[0].numpy())
