@@ -2,7 +2,7 @@
 generated from the docstrings of the installed package. Build: python -m sphinx -W -b html docs DIR"""
 project = "PCP"
 author = "PCP's developers"
-extensions = ["sphinx.ext.autodoc", "myst_parser"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser"]  # napoleon: Args/Returns/Raises sections
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
 autodoc_docstring_signature = True  # pybind11 puts a function's signature on its docstring's first line

@@ -1,18 +1,47 @@
-"""The documentation site (docs/: the README's guides and the API reference generated from the
-docstrings) builds with Sphinx, every warning an error."""
+"""The docstrings' examples run as doctests, and the documentation site (docs/: the README's
+guides and the API reference generated from the docstrings) builds with Sphinx, every warning an
+error."""
+import doctest
 import os
 import subprocess
 import sys
 
 import pytest
 
-pytest.importorskip("sphinx", reason="Sphinx (docs only) is not installed")
-pytest.importorskip("myst_parser", reason="myst-parser (docs only) is not installed")
+import pcp
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
 
 
+def _documented():
+    """(name, docstring) of every public pcp function whose docstring has an example."""
+    for name in sorted(n for n in dir(pcp) if not n.startswith("_")):
+        doc = getattr(getattr(pcp, name), "__doc__", None) or ""
+        if ">>>" in doc:
+            yield name, doc
+
+
+def test_docstring_examples_run():
+    documented = dict(_documented())
+    assert {"softmax", "matmul", "add", "exp", "cross_entropy", "scaled_dot_product_attention"} <= set(documented)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for name, doc in documented.items():
+        test = doctest.DocTestParser().get_doctest(doc, {"pcp": pcp}, f"pcp.{name}", None, 0)
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+
+
+def test_documented_functions_say_what_they_take_return_and_raise():
+    for name, doc in _documented():
+        for section in ("Args:", "Returns:", "Raises:", "Example:"):
+            assert section in doc, f"pcp.{name}: no {section} section"
+    # The Tensor method bound with a function carries the same text.
+    assert "Example:" in pcp.Tensor.exp.__doc__
+
+
 def test_the_documentation_builds_without_warnings(tmp_path):
+    pytest.importorskip("sphinx", reason="Sphinx (docs only) is not installed")
+    pytest.importorskip("myst_parser", reason="myst-parser (docs only) is not installed")
     r = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-E", "-W", "--keep-going", "-b", "html", DOCS,
                         str(tmp_path / "html")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-4000:]

@@ -97,9 +97,15 @@ auto named(const char* op, F f) {
   return detail::wrap_signature(op, std::move(f), typename detail::signature_of<std::decay_t<F>>::type{nullptr});
 }
 
+// The docstring of pcp.<name> (docstrings.cpp), or nullptr where there is none yet.
+const char* op_doc(const char* name);
+
+// Binds pcp.<name>, named (above), with its docstring from docstrings.cpp when it has one (it
+// replaces a docstring among `extra`).
 template <class F, class... Extra>
 void def(pybind11::module_& m, const char* name, F f, const Extra&... extra) {
-  m.def(name, named(name, std::move(f)), extra...);
+  if (const char* doc = op_doc(name)) m.def(name, named(name, std::move(f)), extra..., pybind11::doc(doc));
+  else m.def(name, named(name, std::move(f)), extra...);
 }
 
 }  // namespace pcp::bindings

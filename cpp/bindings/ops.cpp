@@ -13,7 +13,7 @@ template <class F, class... Extra>
 void def_op(py::module_& m, py::class_<Tensor>& cls, const char* name, F f, const py::arg& first,
             const Extra&... rest) {
   def(m, name, f, first, rest...);
-  cls.def(name, named(name, std::move(f)), rest...);
+  cls.def(name, named(name, std::move(f)), rest..., py::doc(op_doc(name) ? op_doc(name) : ""));
 }
 
 // A shape given as separate ints or as one sequence: x.reshape(2, 3) or x.reshape((2, 3)).
@@ -217,12 +217,10 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   }, arg("x"), arg("weight") = py::none(), arg("bias") = py::none(), arg("eps") = 1e-5);
   def(m, "cross_entropy", [=](const Tensor& logits, py::handle targets, Int ignore_index, const std::string& red) {
     return cross_entropy(logits, T(targets, "cross_entropy"), ignore_index, reduction_from_name(red));
-  }, arg("logits"), arg("targets"), arg("ignore_index") = -100, arg("reduction") = "mean",
-     "Cross-entropy of logits (..., C) against integer targets (...), classes on the last axis");
+  }, arg("logits"), arg("targets"), arg("ignore_index") = -100, arg("reduction") = "mean");
   def(m, "dropout", &dropout, arg("x"), arg("p") = 0.5, arg("training") = true);
   def(m, "scaled_dot_product_attention", &scaled_dot_product_attention, arg("q"), arg("k"), arg("v"),
-        arg("causal") = false, arg("scale") = py::none(), arg("dropout_p") = 0.0,
-        "softmax(scale q k^T [causal]) v over (..., T, D); dropout_p drops attention weights (pass 0 when evaluating)");
+        arg("causal") = false, arg("scale") = py::none(), arg("dropout_p") = 0.0);
   def(m, "qkv_attention", [](const Tensor& qkv, Int heads, bool causal, std::optional<double> scale, double dropout_p) {
     return qkv_attention(qkv, heads, causal, scale, dropout_p);
   }, arg("qkv"), arg("num_heads"), arg("causal") = false,

@@ -1,0 +1,210 @@
+// The docstrings of PCP's module functions (and of the Tensor methods bound with them), by name:
+// what `help(pcp.softmax)` prints and the API reference (docs/) renders. Each says what the
+// function computes, its arguments' shapes and dtypes, what it returns, what it raises, and gives
+// an example that tests/test_docs.py runs as a doctest. Functions missing here keep pybind11's
+// signature line alone.
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "named.h"
+
+namespace pcp::bindings {
+
+namespace {
+
+// The text shared by the elementwise functions of one argument.
+std::string unary(const char* what, const char* example, const char* result) {
+  return std::string(what) +
+         "\n\nArgs:\n    x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs"
+         " are promoted to float32 where the result is fractional.\n\nReturns:\n    A new tensor of x's"
+         " shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.\n\nRaises:\n"
+         "    TypeError: x is not a tensor, an array, a list or a number.\n\nExample:\n    >>> " +
+         example + "\n    " + result + "\n";
+}
+
+// The text shared by the elementwise functions of two arguments.
+std::string binary(const char* what, const char* example, const char* result) {
+  return std::string(what) +
+         "\n\nArgs:\n    a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do,"
+         " and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's"
+         " dtype).\n\nReturns:\n    A new tensor of the broadcast shape and the promoted dtype.\n\nRaises:\n"
+         "    ValueError: the shapes do not broadcast (the message names both shapes).\n    TypeError: an"
+         " argument is not a tensor, an array, a list or a number.\n\nExample:\n    >>> " +
+         example + "\n    " + result + "\n";
+}
+
+const std::unordered_map<std::string, std::string>& table() {
+  static const std::unordered_map<std::string, std::string> docs = {
+      {"exp", unary("e to the power x, elementwise.", "pcp.exp(pcp.tensor([0.0, 1.0])).tolist()",
+                    "[1.0, 2.7182817459106445]")},
+      {"log", unary("The natural logarithm of x, elementwise (-inf at 0, nan below).",
+                    "pcp.log(pcp.tensor([1.0, 4.0])).tolist()", "[0.0, 1.3862943649291992]")},
+      {"sqrt", unary("The square root of x, elementwise (nan below 0).", "pcp.sqrt(pcp.tensor([4.0, 9.0])).tolist()",
+                     "[2.0, 3.0]")},
+      {"tanh", unary("The hyperbolic tangent of x, elementwise.", "pcp.tanh(pcp.tensor([0.0])).tolist()", "[0.0]")},
+      {"abs", unary("The absolute value of x, elementwise.", "pcp.abs(pcp.tensor([-2.0, 3.0])).tolist()",
+                    "[2.0, 3.0]")},
+      {"relu", unary("max(x, 0), elementwise.", "pcp.relu(pcp.tensor([-1.0, 2.0])).tolist()", "[0.0, 2.0]")},
+      {"sigmoid", unary("1 / (1 + exp(-x)), elementwise.", "pcp.sigmoid(pcp.tensor([0.0])).tolist()", "[0.5]")},
+      {"add", binary("a + b, elementwise with broadcasting (the + operator).",
+                     "pcp.add(pcp.tensor([[1.0], [2.0]]), pcp.tensor([10.0, 20.0])).tolist()",
+                     "[[11.0, 21.0], [12.0, 22.0]]")},
+      {"sub", binary("a - b, elementwise with broadcasting (the - operator).",
+                     "pcp.sub(pcp.tensor([5.0, 7.0]), 2).tolist()", "[3.0, 5.0]")},
+      {"mul", binary("a * b, elementwise with broadcasting (the * operator).",
+                     "pcp.mul(pcp.tensor([1.5, 2.0]), pcp.tensor([2.0, 3.0])).tolist()", "[3.0, 6.0]")},
+      {"div", binary("a / b, elementwise with broadcasting (true division: integers give float32).",
+                     "pcp.div(pcp.tensor([3, 4]), 2).tolist()", "[1.5, 2.0]")},
+      {"matmul",
+       "Matrix product with NumPy's matmul rules (the @ operator): 1-D operands are promoted to a row or\n"
+       "column and the added axis removed; leading (batch) axes broadcast.\n\n"
+       "Args:\n    a: (..., M, K) or (K,).\n    b: (..., K, N) or (K,).\n\n"
+       "Returns:\n    (..., M, N), the broadcast batch shape in front, in the promoted dtype. float16 and\n"
+       "    bfloat16 accumulate in float32 (tensor cores on a GPU that has them).\n\n"
+       "Raises:\n    ValueError: K differs between a and b, a 0-d operand, or batch shapes that do not\n"
+       "        broadcast; the message names both shapes, e.g. 'matmul: shapes (2, 3) and (4, 5) do not\n"
+       "        align: 3 != 4'.\n\n"
+       "Example:\n    >>> pcp.matmul(pcp.tensor([[1.0, 2.0], [3.0, 4.0]]), pcp.tensor([1.0, 1.0])).tolist()\n"
+       "    [3.0, 7.0]\n"},
+      {"softmax",
+       "Softmax along an axis: exp(x - max) / sum(exp(x - max)), stable for large inputs.\n\n"
+       "Args:\n    x: a tensor of any shape; integer inputs are promoted to float32.\n"
+       "    axis: the axis to normalise over (default -1, the last); negative counts from the end.\n\n"
+       "Returns:\n    A tensor of x's shape whose values along `axis` are non-negative and sum to 1. float16\n"
+       "    and bfloat16 inputs are computed in float32 and rounded once; a NaN makes its whole row NaN.\n\n"
+       "Raises:\n    IndexError: axis out of range for x.\n\n"
+       "Example:\n    >>> [round(v, 4) for v in pcp.softmax(pcp.tensor([1.0, 2.0, 3.0])).tolist()]\n"
+       "    [0.09, 0.2447, 0.6652]\n"},
+      {"log_softmax",
+       "log(softmax(x)) along an axis, computed as x - max - log(sum(exp(x - max))), without the\n"
+       "cancellation of taking the log of a softmax.\n\n"
+       "Args:\n    x: a tensor of any shape; integer inputs are promoted to float32.\n"
+       "    axis: the axis to normalise over (default -1).\n\n"
+       "Returns:\n    A tensor of x's shape; exp of it sums to 1 along `axis`.\n\n"
+       "Raises:\n    IndexError: axis out of range for x.\n\n"
+       "Example:\n    >>> [round(v, 4) for v in pcp.log_softmax(pcp.tensor([0.0, 0.0])).tolist()]\n"
+       "    [-0.6931, -0.6931]\n"},
+      {"layer_norm",
+       "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * weight + bias, the\n"
+       "variance biased (divided by n), as in PyTorch.\n\n"
+       "Args:\n    x: (..., n), a floating tensor with at least one axis.\n"
+       "    weight: (n,), the gain, or None for 1.\n    bias: (n,), the shift, or None for 0.\n"
+       "    eps: added to the variance (default 1e-5); must be non-negative.\n\n"
+       "Returns:\n    A tensor of x's shape (statistics in float32 for 16-bit inputs).\n\n"
+       "Raises:\n    ValueError: weight or bias not of shape (n,), a 0-d x, or a negative eps.\n\n"
+       "Example:\n    >>> [round(v, 3) for v in pcp.layer_norm(pcp.tensor([1.0, 3.0])).tolist()]\n"
+       "    [-1.0, 1.0]\n"},
+      {"cross_entropy",
+       "Cross-entropy of logits against integer class targets: the mean over the targets of\n"
+       "-log_softmax(logits)[target], classes on the last axis (PyTorch's F.cross_entropy on (N, C)).\n\n"
+       "Args:\n    logits: (..., C) floating scores.\n"
+       "    targets: (...) integers in [0, C), or ignore_index; on the CPU or on the logits' GPU.\n"
+       "    ignore_index: targets equal to it add nothing and are not counted (default -100).\n"
+       "    reduction: 'mean' over the counted targets (default), 'sum', or 'none'.\n\n"
+       "Returns:\n    With 'mean' or 'sum' a 0-d float tensor (a mean over no counted target is NaN); with\n"
+       "    'none' the per-target losses, of targets' shape (0 where ignored).\n\n"
+       "Raises:\n    ValueError: targets' shape is not logits' without the class axis, or an unknown reduction.\n"
+       "    IndexError: a target outside [0, C) that is not ignore_index (on a GPU, at the next\n"
+       "        synchronisation, as CUDA's device asserts).\n\n"
+       "Example:\n    >>> logits = pcp.tensor([[2.0, 0.0], [0.0, 2.0]])\n"
+       "    >>> round(pcp.cross_entropy(logits, pcp.tensor([0, 1])).item(), 4)\n"
+       "    0.1269\n"},
+      {"sum",
+       "The sum of x's elements over `axis` (all of them by default).\n\n"
+       "Args:\n    x: a tensor of any shape.\n"
+       "    axis: an int, a tuple of ints, or None for every axis; negative counts from the end.\n"
+       "    keepdims: keep the summed axes with length 1 (default False).\n\n"
+       "Returns:\n    A tensor of x's shape without the summed axes; bool and integer inputs sum as int64,\n"
+       "    float16 and bfloat16 in float32 (rounded once).\n\n"
+       "Raises:\n    IndexError: an axis out of range for x.\n    ValueError: an axis named twice.\n\n"
+       "Example:\n    >>> pcp.sum(pcp.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=0).tolist()\n"
+       "    [4.0, 6.0]\n"},
+      {"mean",
+       "The mean of x's elements over `axis` (all of them by default).\n\n"
+       "Args:\n    x: a tensor of any shape.\n"
+       "    axis: an int, a tuple of ints, or None for every axis.\n"
+       "    keepdims: keep the reduced axes with length 1 (default False).\n\n"
+       "Returns:\n    A floating tensor of x's shape without the reduced axes (NaN over no elements).\n\n"
+       "Raises:\n    IndexError: an axis out of range for x.\n    ValueError: an axis named twice.\n\n"
+       "Example:\n    >>> pcp.mean(pcp.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1).tolist()\n"
+       "    [1.5, 3.5]\n"},
+      {"reshape",
+       "x with a new shape of the same number of elements: a view when the strides allow (as NumPy's\n"
+       "reshape), else a copy. One dimension may be -1, inferred from the others.\n\n"
+       "Args:\n    x: a tensor.\n    shape: ints, or one tuple or list of ints.\n\n"
+       "Returns:\n    A tensor of the new shape holding x's elements in row-major order.\n\n"
+       "Raises:\n    ValueError: the sizes differ, more than one -1, or a negative dimension.\n\n"
+       "Example:\n    >>> pcp.arange(6).reshape(2, -1).tolist()\n    [[0, 1, 2], [3, 4, 5]]\n"},
+      {"transpose",
+       "x with its axes permuted (reversed when no axes are given): a view, no data moves.\n\n"
+       "Args:\n    x: a tensor.\n    axes: a permutation of range(x.ndim), or none for the reverse order.\n\n"
+       "Returns:\n    A view of x with shape [x.shape[a] for a in axes].\n\n"
+       "Raises:\n    ValueError: axes is not a permutation of x's axes.\n\n"
+       "Example:\n    >>> pcp.transpose(pcp.zeros((2, 3, 4)), (2, 0, 1)).shape\n    (4, 2, 3)\n"},
+      {"concatenate",
+       "The tensors joined along an existing axis.\n\n"
+       "Args:\n    tensors: a sequence of tensors of one number of dimensions, equal in every axis but `axis`.\n"
+       "    axis: the axis to join along (default 0).\n\n"
+       "Returns:\n    A new tensor in the promoted dtype; its length along `axis` is the sum of theirs.\n\n"
+       "Raises:\n    ValueError: no tensors, different numbers of dimensions, other axes that differ, or\n"
+       "        tensors on different devices.\n\n"
+       "Example:\n    >>> pcp.concatenate([pcp.ones((1, 2)), pcp.zeros((2, 2))]).shape\n    (3, 2)\n"},
+      {"zeros",
+       "A new tensor filled with 0.\n\n"
+       "Args:\n    shape: an int or a sequence of non-negative ints.\n"
+       "    dtype: the element type (default float32).\n"
+       "    device: 'cpu', 'gpu', 'vulkan:N' (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    A tensor of that shape, dtype and device.\n\n"
+       "Raises:\n    ValueError: a negative dimension, or a size that overflows.\n\n"
+       "Example:\n    >>> pcp.zeros((2, 3)).shape\n    (2, 3)\n"},
+      {"arange",
+       "Evenly spaced values in [start, stop), as NumPy's arange: arange(stop) or arange(start, stop,\n"
+       "step). All-integer arguments give int64 and are exact; any float gives float32.\n\n"
+       "Args:\n    start, stop, step: numbers (step non-zero).\n    dtype: the element type (default: as above).\n"
+       "    device: where to create it (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    A 1-D tensor of ceil((stop - start) / step) values (none when that is not positive).\n\n"
+       "Raises:\n    TypeError: an argument that is not a number.\n    ValueError: a zero step.\n\n"
+       "Example:\n    >>> pcp.arange(1, 7, 2).tolist()\n    [1, 3, 5]\n"},
+      {"where",
+       "Elementwise choice: x where cond is true, else y, with broadcasting.\n\n"
+       "Args:\n    cond: a bool tensor (or anything that converts to one).\n"
+       "    x, y: tensors or numbers; their dtypes promote.\n\n"
+       "Returns:\n    A tensor of the broadcast shape of cond, x and y.\n\n"
+       "Raises:\n    ValueError: the shapes do not broadcast.\n\n"
+       "Example:\n    >>> pcp.where(pcp.tensor([True, False]), 1.0, 0.0).tolist()\n    [1.0, 0.0]\n"},
+      {"embedding",
+       "Rows of a table gathered by integer indices: weight[indices] (a lookup, differentiable in\n"
+       "weight, whose gradient is a scatter-add of the output's).\n\n"
+       "Args:\n    weight: (V, C), the table.\n    indices: integer tensor of any shape, values in [0, V).\n\n"
+       "Returns:\n    indices.shape + (C,), in weight's dtype and on weight's device.\n\n"
+       "Raises:\n    IndexError: an index outside [0, V), named with its value.\n"
+       "    ValueError: weight is not 2-D.\n    TypeError: indices are not integers.\n\n"
+       "Example:\n    >>> w = pcp.tensor([[0.0, 0.0], [1.0, 2.0]])\n"
+       "    >>> pcp.embedding(w, pcp.tensor([1, 1, 0])).tolist()\n"
+       "    [[1.0, 2.0], [1.0, 2.0], [0.0, 0.0]]\n"},
+      {"scaled_dot_product_attention",
+       "softmax(scale q k^T [causal]) v over the last two axes: attention as PyTorch's\n"
+       "F.scaled_dot_product_attention. A fused kernel where it pays (the T x S scores are never held),\n"
+       "composed of products and a softmax otherwise; under autocast on a GPU, in the autocast type.\n\n"
+       "Args:\n    q: (..., T, D) queries.\n    k: (..., S, D) keys.\n    v: (..., S, Dv) values.\n"
+       "    causal: query t attends to keys 0..t only (default False).\n"
+       "    scale: multiplies the scores (default 1 / sqrt(D)).\n"
+       "    dropout_p: the probability of dropping an attention weight (default 0).\n\n"
+       "Returns:\n    (..., T, Dv), the batch axes broadcast.\n\n"
+       "Raises:\n    ValueError: q and k differ in D, k and v in S, batch axes that do not broadcast, or\n"
+       "        dropout_p outside [0, 1].\n\n"
+       "Example:\n    >>> q = pcp.ones((1, 2, 4))\n"
+       "    >>> pcp.scaled_dot_product_attention(q, q, q, causal=True).shape\n    (1, 2, 4)\n"},
+  };
+  return docs;
+}
+
+}  // namespace
+
+const char* op_doc(const char* name) {
+  auto it = table().find(name);
+  return it == table().end() ? nullptr : it->second.c_str();
+}
+
+}  // namespace pcp::bindings
