@@ -34,6 +34,24 @@ std::string binary(const char* what, const char* example, const char* result) {
          example + "\n    " + result + "\n";
 }
 
+// The text shared by the elementwise comparisons and logical / bitwise functions of two arguments.
+std::string compare(const char* what, const char* returns, const char* example, const char* result) {
+  return std::string(what) +
+         "\n\nArgs:\n    a, b: tensors, arrays, lists or Python numbers whose shapes broadcast as NumPy's do."
+         "\n\nReturns:\n    " + returns + "\n\nRaises:\n    ValueError: the shapes do not broadcast.\n"
+         "    TypeError: an argument is not a tensor, an array, a list or a number, or (bitwise) not\n"
+         "        an integer or bool tensor.\n\nExample:\n    >>> " + example + "\n    " + result + "\n";
+}
+
+// The text shared by the reductions over axes.
+std::string reduction(const char* what, const char* returns, const char* example, const char* result) {
+  return std::string(what) +
+         "\n\nArgs:\n    x: a tensor of any shape.\n    axis: an int, a tuple of ints, or None (the default) for"
+         " every axis;\n        negative counts from the end.\n    keepdims: keep the reduced axes with length 1"
+         " (default False).\n\nReturns:\n    " + returns + "\n\nRaises:\n    IndexError: an axis out of range"
+         " for x.\n    ValueError: an axis named twice.\n\nExample:\n    >>> " + example + "\n    " + result + "\n";
+}
+
 const std::unordered_map<std::string, std::string>& table() {
   static const std::unordered_map<std::string, std::string> docs = {
       {"exp", unary("e to the power x, elementwise.", "pcp.exp(pcp.tensor([0.0, 1.0])).tolist()",
@@ -47,6 +65,83 @@ const std::unordered_map<std::string, std::string>& table() {
                     "[2.0, 3.0]")},
       {"relu", unary("max(x, 0), elementwise.", "pcp.relu(pcp.tensor([-1.0, 2.0])).tolist()", "[0.0, 2.0]")},
       {"sigmoid", unary("1 / (1 + exp(-x)), elementwise.", "pcp.sigmoid(pcp.tensor([0.0])).tolist()", "[0.5]")},
+      {"cos", unary("The cosine of x (radians), elementwise.", "pcp.cos(pcp.tensor([0.0])).tolist()", "[1.0]")},
+      {"sin", unary("The sine of x (radians), elementwise.", "pcp.sin(pcp.tensor([0.0])).tolist()", "[0.0]")},
+      {"erf", unary("The error function of x, elementwise.", "pcp.erf(pcp.tensor([0.0])).tolist()", "[0.0]")},
+      {"neg", unary("-x, elementwise (the unary - operator).", "pcp.neg(pcp.tensor([1.0, -2.0])).tolist()",
+                    "[-1.0, 2.0]")},
+      {"rsqrt", unary("1 / sqrt(x), elementwise (inf at 0).", "pcp.rsqrt(pcp.tensor([4.0])).tolist()", "[0.5]")},
+      {"sign", unary("-1, 0 or 1 by the sign of x, elementwise (nan stays nan).",
+                     "pcp.sign(pcp.tensor([-3.0, 0.0, 2.0])).tolist()", "[-1.0, 0.0, 1.0]")},
+      {"silu", unary("x * sigmoid(x), elementwise (also called swish).", "pcp.silu(pcp.tensor([0.0])).tolist()",
+                     "[0.0]")},
+      {"square", unary("x * x, elementwise.", "pcp.square(pcp.tensor([3.0])).tolist()", "[9.0]")},
+      {"pow", binary("a to the power b, elementwise with broadcasting (the ** operator).",
+                     "pcp.pow(pcp.tensor([2.0, 3.0]), 2).tolist()", "[4.0, 9.0]")},
+      {"maximum", binary("The larger of a and b, elementwise (nan if either is nan).",
+                         "pcp.maximum(pcp.tensor([1.0, 5.0]), 3.0).tolist()", "[3.0, 5.0]")},
+      {"minimum", binary("The smaller of a and b, elementwise (nan if either is nan).",
+                         "pcp.minimum(pcp.tensor([1.0, 5.0]), 3.0).tolist()", "[1.0, 3.0]")},
+      {"eq", compare("a == b, elementwise.", "A bool tensor of the broadcast shape.",
+                     "pcp.eq(pcp.tensor([1, 2]), pcp.tensor([1, 3])).tolist()", "[True, False]")},
+      {"ne", compare("a != b, elementwise.", "A bool tensor of the broadcast shape.",
+                     "pcp.ne(pcp.tensor([1, 2]), pcp.tensor([1, 3])).tolist()", "[False, True]")},
+      {"lt", compare("a < b, elementwise.", "A bool tensor of the broadcast shape.",
+                     "pcp.lt(pcp.tensor([1, 2]), 2).tolist()", "[True, False]")},
+      {"le", compare("a <= b, elementwise.", "A bool tensor of the broadcast shape.",
+                     "pcp.le(pcp.tensor([1, 2]), 2).tolist()", "[True, True]")},
+      {"gt", compare("a > b, elementwise.", "A bool tensor of the broadcast shape.",
+                     "pcp.gt(pcp.tensor([1, 2]), 2).tolist()", "[False, False]")},
+      {"ge", compare("a >= b, elementwise.", "A bool tensor of the broadcast shape.",
+                     "pcp.ge(pcp.tensor([1, 2]), 2).tolist()", "[False, True]")},
+      {"logical_and", compare("The truth of a and b, elementwise (non-zero is true).", "A bool tensor.",
+                              "pcp.logical_and(pcp.tensor([True, False]), True).tolist()", "[True, False]")},
+      {"logical_or", compare("The truth of a or b, elementwise (non-zero is true).", "A bool tensor.",
+                             "pcp.logical_or(pcp.tensor([True, False]), False).tolist()", "[True, False]")},
+      {"logical_xor", compare("The truth of a xor b, elementwise (non-zero is true).", "A bool tensor.",
+                              "pcp.logical_xor(pcp.tensor([True, False]), True).tolist()", "[False, True]")},
+      {"bitwise_and", compare("a & b on integers and bools, elementwise.", "A tensor in the promoted dtype.",
+                              "pcp.bitwise_and(pcp.tensor([12]), 10).tolist()", "[8]")},
+      {"bitwise_or", compare("a | b on integers and bools, elementwise.", "A tensor in the promoted dtype.",
+                             "pcp.bitwise_or(pcp.tensor([12]), 10).tolist()", "[14]")},
+      {"bitwise_xor", compare("a ^ b on integers and bools, elementwise.", "A tensor in the promoted dtype.",
+                              "pcp.bitwise_xor(pcp.tensor([12]), 10).tolist()", "[6]")},
+      {"max", reduction("The largest of x's elements over `axis` (a NaN wins).",
+                        "A tensor of x's dtype without the reduced axes.",
+                        "pcp.max(pcp.tensor([[1.0, 5.0], [3.0, 2.0]]), axis=1).tolist()", "[5.0, 3.0]")},
+      {"min", reduction("The smallest of x's elements over `axis` (a NaN wins).",
+                        "A tensor of x's dtype without the reduced axes.",
+                        "pcp.min(pcp.tensor([[1.0, 5.0], [3.0, 2.0]]), axis=0).tolist()", "[1.0, 2.0]")},
+      {"logsumexp", reduction("log(sum(exp(x))) over `axis`, computed without overflow (max + log sum exp(x - max)).",
+                              "A floating tensor without the reduced axes.",
+                              "round(pcp.logsumexp(pcp.tensor([0.0, 0.0])).item(), 4)", "0.6931")},
+      {"any", reduction("Whether any element over `axis` is true (non-zero).", "A bool tensor without the reduced axes.",
+                        "pcp.any(pcp.tensor([False, True])).item()", "True")},
+      {"all", reduction("Whether every element over `axis` is true (non-zero).",
+                        "A bool tensor without the reduced axes.", "pcp.all(pcp.tensor([False, True])).item()",
+                        "False")},
+      {"argmax",
+       "The index of the largest element along `axis` (the first of equals), or in the flattened x when\n"
+       "axis is None.\n\nArgs:\n    x: a tensor.\n    axis: an int, or None (default) for the flattened tensor.\n"
+       "    keepdims: keep the reduced axis with length 1 (default False).\n\n"
+       "Returns:\n    An int64 tensor without the reduced axis.\n\n"
+       "Raises:\n    IndexError: axis out of range for x.\n    ValueError: an empty axis (no maximum).\n\n"
+       "Example:\n    >>> pcp.argmax(pcp.tensor([1.0, 3.0, 2.0])).item()\n    1\n"},
+      {"argmin",
+       "The index of the smallest element along `axis` (the first of equals), or in the flattened x when\n"
+       "axis is None.\n\nArgs:\n    x: a tensor.\n    axis: an int, or None (default) for the flattened tensor.\n"
+       "    keepdims: keep the reduced axis with length 1 (default False).\n\n"
+       "Returns:\n    An int64 tensor without the reduced axis.\n\n"
+       "Raises:\n    IndexError: axis out of range for x.\n    ValueError: an empty axis (no minimum).\n\n"
+       "Example:\n    >>> pcp.argmin(pcp.tensor([1.0, 3.0, 0.5])).item()\n    2\n"},
+      {"var",
+       "The variance of x's elements over `axis`: the mean of squared deviations, divided by n - ddof.\n\n"
+       "Args:\n    x: a tensor of any shape.\n    axis: an int, a tuple of ints, or None (default) for every axis.\n"
+       "    ddof: delta degrees of freedom (default 0; 1 gives the unbiased estimate).\n"
+       "    keepdims: keep the reduced axes with length 1 (default False).\n\n"
+       "Returns:\n    A floating tensor without the reduced axes (NaN where n - ddof <= 0).\n\n"
+       "Raises:\n    IndexError: an axis out of range for x.\n    ValueError: an axis named twice.\n\n"
+       "Example:\n    >>> pcp.var(pcp.tensor([1.0, 2.0, 3.0, 4.0])).item()\n    1.25\n"},
       {"add", binary("a + b, elementwise with broadcasting (the + operator).",
                      "pcp.add(pcp.tensor([[1.0], [2.0]]), pcp.tensor([10.0, 20.0])).tolist()",
                      "[[11.0, 21.0], [12.0, 22.0]]")},
