@@ -142,6 +142,169 @@ const std::unordered_map<std::string, std::string>& table() {
        "Returns:\n    A floating tensor without the reduced axes (NaN where n - ddof <= 0).\n\n"
        "Raises:\n    IndexError: an axis out of range for x.\n    ValueError: an axis named twice.\n\n"
        "Example:\n    >>> pcp.var(pcp.tensor([1.0, 2.0, 3.0, 4.0])).item()\n    1.25\n"},
+      {"ones",
+       "A new tensor filled with 1.\n\nArgs:\n    shape: an int or a sequence of non-negative ints.\n"
+       "    dtype: the element type (default float32).\n"
+       "    device: 'cpu', 'gpu', 'vulkan:N' (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    A tensor of that shape, dtype and device.\n\n"
+       "Raises:\n    ValueError: a negative dimension, or a size that overflows.\n\n"
+       "Example:\n    >>> pcp.ones((2,), dtype=pcp.int32).tolist()\n    [1, 1]\n"},
+      {"full",
+       "A new tensor filled with one value.\n\nArgs:\n    shape: an int or a sequence of non-negative ints.\n"
+       "    fill_value: a number (or 0-d tensor).\n"
+       "    dtype: the element type (default: the value's, int64 for a Python int, float32 for a float).\n"
+       "    device: where to create it (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    A tensor of that shape.\n\n"
+       "Raises:\n    ValueError: a negative dimension, or a size that overflows.\n\n"
+       "Example:\n    >>> pcp.full((2,), 7).tolist()\n    [7, 7]\n"},
+      {"zeros_like",
+       "A new tensor of zeros with x's shape, and x's dtype and device unless given.\n\n"
+       "Args:\n    x: a tensor.\n    dtype: the element type (default x's).\n    device: where (default x's).\n\n"
+       "Returns:\n    A tensor of x's shape.\n\nRaises:\n    ValueError: an unknown device.\n\n"
+       "Example:\n    >>> pcp.zeros_like(pcp.ones((2,), dtype=pcp.int32)).tolist()\n    [0, 0]\n"},
+      {"ones_like",
+       "A new tensor of ones with x's shape, and x's dtype and device unless given.\n\n"
+       "Args:\n    x: a tensor.\n    dtype: the element type (default x's).\n    device: where (default x's).\n\n"
+       "Returns:\n    A tensor of x's shape.\n\nRaises:\n    ValueError: an unknown device.\n\n"
+       "Example:\n    >>> pcp.ones_like(pcp.zeros((1, 2))).tolist()\n    [[1.0, 1.0]]\n"},
+      {"eye",
+       "A 2-D tensor with ones on a diagonal and zeros elsewhere.\n\n"
+       "Args:\n    n: rows.\n    m: columns (default n).\n    k: the diagonal: 0 the main one, positive above it, negative below.\n"
+       "    dtype: the element type (default float32).\n    device: where (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    An (n, m) tensor.\n\nRaises:\n    ValueError: a negative n or m.\n\n"
+       "Example:\n    >>> pcp.eye(2).tolist()\n    [[1.0, 0.0], [0.0, 1.0]]\n"},
+      {"rand",
+       "Samples from the uniform distribution on [0, 1), drawn by the seeded counter-based generator\n"
+       "(pcp.random.seed): the same values for the same seed on every device.\n\n"
+       "Args:\n    shape: an int or a sequence of ints.\n    dtype: a floating type (default float32).\n"
+       "    device: where (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    A tensor of that shape.\n\nRaises:\n    ValueError: a negative dimension.\n\n"
+       "Example:\n    >>> pcp.random.seed(0)\n    >>> x = pcp.rand((1000,))\n    >>> bool(((x >= 0) & (x < 1)).all())\n"
+       "    True\n"},
+      {"randn",
+       "Samples from the standard normal distribution, drawn by the seeded counter-based generator\n"
+       "(pcp.random.seed): the same values for the same seed on every device.\n\n"
+       "Args:\n    shape: an int or a sequence of ints.\n    dtype: a floating type (default float32).\n"
+       "    device: where (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    A tensor of that shape.\n\nRaises:\n    ValueError: a negative dimension.\n\n"
+       "Example:\n    >>> pcp.random.seed(0)\n    >>> abs(pcp.randn((10000,)).mean().item()) < 0.05\n    True\n"},
+      {"randint",
+       "Integers drawn uniformly from [low, high) by the seeded counter-based generator\n"
+       "(pcp.random.seed), the same on every device.\n\n"
+       "Args:\n    low, high: the range (high > low).\n    shape: an int or a sequence of ints.\n"
+       "    dtype: an integer type (default int64).\n    device: where (default: pcp.get_default_device()).\n\n"
+       "Returns:\n    A tensor of that shape.\n\nRaises:\n    ValueError: high <= low, or a negative dimension.\n\n"
+       "Example:\n    >>> pcp.random.seed(0)\n    >>> bool(((pcp.randint(0, 3, (100,)) >= 0) & (pcp.randint(0, 3, (100,)) < 3)).all())\n"
+       "    True\n"},
+      {"astype",
+       "x converted to another dtype: a copy (as NumPy's astype). Floats to integers truncate toward\n"
+       "zero; float32 to float16 or bfloat16 rounds to nearest even.\n\n"
+       "Args:\n    x: a tensor.\n    dtype: a pcp dtype, its name ('bfloat16'), or a NumPy dtype.\n\n"
+       "Returns:\n    A tensor of x's shape in that dtype.\n\nRaises:\n    TypeError: an unknown dtype.\n\n"
+       "Example:\n    >>> pcp.astype(pcp.tensor([1.7, -1.7]), pcp.int32).tolist()\n    [1, -1]\n"},
+      {"clip",
+       "x limited to [min, max] elementwise; either bound may be None (no limit) and broadcasts.\n\n"
+       "Args:\n    x: a tensor.\n    min: the lower bound, a number or tensor, or None.\n"
+       "    max: the upper bound, a number or tensor, or None.\n\n"
+       "Returns:\n    A tensor of the broadcast shape.\n\nRaises:\n    ValueError: shapes that do not broadcast.\n\n"
+       "Example:\n    >>> pcp.clip(pcp.tensor([-2.0, 0.5, 3.0]), 0.0, 1.0).tolist()\n    [0.0, 0.5, 1.0]\n"},
+      {"gelu",
+       "The Gaussian error linear unit, x * Phi(x): exact (erf) by default, or GPT-2's tanh\n"
+       "approximation with approximate='tanh' (PyTorch's F.gelu).\n\n"
+       "Args:\n    x: a floating tensor.\n    approximate: 'none' (default) or 'tanh'.\n\n"
+       "Returns:\n    A tensor of x's shape.\n\nRaises:\n    ValueError: another approximate.\n\n"
+       "Example:\n    >>> [round(v, 4) for v in pcp.gelu(pcp.tensor([0.0, 1.0])).tolist()]\n    [0.0, 0.8413]\n"},
+      {"dropout",
+       "Inverted dropout: each element is zeroed with probability p and the rest scaled by 1 / (1 - p),\n"
+       "so the expectation is unchanged; x itself when not training. The mask comes from the seeded\n"
+       "generator, the same on the CPU and the GPU.\n\n"
+       "Args:\n    x: a floating tensor.\n    p: the probability of dropping (default 0.5).\n"
+       "    training: apply dropout (default True); False returns x.\n\n"
+       "Returns:\n    A tensor of x's shape.\n\nRaises:\n    ValueError: p outside [0, 1].\n\n"
+       "Example:\n    >>> pcp.dropout(pcp.ones(4), 0.5, training=False).tolist()\n    [1.0, 1.0, 1.0, 1.0]\n"},
+      {"qkv_attention",
+       "Multi-head self-attention on a packed projection: qkv (B, T, 3C) holds q, k and v side by side\n"
+       "(GPT-2's c_attn output); heads are read in place, no split copies, and the result is merged\n"
+       "back to (B, T, C). The same attention as scaled_dot_product_attention.\n\n"
+       "Args:\n    qkv: (B, T, 3C), C divisible by num_heads.\n    num_heads: H; each head is C / H wide.\n"
+       "    causal: query t attends to keys 0..t only (default False).\n"
+       "    scale: multiplies the scores (default 1 / sqrt(C / H)).\n"
+       "    dropout_p: the probability of dropping an attention weight (default 0).\n\n"
+       "Returns:\n    (B, T, C).\n\n"
+       "Raises:\n    ValueError: qkv not (B, T, 3C) with C divisible by num_heads, num_heads not positive, or\n"
+       "        dropout_p outside [0, 1].\n\n"
+       "Example:\n    >>> pcp.qkv_attention(pcp.ones((1, 2, 12)), 2, causal=True).shape\n    (1, 2, 4)\n"},
+      {"one_hot",
+       "One-hot rows of integer class indices: out[..., c] = 1 where indices == c.\n\n"
+       "Args:\n    indices: an integer tensor of any shape, values in [0, num_classes).\n"
+       "    num_classes: C.\n    dtype: the element type (default float32).\n\n"
+       "Returns:\n    indices.shape + (C,).\n\n"
+       "Raises:\n    IndexError: an index outside [0, C).\n    TypeError: indices that are not integers.\n\n"
+       "Example:\n    >>> pcp.one_hot(pcp.tensor([0, 2]), 3).tolist()\n    [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]\n"},
+      {"take",
+       "Elements of x at integer indices along an axis (NumPy's take): the flattened x when axis is None.\n\n"
+       "Args:\n    x: a tensor.\n    indices: an integer tensor of any shape (negative counts from the end).\n"
+       "    axis: an int, or None (default).\n\n"
+       "Returns:\n    x.shape[:axis] + indices.shape + x.shape[axis + 1:] (indices.shape when axis is None).\n\n"
+       "Raises:\n    IndexError: an index out of bounds, or axis out of range.\n\n"
+       "Example:\n    >>> pcp.take(pcp.arange(10, 15), pcp.tensor([4, 0])).tolist()\n    [14, 10]\n"},
+      {"stack",
+       "The tensors joined along a new axis.\n\n"
+       "Args:\n    tensors: a sequence of tensors of one shape.\n    axis: where the new axis goes (default 0).\n\n"
+       "Returns:\n    A tensor of one more dimension, of length len(tensors) along `axis`.\n\n"
+       "Raises:\n    ValueError: no tensors, shapes that differ, or tensors on different devices.\n\n"
+       "Example:\n    >>> pcp.stack([pcp.zeros(2), pcp.ones(2)], axis=1).shape\n    (2, 2)\n"},
+      {"split",
+       "x cut along an axis into a list of views: into n equal sections, or at the given indices (as\n"
+       "NumPy's split; indices beyond the axis clamp).\n\n"
+       "Args:\n    x: a tensor.\n    indices_or_sections: an int n dividing the axis, or a sequence of split points.\n"
+       "    axis: the axis to cut (default 0).\n\n"
+       "Returns:\n    A list of tensors.\n\n"
+       "Raises:\n    ValueError: n does not divide the axis.\n    TypeError: split points that are not ints.\n\n"
+       "Example:\n    >>> [a.tolist() for a in pcp.split(pcp.arange(6), [1, 4])]\n    [[0], [1, 2, 3], [4, 5]]\n"},
+      {"squeeze",
+       "x without axes of length 1 (all of them, or those given): a view.\n\n"
+       "Args:\n    x: a tensor.\n    axis: an int, a tuple of ints, or None (default) for every length-1 axis.\n\n"
+       "Returns:\n    A view of x.\n\n"
+       "Raises:\n    ValueError: a named axis whose length is not 1.\n    IndexError: an axis out of range.\n\n"
+       "Example:\n    >>> pcp.squeeze(pcp.zeros((1, 3, 1))).shape\n    (3,)\n"},
+      {"unsqueeze",
+       "x with a new axis of length 1 at `axis` (NumPy's expand_dims): a view.\n\n"
+       "Args:\n    x: a tensor.\n    axis: the new axis's position in the result (negative counts from its end).\n\n"
+       "Returns:\n    A view of x with one more dimension.\n\nRaises:\n    IndexError: axis out of range.\n\n"
+       "Example:\n    >>> pcp.unsqueeze(pcp.zeros(3), 0).shape\n    (1, 3)\n"},
+      {"swapaxes",
+       "x with two axes exchanged: a view.\n\n"
+       "Args:\n    x: a tensor.\n    axis1, axis2: the axes to exchange.\n\n"
+       "Returns:\n    A view of x.\n\nRaises:\n    IndexError: an axis out of range.\n\n"
+       "Example:\n    >>> pcp.swapaxes(pcp.zeros((2, 3, 4)), 0, 2).shape\n    (4, 3, 2)\n"},
+      {"flatten",
+       "x with the axes start_axis..end_axis merged into one (a view where the strides allow).\n\n"
+       "Args:\n    x: a tensor.\n    start_axis: the first axis to merge (default 0).\n"
+       "    end_axis: the last axis to merge (default -1).\n\n"
+       "Returns:\n    A tensor of the merged shape.\n\nRaises:\n    IndexError: an axis out of range.\n\n"
+       "Example:\n    >>> pcp.flatten(pcp.zeros((2, 3, 4)), 1).shape\n    (2, 12)\n"},
+      {"broadcast_to",
+       "x broadcast to a shape, as NumPy's broadcast_to: a read-only view repeating x's elements.\n\n"
+       "Args:\n    x: a tensor.\n    shape: the target shape; x's axes align with its last ones.\n\n"
+       "Returns:\n    A view of that shape.\n\nRaises:\n    ValueError: x's shape does not broadcast to it.\n\n"
+       "Example:\n    >>> pcp.broadcast_to(pcp.tensor([1, 2]), (2, 2)).tolist()\n    [[1, 2], [1, 2]]\n"},
+      {"tril",
+       "x with the elements above the k-th diagonal zeroed (of its last two axes).\n\n"
+       "Args:\n    x: a tensor of at least 2 dimensions.\n    k: the diagonal (default 0; positive above the main one).\n\n"
+       "Returns:\n    A tensor of x's shape.\n\nRaises:\n    ValueError: x has fewer than 2 dimensions.\n\n"
+       "Example:\n    >>> pcp.tril(pcp.ones((2, 2))).tolist()\n    [[1.0, 0.0], [1.0, 1.0]]\n"},
+      {"triu",
+       "x with the elements below the k-th diagonal zeroed (of its last two axes).\n\n"
+       "Args:\n    x: a tensor of at least 2 dimensions.\n    k: the diagonal (default 0; positive above the main one).\n\n"
+       "Returns:\n    A tensor of x's shape.\n\nRaises:\n    ValueError: x has fewer than 2 dimensions.\n\n"
+       "Example:\n    >>> pcp.triu(pcp.ones((2, 2))).tolist()\n    [[1.0, 1.0], [0.0, 1.0]]\n"},
+      {"to_device",
+       "x on a device: a copy there, or x itself when it is already there.\n\n"
+       "Args:\n    x: a tensor.\n    device: 'cpu', 'gpu' (the first GPU), 'gpu:N' or 'vulkan:N'.\n\n"
+       "Returns:\n    A tensor of x's shape and dtype on that device.\n\n"
+       "Raises:\n    ValueError: an unknown device, or a GPU this machine does not have.\n\n"
+       "Example:\n    >>> pcp.to_device(pcp.ones(2), 'cpu').tolist()\n    [1.0, 1.0]\n"},
       {"add", binary("a + b, elementwise with broadcasting (the + operator).",
                      "pcp.add(pcp.tensor([[1.0], [2.0]]), pcp.tensor([10.0, 20.0])).tolist()",
                      "[[11.0, 21.0], [12.0, 22.0]]")},

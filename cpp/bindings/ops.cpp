@@ -65,12 +65,10 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   }, arg("n"), arg("m") = py::none(), arg("k") = 0, arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "rand", [=](py::object shape, py::object dtype, py::object device) {
     return rand(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
-  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none(),
-     "Uniform [0, 1) from the seeded counter-based generator");
+  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "randn", [=](py::object shape, py::object dtype, py::object device) {
     return randn(to_shape(shape), dt_or(dtype, kDefaultFloat), dev_or(device, default_device()));
-  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none(),
-     "Standard normal from the seeded counter-based generator");
+  }, arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "randint", [=](Int low, Int high, py::object shape, py::object dtype, py::object device) {
     return randint(low, high, to_shape(shape), dt_or(dtype, kDefaultInt), dev_or(device, default_device()));
   }, arg("low"), arg("high"), arg("shape"), arg("dtype") = py::none(), arg("device") = py::none());
@@ -95,7 +93,7 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
     return asarray_fn(data, dtype, device, true);
   }), arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
   def(m, "to_device", [](const Tensor& x, const std::string& device) { return to_device(x, parse_device(device)); },
-        arg("x"), arg("device"), "A copy of x on device ('cpu', 'gpu', 'vulkan:0', ...); x itself when already there");
+        arg("x"), arg("device"));
   def_op(m, cls, "copy", [](const Tensor& x) { return copy(x); }, arg("x"));
   cls.def("clone", named("clone", [](const Tensor& x) { return copy(x); }));
 
