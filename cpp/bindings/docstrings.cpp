@@ -305,6 +305,86 @@ const std::unordered_map<std::string, std::string>& table() {
        "Returns:\n    A tensor of x's shape and dtype on that device.\n\n"
        "Raises:\n    ValueError: an unknown device, or a GPU this machine does not have.\n\n"
        "Example:\n    >>> pcp.to_device(pcp.ones(2), 'cpu').tolist()\n    [1.0, 1.0]\n"},
+      {"asarray",
+       "A tensor from data: a Tensor as it is (no copy), else a new tensor holding the data's values,\n"
+       "as NumPy's asarray. Python ints give int64, floats float32, bools bool; NumPy arrays keep\n"
+       "their dtype (float64 stays float64).\n\n"
+       "Args:\n    data: a Tensor, a NumPy array or scalar, a (nested) list or tuple, or a number.\n"
+       "    dtype: convert to this dtype (default: as above).\n    device: put it there (default: where it is, or the CPU).\n\n"
+       "Returns:\n    A tensor.\n\n"
+       "Raises:\n    TypeError: data of another type, or an unknown dtype.\n    ValueError: ragged nested lists.\n\n"
+       "Example:\n    >>> pcp.asarray([[1, 2], [3, 4]]).dtype\n    pcp.int64\n"},
+      {"logical_not", unary("The truth of not x, elementwise (non-zero is true); a bool tensor.",
+                            "pcp.logical_not(pcp.tensor([0, 2])).tolist()", "[True, False]")},
+      {"bitwise_not",
+       "~x on integers and bools, elementwise (the ~ operator).\n\n"
+       "Args:\n    x: an integer or bool tensor.\n\nReturns:\n    A tensor of x's shape and dtype.\n\n"
+       "Raises:\n    TypeError: a floating tensor.\n\n"
+       "Example:\n    >>> pcp.bitwise_not(pcp.tensor([0, 2])).tolist()\n    [-1, -3]\n"},
+      {"sum_to",
+       "x summed over its broadcast axes down to `shape`: the reverse of broadcast_to, as a gradient\n"
+       "of a broadcast operand needs.\n\n"
+       "Args:\n    x: a tensor.\n    shape: a shape that broadcasts to x's.\n\n"
+       "Returns:\n    A tensor of that shape.\n\nRaises:\n    ValueError: shape does not broadcast to x's.\n\n"
+       "Example:\n    >>> pcp.sum_to(pcp.ones((2, 3)), (3,)).tolist()\n    [2.0, 2.0, 2.0]\n"},
+      {"permute",
+       "x with its axes in the given order (PyTorch's permute, NumPy's transpose with axes): a view.\n\n"
+       "Args:\n    x: a tensor.\n    axes: a permutation of range(x.ndim).\n\n"
+       "Returns:\n    A view of x.\n\nRaises:\n    ValueError: axes is not a permutation of x's axes.\n\n"
+       "Example:\n    >>> pcp.permute(pcp.zeros((2, 3, 4)), (1, 2, 0)).shape\n    (3, 4, 2)\n"},
+      {"expand_dims",
+       "x with a new axis of length 1 at `axis` (NumPy's name for unsqueeze): a view.\n\n"
+       "Args:\n    x: a tensor.\n    axis: the new axis's position in the result.\n\n"
+       "Returns:\n    A view of x with one more dimension.\n\nRaises:\n    IndexError: axis out of range.\n\n"
+       "Example:\n    >>> pcp.expand_dims(pcp.zeros(3), -1).shape\n    (3, 1)\n"},
+      {"contiguous",
+       "x in row-major order in memory of its own: x itself when it already is, else a copy.\n\n"
+       "Args:\n    x: a tensor.\n\nReturns:\n    A contiguous tensor equal to x.\n\n"
+       "Raises:\n    TypeError: x is not a tensor.\n\n"
+       "Example:\n    >>> pcp.contiguous(pcp.zeros((2, 3)).T).is_contiguous()\n    True\n"},
+      {"copy",
+       "A copy of x in new memory (x.clone()); differentiable.\n\n"
+       "Args:\n    x: a tensor.\n\nReturns:\n    A new contiguous tensor equal to x, on x's device.\n\n"
+       "Raises:\n    TypeError: x is not a tensor.\n\n"
+       "Example:\n    >>> pcp.copy(pcp.tensor([1, 2])).tolist()\n    [1, 2]\n"},
+      {"from_numpy",
+       "A tensor sharing memory with a NumPy array: writes to either show in the other. A read-only,\n"
+       "unaligned or byte-swapped array is copied instead, with a warning.\n\n"
+       "Args:\n    array: a NumPy array of a dtype PCP has (bool, int32, int64, float16, float32, float64).\n\n"
+       "Returns:\n    A CPU tensor of the array's shape and dtype.\n\n"
+       "Raises:\n    TypeError: not a NumPy array, or a dtype PCP does not have.\n\n"
+       "Example:\n    >>> import numpy as np\n    >>> a = np.zeros(2, np.float32)\n    >>> t = pcp.from_numpy(a)\n"
+       "    >>> a[0] = 5.0\n    >>> t.tolist()\n    [5.0, 0.0]\n"},
+      {"from_dlpack",
+       "A tensor sharing memory with any DLPack producer on the CPU (a PyTorch tensor, a NumPy array, a\n"
+       "JAX array), without a copy.\n\n"
+       "Args:\n    obj: an object with __dlpack__ (or a DLPack capsule).\n\n"
+       "Returns:\n    A CPU tensor viewing the producer's memory.\n\n"
+       "Raises:\n    TypeError: not a DLPack producer, or a dtype PCP does not have.\n"
+       "    ValueError: memory not on the CPU, or a malformed shape or strides.\n\n"
+       "Example:\n    >>> import numpy as np\n    >>> pcp.from_dlpack(np.arange(3)).tolist()\n    [0, 1, 2]\n"},
+      {"gpu_info",
+       "What PCP knows of a GPU: its name, API and memory, whether float16 / bfloat16 matmuls run on\n"
+       "tensor cores there (and why not: tensor_core_note), and the kernels this build has.\n\n"
+       "Args:\n    device: 'gpu' (the first GPU, default), 'gpu:N' or 'vulkan:N'.\n\n"
+       "Returns:\n    A dict: name, api, memory_bytes, tensor_core_float16, tensor_core_bfloat16,\n"
+       "    tensor_core_note, cooperative_matrix2, kernels.\n\n"
+       "Raises:\n    ValueError: not a GPU, or no GPU on this machine (the message says why).\n\n"
+       "Example:\n    >>> if len(pcp.devices()) > 1:  # a GPU\n    ...     assert \"matmul\" in pcp.gpu_info()[\"kernels\"]\n"},
+      {"synchronize",
+       "Waits until the work recorded for a GPU has finished (GPU work runs asynchronously; reading a\n"
+       "value with item() or numpy() waits by itself). For timing, and before measuring memory.\n\n"
+       "Args:\n    device: a GPU, or None (default) for every GPU; 'cpu' returns at once.\n\n"
+       "Returns:\n    None.\n\nRaises:\n    ValueError: an unknown device.\n\n"
+       "Example:\n    >>> pcp.synchronize()\n"},
+      {"memory_stats",
+       "The caching allocator's statistics for a device: active_bytes (held by tensors), peak_bytes\n"
+       "(the most active since the last reset), cached_bytes (freed, kept for reuse), num_allocs and\n"
+       "num_cache_hits.\n\n"
+       "Args:\n    device: 'cpu', a GPU, or None (default) for the default device.\n\n"
+       "Returns:\n    A dict of ints.\n\nRaises:\n    ValueError: an unknown device.\n\n"
+       "Example:\n    >>> sorted(pcp.memory_stats('cpu'))\n"
+       "    ['active_bytes', 'cached_bytes', 'num_allocs', 'num_cache_hits', 'peak_bytes']\n"},
       {"add", binary("a + b, elementwise with broadcasting (the + operator).",
                      "pcp.add(pcp.tensor([[1.0], [2.0]]), pcp.tensor([10.0, 20.0])).tolist()",
                      "[[11.0, 21.0], [12.0, 22.0]]")},

@@ -186,10 +186,8 @@ Tensor from_numpy_shared(py::object obj) {
 }
 
 void bind_interop(py::module_& m, py::class_<Tensor>& cls) {
-  def(m, "from_numpy", from_numpy_shared, py::arg("array"),
-      "A tensor sharing memory with a NumPy array (no copy; a read-only, unaligned or byte-swapped array is copied, with a warning)");
-  def(m, "from_dlpack", from_dlpack, py::arg("obj"),
-      "A tensor sharing memory with any DLPack producer (PyTorch, NumPy, JAX) on the CPU");
+  def(m, "from_numpy", from_numpy_shared, py::arg("array"));  
+  def(m, "from_dlpack", from_dlpack, py::arg("obj"));
 
   // NumPy's and DLPack's protocols.
   cls.attr("__array_priority__") = 1000;  // NumPy defers binary operators to Tensor

@@ -107,7 +107,7 @@ PYBIND11_MODULE(_core, m) {
     for (const gpu::KernelSource& k : gpu::all_kernels()) kernels.append(k.name);
     out["kernels"] = kernels;
     return out;
-  }, py::arg("device") = "gpu", "What PCP knows of a GPU: name, API, memory, tensor-core matmuls (and why not), the kernels built in");
+  }, py::arg("device") = "gpu");
   def(m, "gpu_unavailable_reason", [] { return gpu_unavailable_reason(); });
   def(m, "set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
         py::arg("device"), "Device for creation functions called without device=");
@@ -120,7 +120,7 @@ PYBIND11_MODULE(_core, m) {
     if (!all) return memory_of(d).synchronize(d.index);
     if (GpuBackend* gpu = gpu_backend())
       for (int i = 0; i < gpu->device_count(); ++i) gpu->synchronize(i);
-  }, py::arg("device") = py::none(), "Waits until the work recorded for the device (default: every GPU) is done");
+  }, py::arg("device") = py::none());
   def(m, "set_gpu_profiling", [](bool on, py::object device) {
     const Device d = parse_device(device.is_none() ? std::string("gpu") : std::string(py::str(device)));
     if (!d.is_gpu()) fail<ValueError>("set_gpu_profiling: ", d.str(), " is not a GPU");
@@ -160,8 +160,7 @@ PYBIND11_MODULE(_core, m) {
   def(m, "memory_stats", [=](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     return stats_dict(memory_of(d).stats(d.index));
-  }, py::arg("device") = py::none(),
-     "Allocator statistics of a device (default: the default device): active_bytes, peak_bytes, cached_bytes, num_allocs, num_cache_hits");
+  }, py::arg("device") = py::none());
   def(m, "reset_peak_memory_stats", [](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     memory_of(d).reset_peak(d.index);
