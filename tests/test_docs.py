@@ -2,6 +2,7 @@
 guides and the API reference generated from the docstrings) builds with Sphinx, every warning an
 error."""
 import doctest
+import inspect
 import os
 import subprocess
 import sys
@@ -31,9 +32,19 @@ def test_docstring_examples_run():
     assert runner.summarize(verbose=False).failed == 0
 
 
+def _takes_arguments(fn):
+    try:
+        return bool(inspect.signature(fn).parameters)
+    except ValueError:  # a pybind11 function: its signature is its docstring's first line
+        return "()" not in fn.__doc__.lstrip().split("\n")[0]
+
+
 def test_documented_functions_say_what_they_take_return_and_raise():
     for name, doc in _documented():
-        for section in ("Args:", "Returns:", "Raises:", "Example:"):
+        sections = ["Returns:", "Example:"]
+        sections += ["Args:"] if _takes_arguments(getattr(pcp, name)) else []
+        sections += [] if "raises nothing" in " ".join(doc.split()).lower() else ["Raises:"]
+        for section in sections:
             assert section in doc, f"pcp.{name}: no {section} section"
     # The Tensor method bound with a function carries the same text.
     assert "Example:" in pcp.Tensor.exp.__doc__

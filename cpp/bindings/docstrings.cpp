@@ -385,6 +385,46 @@ const std::unordered_map<std::string, std::string>& table() {
        "Returns:\n    A dict of ints.\n\nRaises:\n    ValueError: an unknown device.\n\n"
        "Example:\n    >>> sorted(pcp.memory_stats('cpu'))\n"
        "    ['active_bytes', 'cached_bytes', 'num_allocs', 'num_cache_hits', 'peak_bytes']\n"},
+      {"is_grad_enabled",
+       "Whether operations record the autograd graph now (False inside pcp.no_grad). It raises nothing.\n\n"
+       "Returns:\n    A bool.\n\nExample:\n    >>> pcp.is_grad_enabled()\n    True\n"},
+      {"set_grad_enabled",
+       "Turns graph recording on or off for this thread (what pcp.no_grad and pcp.enable_grad do for a\n"
+       "scope).\n\nArgs:\n    enabled: True to record.\n\nReturns:\n    None.\n\n"
+       "Raises:\n    TypeError: enabled is not a bool.\n\n"
+       "Example:\n    >>> pcp.set_grad_enabled(True)\n"},
+      {"set_default_device",
+       "The device creation functions (zeros, tensor, randn, ...) use when not given device=.\n\n"
+       "Args:\n    device: 'cpu', 'gpu', 'gpu:N' or 'vulkan:N'.\n\nReturns:\n    None.\n\n"
+       "Raises:\n    ValueError: an unknown device, or a GPU this machine does not have.\n\n"
+       "Example:\n    >>> pcp.set_default_device('cpu')\n"},
+      {"get_default_device",
+       "The device creation functions use when not given device= (see set_default_device). It raises\n"
+       "nothing.\n\nReturns:\n    Its canonical name, e.g. 'cpu' or 'vulkan:0'.\n\n"
+       "Example:\n    >>> pcp.get_default_device()\n    'cpu'\n"},
+      {"set_num_threads",
+       "The number of threads CPU kernels use (the default: one per core).\n\n"
+       "Args:\n    n: threads; 0 or less restores the default.\n\nReturns:\n    None.\n\n"
+       "Raises:\n    TypeError: n is not an int.\n\n"
+       "Example:\n    >>> pcp.set_num_threads(0)\n"},
+      {"get_num_threads",
+       "The number of threads CPU kernels use. It raises nothing.\n\n"
+       "Returns:\n    A positive int.\n\nExample:\n    >>> pcp.get_num_threads() >= 1\n    True\n"},
+      {"cpu_features",
+       "Which CPU kernels this machine runs: the instruction set chosen at start-up ('avx512',\n"
+       "'avx2', 'neon' or 'baseline'; PCP_SIMD overrides it), those available, the thread count, and\n"
+       "whether bfloat16 matmuls use AVX512_BF16. It raises nothing.\n\n"
+       "Returns:\n    A dict: isa, available, threads, bf16_matmul.\n\n"
+       "Example:\n    >>> sorted(pcp.cpu_features())\n    ['available', 'bf16_matmul', 'isa', 'threads']\n"},
+      {"clear_cache",
+       "Returns a device's cached free blocks to the system (the caching allocator keeps freed memory\n"
+       "for reuse); tensors in use are untouched. On a GPU it waits for the device first.\n\n"
+       "Args:\n    device: 'cpu', a GPU, or None (default) for the default device.\n\nReturns:\n    None.\n\n"
+       "Raises:\n    ValueError: an unknown device.\n\nExample:\n    >>> pcp.clear_cache('cpu')\n"},
+      {"reset_peak_memory_stats",
+       "Starts a device's peak_bytes (memory_stats) again from its current active bytes.\n\n"
+       "Args:\n    device: 'cpu', a GPU, or None (default) for the default device.\n\nReturns:\n    None.\n\n"
+       "Raises:\n    ValueError: an unknown device.\n\nExample:\n    >>> pcp.reset_peak_memory_stats('cpu')\n"},
       {"add", binary("a + b, elementwise with broadcasting (the + operator).",
                      "pcp.add(pcp.tensor([[1.0], [2.0]]), pcp.tensor([10.0, 20.0])).tolist()",
                      "[[11.0, 21.0], [12.0, 22.0]]")},

@@ -52,7 +52,7 @@ PYBIND11_MODULE(_core, m) {
   bind_optim(m);
 
   // Autograd.
-  def(m, "is_grad_enabled", &grad_enabled, "Whether operations record the autograd graph");
+  def(m, "is_grad_enabled", &grad_enabled);
   def(m, "set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
   def(m, "_set_gpu_attention", [](const std::string& mode) {
     if (mode != "auto" && mode != "fused" && mode != "composed")
@@ -110,7 +110,7 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("device") = "gpu");
   def(m, "gpu_unavailable_reason", [] { return gpu_unavailable_reason(); });
   def(m, "set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
-        py::arg("device"), "Device for creation functions called without device=");
+        py::arg("device"));
   def(m, "get_default_device", [] { return default_device().str(); });
   def(m, "synchronize", [](py::object device) {
     // Read the argument while holding the GIL; only the wait runs without it.
@@ -168,10 +168,10 @@ PYBIND11_MODULE(_core, m) {
   def(m, "clear_cache", [](py::object device) {
     Device d = device.is_none() ? default_device() : parse_device(py::str(device));
     memory_of(d).clear_cache(d.index);
-  }, py::arg("device") = py::none(), "Return a device's cached blocks to the system (default: the default device)");
+  }, py::arg("device") = py::none());
 
   // Threads and SIMD.
-  def(m, "set_num_threads", [](Int n) { set_num_threads(n); }, py::arg("n"), "Threads used by CPU kernels (<= 0: default)");
+  def(m, "set_num_threads", [](Int n) { set_num_threads(n); }, py::arg("n"));
   def(m, "get_num_threads", &get_num_threads);
   def(m, "cpu_features", [] {
     py::dict d;

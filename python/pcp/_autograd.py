@@ -6,7 +6,22 @@ from ._core import Tensor
 
 
 class no_grad:
-    """Context manager and decorator: operations inside record no graph."""
+    """Context manager and decorator: operations inside record no graph (for evaluation and
+    optimizer updates; pcp.enable_grad turns recording back on inside).
+
+    Returns:
+        A context manager; used as a decorator, the function runs inside it.
+
+    Raises:
+        Nothing of its own; the previous state is restored even when the body raises.
+
+    Example:
+        >>> x = pcp.tensor([1.0], requires_grad=True)
+        >>> with pcp.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
 
     _enabled = False
 
@@ -28,7 +43,19 @@ class no_grad:
 
 
 class enable_grad(no_grad):
-    """Context manager and decorator: turns graph recording back on."""
+    """Context manager and decorator: turns graph recording back on (inside pcp.no_grad).
+
+    Returns:
+        A context manager; used as a decorator, the function runs inside it.
+
+    Raises:
+        Nothing of its own; the previous state is restored even when the body raises.
+
+    Example:
+        >>> with pcp.no_grad(), pcp.enable_grad():
+        ...     pcp.is_grad_enabled()
+        True
+    """
 
     _enabled = True
 
@@ -60,6 +87,25 @@ def value_and_grad(fn, argnums=0):
 
     fn must return a one-element Tensor. argnums is an int or a tuple of ints; each selected
     argument may be a Tensor or a tuple/list/dict of Tensors, and its gradient has the same structure.
+
+    Args:
+        fn: the function to differentiate.
+        argnums: which positional argument(s) to differentiate with respect to (default 0).
+
+    Returns:
+        A function of fn's arguments returning (value, gradient); a tuple of gradients when
+        argnums is a tuple.
+
+    Raises:
+        TypeError: argnums is not an int or a tuple of ints.
+        ValueError: argnums out of range for the call's arguments, or fn's value has more than
+            one element.
+
+    Example:
+        >>> f = pcp.value_and_grad(lambda x: (x * x).sum())
+        >>> value, g = f(pcp.tensor([1.0, 2.0]))
+        >>> value.item(), g.tolist()
+        (5.0, [2.0, 4.0])
     """
     single = isinstance(argnums, int)
     if not single and not (isinstance(argnums, (tuple, list)) and all(isinstance(n, int) for n in argnums)):
@@ -113,7 +159,22 @@ def value_and_grad(fn, argnums=0):
 
 
 def grad(fn, argnums=0):
-    """Returns a function computing the gradient of fn with respect to args[argnums] (see value_and_grad)."""
+    """Returns a function computing the gradient of fn with respect to args[argnums].
+
+    Args:
+        fn: a function returning a one-element Tensor.
+        argnums: an int or a tuple of ints (default 0), as in value_and_grad.
+
+    Returns:
+        A function of fn's arguments returning the gradient(s) alone.
+
+    Raises:
+        TypeError, ValueError: as value_and_grad.
+
+    Example:
+        >>> pcp.grad(lambda x: (x ** 3).sum())(pcp.tensor([2.0])).tolist()
+        [12.0]
+    """
     vg = value_and_grad(fn, argnums)
 
     @functools.wraps(fn)

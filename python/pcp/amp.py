@@ -37,6 +37,22 @@ class autocast:
     dtype: ``pcp.bfloat16`` (default) or ``pcp.float16`` (or their names). enabled=False makes
     the scope a no-op, so ``with pcp.autocast(enabled=use_amp):`` reads naturally. Scopes nest;
     leaving one restores the enclosing state. The state is per thread.
+
+    Args:
+        dtype: the low type of matmuls, linear layers and attention (default bfloat16).
+        enabled: whether the scope casts at all (default True).
+
+    Returns:
+        A context manager; used as a decorator, the function runs inside it.
+
+    Raises:
+        ValueError: a dtype other than float16 or bfloat16 in an enabled scope.
+
+    Example:
+        >>> with pcp.autocast(dtype=pcp.bfloat16):
+        ...     y = pcp.ones((2, 2)) @ pcp.ones((2, 2))
+        >>> y.dtype
+        pcp.bfloat16
     """
 
     def __init__(self, dtype=DType.bfloat16, enabled=True):
