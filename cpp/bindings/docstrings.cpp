@@ -425,6 +425,24 @@ const std::unordered_map<std::string, std::string>& table() {
        "Starts a device's peak_bytes (memory_stats) again from its current active bytes.\n\n"
        "Args:\n    device: 'cpu', a GPU, or None (default) for the default device.\n\nReturns:\n    None.\n\n"
        "Raises:\n    ValueError: an unknown device.\n\nExample:\n    >>> pcp.reset_peak_memory_stats('cpu')\n"},
+      {"Tensor",
+       "An n-dimensional array with automatic differentiation: a cheap handle to refcounted storage on\n"
+       "a device, with a shape, strides and a dtype. Views (reshape, transpose, slicing, broadcast_to)\n"
+       "share storage; operators (``+ - * / @ **``, comparisons, ``~ & | ^``) and the methods named\n"
+       "like pcp's functions (x.sum(axis=0), x.softmax()) call those functions. A tensor made with\n"
+       "requires_grad=True records the operations on it, and backward() fills the .grad of such\n"
+       "leaves.\n\n"
+       "Create one with pcp.tensor, pcp.asarray, pcp.from_numpy or a creation function (pcp.zeros, ...),\n"
+       "not with Tensor(...).\n\n"
+       "Raises:\n    TypeError: Tensor() called directly.\n\n"
+       "Example:\n    >>> x = pcp.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\n"
+       "    >>> (x @ x.T).sum().backward()\n    >>> x.grad.tolist()\n    [[8.0, 12.0], [8.0, 12.0]]\n"},
+      {"DType",
+       "The element type of a tensor: pcp.bool, int32, int64, float16, bfloat16, float32 or float64.\n"
+       "DType(value) converts a name ('bfloat16'), a NumPy dtype, or a DType.\n\n"
+       "Args:\n    value: what to convert.\n\n"
+       "Returns:\n    The DType.\n\nRaises:\n    TypeError: an unknown dtype.\n\n"
+       "Example:\n    >>> pcp.DType('bfloat16') == pcp.bfloat16\n    True\n"},
       {"add", binary("a + b, elementwise with broadcasting (the + operator).",
                      "pcp.add(pcp.tensor([[1.0], [2.0]]), pcp.tensor([10.0, 20.0])).tolist()",
                      "[[11.0, 21.0], [12.0, 22.0]]")},

@@ -27,7 +27,7 @@ PYBIND11_MODULE(_core, m) {
                         if (state) PyEval_RestoreThread(static_cast<PyThreadState*>(state));
                       }});
 
-  py::enum_<DType> dtype_cls(m, "DType", "Element type of a tensor");
+  py::enum_<DType> dtype_cls(m, "DType", op_doc("DType"));
   dtype_cls
       .value("bool", DType::Bool)
       .value("int32", DType::Int32)

@@ -56,7 +56,7 @@ py::object to_int(const Tensor& t) {
 }
 
 py::class_<Tensor> bind_tensor(py::module_& m) {
-  py::class_<Tensor> cls(m, "Tensor", "An n-dimensional array with automatic differentiation");
+  py::class_<Tensor> cls(m, "Tensor", op_doc("Tensor"));
   cls.def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
       .def_property_readonly("ndim", &Tensor::ndim)
       .def_property_readonly("size", &Tensor::numel, "Number of elements")
