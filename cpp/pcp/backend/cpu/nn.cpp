@@ -19,41 +19,41 @@ char* bytes_out(const Tensor& t) { return static_cast<char*>(t.raw_data()); }
 
 }  // namespace
 
-void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
-  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
-  const auto& k = kernels();
-  const char* px = bytes(x);
-  char* py = bytes_out(y);
-  const size_t row = size_t(n) * x.itemsize();
+// Calls fn(first row, rows, columns) over the rows in parallel: whole rows of n columns, or, for
+// causal blocks of causal_T rows, row r over its columns 0..r % causal_T with the rest of its row
+// in `out` zeroed (the masked softmax outputs, and their gradients).
+template <class F>
+void rows_in_parallel(int64_t rows, int64_t n, int64_t causal_T, char* out, size_t itemsize, F fn) {
+  const size_t row = size_t(n) * itemsize;
   parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
-    if (!causal_T) return k.softmax_rows(x.dtype(), px + b * row, py + b * row, e - b, n, log);
+    if (causal_T <= 0) return fn(b, e - b, n);
     for (int64_t r = b; r < e; ++r) {
       const int64_t keep = std::min(n, r % causal_T + 1);
-      k.softmax_rows(x.dtype(), px + r * row, py + r * row, 1, keep, false);
-      std::memset(py + r * row + keep * x.itemsize(), 0, size_t(n - keep) * x.itemsize());
+      fn(r, int64_t(1), keep);
+      std::memset(out + r * row + keep * itemsize, 0, size_t(n - keep) * itemsize);
     }
   });
 }
 
+void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
+  const int64_t n = x.shape().back();
+  const auto& k = kernels();
+  const char* px = bytes(x);
+  char* py = bytes_out(y);
+  const size_t row = size_t(n) * x.itemsize();
+  rows_in_parallel(rows_of(x.shape()), n, causal_T, py, x.itemsize(), [&](int64_t r, int64_t count, int64_t cols) {
+    k.softmax_rows(x.dtype(), px + r * row, py + r * row, count, cols, log);
+  });
+}
+
 void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T) {
-  const int64_t n = y.shape().back(), rows = rows_of(y.shape());
+  const int64_t n = y.shape().back();
   const auto& k = kernels();
   const size_t row = size_t(n) * y.itemsize();
   const char *py = bytes(y), *pg = bytes(g);
   char* pgx = bytes_out(gx);
-  if (causal_T <= 0) {
-    parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
-      k.softmax_backward_rows(y.dtype(), py + b * row, pg + b * row, pgx + b * row, e - b, n, log);
-    });
-    return;
-  }
-  // Row r of each (causal_T, n) block: columns 0..r % causal_T, then zeros (as softmax()).
-  parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t keep = std::min(n, r % causal_T + 1);
-      k.softmax_backward_rows(y.dtype(), py + r * row, pg + r * row, pgx + r * row, 1, keep, log);
-      std::memset(pgx + r * row + keep * y.itemsize(), 0, size_t(n - keep) * y.itemsize());
-    }
+  rows_in_parallel(rows_of(y.shape()), n, causal_T, pgx, y.itemsize(), [&](int64_t r, int64_t count, int64_t cols) {
+    k.softmax_backward_rows(y.dtype(), py + r * row, pg + r * row, pgx + r * row, count, cols, log);
   });
 }
 
