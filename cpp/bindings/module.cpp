@@ -9,6 +9,7 @@
 #include "pcp/core/device_memory.h"
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/backend/gpu/runtime.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -103,6 +104,9 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_bfloat16"] = info.tensor_core_bf16;
     out["tensor_core_note"] = info.tensor_core_note;
     out["cooperative_matrix2"] = info.coopmat2;
+    out["tensor_core_attention"] = gpu::attention_on_tensor_cores(DType::BFloat16, d.index)   ? "bfloat16 and float16"
+                                   : gpu::attention_on_tensor_cores(DType::Float16, d.index) ? "float16"
+                                                                                            : "none";
     py::list kernels;
     for (const gpu::KernelSource& k : gpu::all_kernels()) kernels.append(k.name);
     out["kernels"] = kernels;

@@ -210,12 +210,13 @@ bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
   if (dropout_p != 0.0 || t.numel() == 0) return false;
   if (!t.device().is_gpu()) return t.dtype() == DType::Float32;
   const auto mode = GpuAttention(g_gpu_attention.load());
-  // The GPU kernels compute with scalar float32 (no tensor cores yet): at GPT's shapes they are
-  // slower than the composed products (measured on an H100), so by default they take only
+  if (mode == GpuAttention::Composed || !gpu::attention_fits(D, t.dtype()) || t.strides().back() != 1) return false;
+  // The tensor-core kernels take every size. The scalar ones (float32 math) are slower than the
+  // composed products at GPT's shapes (measured on an H100), so by default they take only
   // sequences whose scores would fill more than 256 MiB, where they save that memory.
-  if (mode == GpuAttention::Composed || (mode == GpuAttention::Auto && scores * 4 <= 256.0 * (1 << 20)))
+  if (mode == GpuAttention::Auto && scores * 4 <= 256.0 * (1 << 20) &&
+      !gpu::attention_on_tensor_cores(t.dtype(), t.device().index))
     return false;
-  if (!gpu::attention_fits(D, t.dtype()) || t.strides().back() != 1) return false;
   if (t.dtype() == DType::Float32) return true;
   bool even = t.offset() % 2 == 0;
   for (int64_t s : t.strides()) even = even && (s % 2 == 0 || s == 1);

@@ -1,7 +1,12 @@
-// GPU host code of fused attention (ops/attention.cpp): the flash kernels metal/attention*.comp.
+// GPU host code of fused attention (ops/attention.cpp): the flash kernels, on tensor cores for
+// 16-bit heads where the device has them (metal/coop/attention_cm2.glsl with
+// VK_NV_cooperative_matrix2, else metal/coop/attention_coop.glsl), else with scalar float32 math
+// (metal/attention*.comp).
 #include "pcp/backend/gpu/ops.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "pcp/backend/gpu/launch.h"
 #include "pcp/core/error.h"
@@ -25,12 +30,32 @@ Params params(const AttentionHeads& a, const Tensor& x, double scale, bool causa
           u32(a.v_off, "offset"), i32(a.sb, "stride"), i32(a.sh, "stride"), i32(a.st, "stride"), 0, 0};
 }
 
-// One workgroup of 64 invocations per 64 rows of each (batch, head), up to the dispatch limit.
+// One workgroup per 64 rows of each (batch, head), up to the dispatch limit (the kernels loop).
 uint32_t row_blocks(const AttentionHeads& a) {
   return uint32_t(std::min<int64_t>(a.B * a.H * ((a.T + 63) / 64), 65535));
 }
 
+// The suffix of the tensor-core kernels for heads of `dtype` on this device ("_cm2_bf16",
+// "_coop_f16", ...), or "" for the scalar ones. PCP_ATTENTION_KERNEL=coop keeps a device with
+// VK_NV_cooperative_matrix2 on the VK_KHR_cooperative_matrix kernels (to compare them).
+std::string tensor_core_suffix(DType dtype, int device) {
+  static const bool khr_only = [] {
+    const char* v = std::getenv("PCP_ATTENTION_KERNEL");
+    return v && std::strcmp(v, "coop") == 0;
+  }();
+  if (dtype != DType::BFloat16 && dtype != DType::Float16) return "";
+  const DeviceInfo info = rt().device_info(device);
+  const std::string type = dtype == DType::BFloat16 ? "bf16" : "f16";
+  if (!(dtype == DType::BFloat16 ? info.tensor_core_bf16 : info.tensor_core_f16)) return "";
+  if (info.coopmat2 && !khr_only && find_kernel("attention_cm2_" + type)) return "_cm2_" + type;
+  return find_kernel("attention_coop_" + type) ? "_coop_" + type : "";
+}
+
 }  // namespace
+
+bool attention_on_tensor_cores(DType dtype, int device) {
+  return runtime() && device < rt().device_count() && !tensor_core_suffix(dtype, device).empty();
+}
 
 bool attention_fits(int64_t D, DType dtype) {
   return D > 0 && D <= 64 && D % 2 == 0 &&
@@ -42,7 +67,7 @@ void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const 
   if (a.B * a.H * a.T == 0) return;
   Params p = params(a, q, scale, causal);
   p.g_off = u32(o.offset(), "offset");
-  rt().dispatch(q.device().index, "attention", {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(lse)},
+  rt().dispatch(q.device().index, "attention" + tensor_core_suffix(q.dtype(), q.device().index), {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(lse)},
                 &p, sizeof p, row_blocks(a));
 }
 
@@ -53,13 +78,14 @@ void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, co
   Tensor delta = Tensor::empty({a.B, a.H, a.T}, DType::Float32, q.device());
   Params p = params(a, q, scale, causal);
   p.g_off = u32(grads.q_off, "offset");
-  rt().dispatch(q.device().index, "attention_dq",
+  const std::string suffix = tensor_core_suffix(q.dtype(), q.device().index);
+  rt().dispatch(q.device().index, "attention_dq" + suffix,
                 {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(go), buffer_of(lse),
                  buffer_of(delta), buffer_of(dq)},
                 &p, sizeof p, row_blocks(a));
   p.g_off = u32(grads.k_off, "offset");
   p.g2_off = u32(grads.v_off, "offset");
-  rt().dispatch(q.device().index, "attention_dkv",
+  rt().dispatch(q.device().index, "attention_dkv" + suffix,
                 {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(go), buffer_of(lse), buffer_of(delta),
                  buffer_of(dk), buffer_of(dv)},
                 &p, sizeof p, row_blocks(a));

@@ -68,6 +68,9 @@ struct AttentionHeads {
   int64_t q_off, k_off, v_off, sb, sh, st;
 };
 bool attention_fits(int64_t D, DType dtype);  // what the kernels take
+// Whether heads of this 16-bit dtype run on the tensor-core kernels (metal/coop/attention_coop.glsl)
+// on this device; elsewhere the scalar float32-math kernels take them.
+bool attention_on_tensor_cores(DType dtype, int device);
 void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                const Tensor& lse, double scale, bool causal);
 void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, const Tensor& q, const Tensor& k,
