@@ -267,10 +267,18 @@ def test_fused_attention_on_head_views_of_packed_qkv(causal, rng):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype", [pcp.float32] + LOW, ids=str)
 @pytest.mark.parametrize("shape", [(2, 70, 3, 16), (1, 130, 2, 64), (3, 1, 1, 2), (1, 64, 2, 8)], ids=str)
-def test_fused_attention_forward_and_gradient_on_ragged_and_strided_heads(causal, dtype, shape, rng, fused_gpu_attention):
-    # The fused kernels (flash-style on the GPU, float32, float16 and bfloat16 heads up to 64 wide;
-    # float32 on the CPU) against float64 on the rounded inputs: T not a multiple of the 64-row
-    # blocks, one key, and the packed projection read through a strided view (a slice).
+@pytest.mark.parametrize("kernel", ["default", "coop"])
+def test_fused_attention_forward_and_gradient_on_ragged_and_strided_heads(causal, dtype, shape, kernel, rng,
+                                                                          fused_gpu_attention, monkeypatch):
+    # The fused kernels (flash-style on the GPU: on tensor cores for 16-bit heads where the GPU
+    # has them, through VK_NV_cooperative_matrix2 by default where it exists, or with
+    # PCP_ATTENTION_KERNEL=coop through VK_KHR_cooperative_matrix; float32 on the CPU) against
+    # float64 on the rounded inputs: T not a multiple of the 64-row blocks, one key, and the
+    # packed projection read through a strided view (a slice).
+    if kernel == "coop":
+        if dtype == pcp.float32 or pcp.get_default_device() == "cpu":
+            pytest.skip("PCP_ATTENTION_KERNEL picks among the GPU's 16-bit kernels")
+        monkeypatch.setenv("PCP_ATTENTION_KERNEL", "coop")
     B, T, H, D = shape
     full, _ = make(rng, (B, T, 3 * H * D + 6), dtype)
     tqkv = full[:, :, 4:4 + 3 * H * D]  # even offset and strides: 16-bit heads take the kernels

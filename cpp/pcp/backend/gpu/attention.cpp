@@ -39,10 +39,8 @@ uint32_t row_blocks(const AttentionHeads& a) {
 // "_coop_f16", ...), or "" for the scalar ones. PCP_ATTENTION_KERNEL=coop keeps a device with
 // VK_NV_cooperative_matrix2 on the VK_KHR_cooperative_matrix kernels (to compare them).
 std::string tensor_core_suffix(DType dtype, int device) {
-  static const bool khr_only = [] {
-    const char* v = std::getenv("PCP_ATTENTION_KERNEL");
-    return v && std::strcmp(v, "coop") == 0;
-  }();
+  const char* kernel = std::getenv("PCP_ATTENTION_KERNEL");  // read per call: the tests switch it
+  const bool khr_only = kernel && std::strcmp(kernel, "coop") == 0;
   if (dtype != DType::BFloat16 && dtype != DType::Float16) return "";
   const DeviceInfo info = rt().device_info(device);
   const std::string type = dtype == DType::BFloat16 ? "bf16" : "f16";
@@ -67,7 +65,8 @@ void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const 
   if (a.B * a.H * a.T == 0) return;
   Params p = params(a, q, scale, causal);
   p.g_off = u32(o.offset(), "offset");
-  rt().dispatch(q.device().index, "attention" + tensor_core_suffix(q.dtype(), q.device().index), {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(lse)},
+  const std::string suffix = tensor_core_suffix(q.dtype(), q.device().index);
+  rt().dispatch(q.device().index, "attention" + suffix, {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(lse)},
                 &p, sizeof p, row_blocks(a));
 }
 

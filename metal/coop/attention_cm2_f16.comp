@@ -1,0 +1,8 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+// float16 flash attention through VK_NV_cooperative_matrix2, the forward pass (see attention_cm2.glsl).
+#define FWD
+#define ELEM float16_t
+#define ROUNDED(x) f16_value(f16_bits(x))
+#include "attention_cm2.glsl"
