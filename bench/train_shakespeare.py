@@ -8,6 +8,7 @@ iteration of each.
 
 Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-iters N] [--eval-iters N] [--data PATH]
       [--device gpu]   (PCP on that device, PyTorch on cuda; batches stay CPU int64 tensors unless --batch-device)
+      [--gpu-attention auto|fused|composed]  (PCP's attention kernels on a GPU)
       [--dropout P]    (the preset's dropout otherwise; the PyTorch model has none, so use 0 to compare losses)
       [--chunk N]      (iterations per turn, default 50)
       [--profile]      (PCP's time per op per iteration; on a GPU, per kernel from device timestamps)
@@ -90,7 +91,11 @@ def main():
     ap.add_argument("--chunk", type=int, default=50, help="iterations each framework runs before the other's turn")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     ap.add_argument("--nanogpt", default=None, help="nanoGPT's folder: also time its train.py (eager and compiled)")
+    ap.add_argument("--gpu-attention", default="auto", choices=["auto", "fused", "composed"],
+                    help="PCP's attention on a GPU: its flash kernels (fused), products and softmax (composed), "
+                         "or its default (auto: fused on tensor cores, composed for short sequences elsewhere)")
     args = ap.parse_args()
+    pcp._core._set_gpu_attention(args.gpu_attention)
     pdev = pcp.device(args.device)
     tdev = "cpu" if pdev == "cpu" else ("cuda" if torch.cuda.is_available() else "cpu")
     over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval, dropout=args.dropout).items() if v is not None}
@@ -245,7 +250,8 @@ def main():
     print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
     for it in eval_at:
         print(f"{it:6d} {p_evals[it][0]:10.4f} {t_evals[it][0]:11.4f} {p_evals[it][1]:9.4f} {t_evals[it][1]:9.4f}")
-    print(f"\nms/iter: PCP {p_ms:.1f}, PyTorch {t_ms:.1f}, PCP/PyTorch {p_ms / t_ms:.2f} (below 1 means PCP is faster)")
+    ratio = f"{p_ms / t_ms:.2f}" if t_ms > 0 else "n/a (too few iterations timed)"
+    print(f"\nms/iter: PCP {p_ms:.1f}, PyTorch {t_ms:.1f}, PCP/PyTorch {ratio} (below 1 means PCP is faster)")
     if pdev != "cpu":
         t_peak = torch.cuda.max_memory_allocated() / 2 ** 20 if tdev == "cuda" else float("nan")
         print(f"peak GPU memory (training and evaluation): PCP {pcp.memory_stats(pdev)['peak_bytes'] / 2 ** 20:.0f} MiB, "
