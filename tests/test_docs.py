@@ -17,7 +17,7 @@ import pytest
 import pcp
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
-SUBMODULES = ["pcp.random"]
+SUBMODULES = ["pcp.random", "pcp.nn", "pcp.optim"]
 
 
 def _pcp_functions():
@@ -71,6 +71,7 @@ def _class_members(cls):
 def _submodule_api(module_name):
     """(name, object) of a submodule's public functions and classes and of those classes' members."""
     module = importlib.import_module(module_name)
+    seen = set()  # a method inherited unchanged is checked once, under the first class that has it
     for name in sorted(_public_names(module)):
         obj = getattr(module, name)
         if not callable(obj):
@@ -78,7 +79,9 @@ def _submodule_api(module_name):
         yield f"{module_name}.{name}", obj
         if inspect.isclass(obj) and obj.__module__.startswith("pcp") and not issubclass(obj, BaseException):
             for member, value in _class_members(obj):
-                yield f"{module_name}.{name}.{member}", value
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    yield f"{module_name}.{name}.{member}", value
 
 
 GROUPS = {"pcp": _pcp_functions, "pcp.Tensor": _tensor_members,
