@@ -17,7 +17,7 @@ import pytest
 import pcp
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
-SUBMODULES = ["pcp.random", "pcp.nn", "pcp.optim"]
+SUBMODULES = ["pcp.random", "pcp.nn", "pcp.optim", "pcp.models", "pcp.data", "pcp.train"]
 
 
 def _pcp_functions():
