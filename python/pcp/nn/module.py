@@ -109,7 +109,7 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args, **kwargs):
-        """module(*args, **kwargs): runs forward with those arguments.
+        """``module(*args, **kwargs)``: runs forward with those arguments.
 
         Args:
             *args: forward's positional arguments.
