@@ -533,8 +533,9 @@ Example:
 
       // Python protocols.
       {"__repr__", text(R"(
-repr(x): the elements as NumPy prints them, with the dtype, and the device and requires_grad
-when they are not the defaults. On a GPU it waits for the values. It raises nothing.
+repr(x): the elements in NumPy's style (nested brackets, PyTorch's tensor(...) around them),
+then the dtype, the device for a GPU tensor, and requires_grad when it is True. On a GPU it
+waits for the values. It raises nothing.
 
 Returns:
     A str.

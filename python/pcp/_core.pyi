@@ -615,8 +615,9 @@ class Tensor:
         """
     def __repr__(self) -> str:
         """
-        repr(x): the elements as NumPy prints them, with the dtype, and the device and requires_grad
-        when they are not the defaults. On a GPU it waits for the values. It raises nothing.
+        repr(x): the elements in NumPy's style (nested brackets, PyTorch's tensor(...) around them),
+        then the dtype, the device for a GPU tensor, and requires_grad when it is True. On a GPU it
+        waits for the values. It raises nothing.
 
         Returns:
             A str.
