@@ -128,6 +128,7 @@ def _signature_params(obj):
         inner = line[line.find("(") + 1:line.rfind(")")]
         params = [p.split(":")[0].strip() for p in inner.split(",") if p.strip()]
         return [p for p in params if p != "self"]
+    params = [p for p in params if not p.startswith("_")]  # private, or injected (Ray adds _ray_trace_ctx)
     if inspect.isclass(obj) or inspect.ismethod(obj):
         return params
     return params[1:] if params[:1] in (["self"], ["cls"]) else params
