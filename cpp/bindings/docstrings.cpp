@@ -437,6 +437,33 @@ const std::unordered_map<std::string, std::string>& table() {
        "Raises:\n    TypeError: Tensor() called directly.\n\n"
        "Example:\n    >>> x = pcp.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\n"
        "    >>> (x @ x.T).sum().backward()\n    >>> x.grad.tolist()\n    [[8.0, 12.0], [8.0, 12.0]]\n"},
+      {"DType.itemsize",
+       "The bytes one element of this dtype takes. It raises nothing.\n\n"
+       "Example:\n    >>> pcp.bfloat16.itemsize, pcp.int64.itemsize\n    (2, 8)\n"},
+      {"DType.is_floating_point",
+       "Whether this dtype holds floating-point numbers (float16, bfloat16, float32, float64). It raises\n"
+       "nothing.\n\n"
+       "Example:\n    >>> pcp.float16.is_floating_point, pcp.int32.is_floating_point\n    (True, False)\n"},
+      {"seed",
+       "Seeds the global counter-based (Philox) generator that rand, randn, randint, dropout and\n"
+       "sampling draw from, and restarts its counter: the same seed gives the same numbers on every\n"
+       "device and thread count.\n\n"
+       "Args:\n    seed: an int in [0, 2**64).\n\nReturns:\n    None.\n\n"
+       "Raises:\n    TypeError: seed is not an int.\n    ValueError: seed is negative or 2**64 or more.\n\n"
+       "Example:\n    >>> pcp.random.seed(7)\n    >>> a = pcp.rand(3).tolist()\n    >>> pcp.random.seed(7)\n"
+       "    >>> pcp.rand(3).tolist() == a\n    True\n"},
+      {"get_rng_state",
+       "The global generator's state: its seed and how many numbers it has handed out (the counter),\n"
+       "which set_rng_state restores (checkpoints save it). It raises nothing.\n\n"
+       "Returns:\n    A tuple (seed, offset) of ints.\n\n"
+       "Example:\n    >>> pcp.random.seed(3)\n    >>> pcp.random.get_rng_state()\n    (3, 0)\n"},
+      {"set_rng_state",
+       "Restores the global generator to a state get_rng_state returned: the numbers drawn next are\n"
+       "those drawn after that state was taken.\n\n"
+       "Args:\n    seed: the seed, an int in [0, 2**64).\n    offset: the counter, an int in [0, 2**64).\n\n"
+       "Returns:\n    None.\n\nRaises:\n    TypeError: an argument that is not a non-negative int.\n\n"
+       "Example:\n    >>> state = pcp.random.get_rng_state()\n    >>> a = pcp.randn(2).tolist()\n"
+       "    >>> pcp.random.set_rng_state(*state)\n    >>> pcp.randn(2).tolist() == a\n    True\n"},
       {"DType",
        "The element type of a tensor: pcp.bool, int32, int64, float16, bfloat16, float32 or float64.\n"
        "DType(value) converts a name ('bfloat16'), a NumPy dtype, or a DType.\n\n"

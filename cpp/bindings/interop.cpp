@@ -195,7 +195,7 @@ void bind_interop(py::module_& m, py::class_<Tensor>& cls) {
     py::object a = to_numpy(t.dtype() == DType::BFloat16 ? astype(t, DType::Float32) : t);  // NumPy has no bfloat16
     if (!dtype.is_none()) a = a.attr("astype")(dtype, py::arg("copy") = false);
     return !copy.is_none() && copy.cast<bool>() ? a.attr("copy")() : a;
-  }), py::arg("dtype") = py::none(), py::arg("copy") = py::none());
+  }), py::arg("dtype") = py::none(), py::arg("copy") = py::none(), py::doc(tensor_doc("__array__")));
   cls.def("__dlpack__", named("__dlpack__", [](const Tensor& t, py::object, py::object, py::object, py::object copy) {
     // Negative strides are legal in DLPack but some consumers abort on them (PyTorch): such
     // views are exported as a copy.
@@ -204,13 +204,13 @@ void bind_interop(py::module_& m, py::class_<Tensor>& cls) {
     const bool want_copy = !copy.is_none() && copy.cast<bool>();
     return to_dlpack(want_copy || negative ? pcp::copy(t.detach()) : t);
   }), py::arg("stream") = py::none(), py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
-      py::arg("copy") = py::none());
+      py::arg("copy") = py::none(), py::doc(tensor_doc("__dlpack__")));
   cls.def("__dlpack_device__", [](const Tensor& t) {
     // kDLVulkan (kDLMetal on macOS): consumers see a device they cannot read and refuse it.
     if (!t.device().is_gpu()) return py::make_tuple(1, 0);  // kDLCPU
     const bool metal = t.device().str().rfind("metal", 0) == 0;
     return py::make_tuple(metal ? 8 : 7, t.device().index);
-  });
+  }, py::doc(tensor_doc("__dlpack_device__")));
 }
 
 }  // namespace pcp::bindings

@@ -37,8 +37,9 @@ PYBIND11_MODULE(_core, m) {
       .value("bfloat16", DType::BFloat16)
       .value("float32", DType::Float32)
       .value("float64", DType::Float64)
-      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); })
-      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); });
+      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); }, op_doc("DType.itemsize"))
+      .def_property_readonly("is_floating_point", [](DType d) { return is_floating(d); },
+                             op_doc("DType.is_floating_point"));
   // Replace (not overload) pybind11's enum repr/str: pcp.float32 prints as pcp.float32.
   // DType(x) for anything else than a valid code: a name, a NumPy dtype, or an error naming DType.
   dtype_cls.def(py::init(named("DType", [](py::object v) { return to_dtype(v); })), py::arg("value"));

@@ -99,6 +99,9 @@ auto named(const char* op, F f) {
 
 // The docstring of pcp.<name> (docstrings.cpp), or nullptr where there is none yet.
 const char* op_doc(const char* name);
+// The docstring of the Tensor member pcp.Tensor.<name> that is not a module function
+// (tensor_docs.cpp); a std::logic_error at import when it has none, so none goes undocumented.
+const char* tensor_doc(const char* name);
 
 // Binds pcp.<name>, named (above), with its docstring from docstrings.cpp when it has one (it
 // replaces a docstring among `extra`).

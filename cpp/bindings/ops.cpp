@@ -95,7 +95,7 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   def(m, "to_device", [](const Tensor& x, const std::string& device) { return to_device(x, parse_device(device)); },
         arg("x"), arg("device"));
   def_op(m, cls, "copy", [](const Tensor& x) { return copy(x); }, arg("x"));
-  cls.def("clone", named("clone", [](const Tensor& x) { return copy(x); }));
+  cls.def("clone", named("clone", [](const Tensor& x) { return copy(x); }), py::doc(tensor_doc("clone")));
 
   // Elementwise.
 #define PCP_UNARY(name) def_op(m, cls, #name, [=](py::handle x) { return name(T(x, #name)); }, arg("x"))
@@ -151,16 +151,18 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   // Shape.
   def(m, "reshape", [](const Tensor& x, py::object shape) { return reshape(x, to_shape(shape)); }, arg("x"), arg("shape"));
   for (const char* name : {"reshape", "view"})
-    cls.def(name, named("reshape", [](const Tensor& x, py::args shape) { return reshape(x, to_shape(shape_args(shape))); }));
+    cls.def(name, named("reshape", [](const Tensor& x, py::args shape) { return reshape(x, to_shape(shape_args(shape))); }),
+            py::doc(tensor_doc(name)));
   def_op(m, cls, "flatten", [](const Tensor& x, Int start, Int end) { return flatten(x, start, end); }, arg("x"), arg("start_axis") = 0, arg("end_axis") = -1);
   def(m, "transpose", [](const Tensor& x, py::object axes) {
     return axes.is_none() ? transpose(x) : transpose(x, to_shape(axes));
   }, arg("x"), arg("axes") = py::none());
   cls.def("transpose", named("transpose", [](const Tensor& x, py::args axes) {
     return axes.size() == 0 ? transpose(x) : transpose(x, to_shape(shape_args(axes)));
-  }));
+  }), py::doc(tensor_doc("transpose")));
   def(m, "permute", [](const Tensor& x, py::object axes) { return permute(x, to_shape(axes)); }, arg("x"), arg("axes"));
-  cls.def("permute", named("permute", [](const Tensor& x, py::args axes) { return permute(x, to_shape(shape_args(axes))); }));
+  cls.def("permute", named("permute", [](const Tensor& x, py::args axes) { return permute(x, to_shape(shape_args(axes))); }),
+          py::doc(tensor_doc("permute")));
   def_op(m, cls, "swapaxes", [](const Tensor& x, Int a, Int b) { return swapaxes(x, a, b); }, arg("x"), arg("axis1"), arg("axis2"));
   def_op(m, cls, "squeeze", [](const Tensor& x, py::object axis) { return squeeze(x, to_axes(axis)); }, arg("x"),
         arg("axis") = py::none());
@@ -171,7 +173,7 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   for (const char* name : {"broadcast_to", "expand"})
     cls.def(name, named("broadcast_to", [](const Tensor& x, py::args shape) {
       return broadcast_to(x, to_shape(shape_args(shape)));
-    }));
+    }), py::doc(tensor_doc(name)));
   def(m, "contiguous", &contiguous, arg("x"));
   def(m, "concatenate", [=](py::sequence xs, Int axis) {
     std::vector<Tensor> ts;

@@ -57,47 +57,46 @@ py::object to_int(const Tensor& t) {
 
 py::class_<Tensor> bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", op_doc("Tensor"));
-  cls.def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
-      .def_property_readonly("ndim", &Tensor::ndim)
-      .def_property_readonly("size", &Tensor::numel, "Number of elements")
-      .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("device", [](const Tensor& t) { return t.device().str(); })
-      .def_property_readonly("strides", [](const Tensor& t) { return shape_tuple(t.strides()); },
-                             "Strides in elements")
-      .def_property_readonly("itemsize", &Tensor::itemsize)
-      .def_property_readonly("nbytes", [](const Tensor& t) { return t.numel() * int64_t(t.itemsize()); })
+  auto doc = [](const char* name) { return py::doc(tensor_doc(name)); };
+  cls.def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); }, doc("shape"))
+      .def_property_readonly("ndim", &Tensor::ndim, doc("ndim"))
+      .def_property_readonly("size", &Tensor::numel, doc("size"))
+      .def_property_readonly("dtype", &Tensor::dtype, doc("dtype"))
+      .def_property_readonly("device", [](const Tensor& t) { return t.device().str(); }, doc("device"))
+      .def_property_readonly("strides", [](const Tensor& t) { return shape_tuple(t.strides()); }, doc("strides"))
+      .def_property_readonly("itemsize", &Tensor::itemsize, doc("itemsize"))
+      .def_property_readonly("nbytes", [](const Tensor& t) { return t.numel() * int64_t(t.itemsize()); },
+                             doc("nbytes"))
       .def_property("requires_grad", &Tensor::requires_grad,
-                    named("requires_grad", [](Tensor& t, bool r) { t.set_requires_grad(r); }))
+                    named("requires_grad", [](Tensor& t, bool r) { t.set_requires_grad(r); }), doc("requires_grad"))
       .def_property(
           "grad", [](const Tensor& t) -> py::object {
             Tensor g = t.grad();
             return g.defined() ? py::cast(g) : py::none();
           },
-          named("grad", set_grad), "The accumulated gradient (a tensor of this one's shape, dtype and device), or None")
-      .def_property_readonly("is_leaf", &Tensor::is_leaf)
+          named("grad", set_grad), doc("grad"))
+      .def_property_readonly("is_leaf", &Tensor::is_leaf, doc("is_leaf"))
       .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
         return t.grad_fn() ? py::str(t.grad_fn()->name()) : py::object(py::none());
-      }, "Name of the op that produced this tensor in the graph, or None")
+      }, doc("grad_fn"))
       .def("requires_grad_", named("requires_grad_", [](Tensor& t, bool r) { t.set_requires_grad(r); return t; }),
-           py::arg("requires_grad") = true)
-      .def("retain_grad", &Tensor::retain_grad)
-      .def("detach", &Tensor::detach, "A tensor sharing storage, cut off from the graph")
+           py::arg("requires_grad") = true, doc("requires_grad_"))
+      .def("retain_grad", &Tensor::retain_grad, doc("retain_grad"))
+      .def("detach", &Tensor::detach, doc("detach"))
       .def("backward",
            named("backward", [](const Tensor& t, py::object grad, bool create_graph) {
              Tensor g = to_tensor_or_none(grad, "backward");
              py::gil_scoped_release release;
              pcp::backward(t, g, create_graph);
            }),
-           py::arg("grad") = py::none(), py::arg("create_graph") = false,
-           "Accumulates gradients of this tensor into the .grad of every leaf that requires grad")
-      .def("item", named("item", item))
-      .def("tolist", named("tolist", to_list))
-      .def("numpy", named("numpy", to_numpy),
-           "A NumPy array sharing this tensor's memory (read-only while a graph saved it for backward)")
-      .def("is_contiguous", &Tensor::is_contiguous)
-      .def("contiguous", named("contiguous", contiguous))
+           py::arg("grad") = py::none(), py::arg("create_graph") = false, doc("backward"))
+      .def("item", named("item", item), doc("item"))
+      .def("tolist", named("tolist", to_list), doc("tolist"))
+      .def("numpy", named("numpy", to_numpy), doc("numpy"))
+      .def("is_contiguous", &Tensor::is_contiguous, doc("is_contiguous"))
+      .def("contiguous", named("contiguous", contiguous), doc("contiguous"))
       .def("astype", named("astype", [](const Tensor& t, py::object dt) { return astype(t, to_dtype(dt)); }),
-           py::arg("dtype"))
+           py::arg("dtype"), doc("astype"))
       .def("to", named("to", [](const Tensor& t, py::object a, py::object b, py::object device, py::object dtype) {
         // As PyTorch: t.to("gpu"), t.to(pcp.float16), t.to("gpu", pcp.float16), t.to(device=..., dtype=...).
         for (const py::object& target : {a, b}) {
@@ -115,39 +114,42 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
         return d && d->is_gpu() ? to_device(out, *d) : out;
       }), py::arg("device_or_dtype") = py::none(), py::arg("dtype_or_device") = py::none(), py::kw_only(),
            py::arg("device") = py::none(), py::arg("dtype") = py::none(),
-           "This tensor on a device ('cpu', 'gpu', 'vulkan:0': a differentiable copy, or itself) and/or as a dtype")
-      .def("__repr__", &Tensor::repr)
+           doc("to"))
+      .def("__repr__", &Tensor::repr, doc("__repr__"))
       .def("__len__", named("len", [](const Tensor& t) {
         if (t.ndim() == 0) fail<TypeError>("len() of a 0-d tensor");
         return t.shape()[0];
-      }))
+      }), doc("__len__"))
       .def("__bool__", named("bool", [](const Tensor& t) {
         if (t.numel() != 1)
           fail<ValueError>("bool: the truth value of a tensor with ", t.numel(),
                            " elements is ambiguous; use .any() or .all()");
         return t.item_double() != 0;
-      }))
-      .def("__float__", named("float", [](const Tensor& t) { return t.item_double(); }))
-      .def("__int__", named("int", to_int))
+      }), doc("__bool__"))
+      .def("__float__", named("float", [](const Tensor& t) { return t.item_double(); }), doc("__float__"))
+      .def("__int__", named("int", to_int), doc("__int__"))
       .def("__index__", named("index", [](const Tensor& t) {
         if (!is_integral(t.dtype()) || t.numel() != 1)
           fail<TypeError>("only one-element integer tensors can be used as an index, got a ", dtype_name(t.dtype()),
                           " tensor of shape ", shape_str(t.shape()));
         return t.item_int();
-      }))
-      .def("__hash__", [](const Tensor& t) { return reinterpret_cast<intptr_t>(t.impl()); })
-      .def("__getitem__", named("index", [](const Tensor& t, py::handle key) { return index(t, to_index(key)); }))
+      }), doc("__index__"))
+      .def("__hash__", [](const Tensor& t) { return reinterpret_cast<intptr_t>(t.impl()); }, doc("__hash__"))
+      .def("__getitem__", named("index", [](const Tensor& t, py::handle key) { return index(t, to_index(key)); }),
+           py::arg("key"), doc("__getitem__"))
       .def("__setitem__", named("index_assign", [](const Tensor& t, py::handle key, py::handle value) {
         index_assign(t, to_index(key), to_tensor_like(value, t, "index_assign"));
-      }))
-      .def_property_readonly("T", named("transpose", [](const Tensor& t) { return transpose(t); }))
-      .def_property_readonly("mT", named("mT", [](const Tensor& t) { return swapaxes(t, -1, -2); }));
+      }), py::arg("key"), py::arg("value"), doc("__setitem__"))
+      .def_property_readonly("T", named("transpose", [](const Tensor& t) { return transpose(t); }), doc("T"))
+      .def_property_readonly("mT", named("mT", [](const Tensor& t) { return swapaxes(t, -1, -2); }), doc("mT"));
 
   // Operators with Python scalars, NumPy arrays and lists on either side.
-#define PCP_BINOP(py_name, fn) \
-  cls.def(py_name, named(#fn, [](const Tensor& a, py::handle b) { return fn(a, to_tensor_like(b, a, #fn)); }), py::is_operator())
-#define PCP_RBINOP(py_name, fn) \
-  cls.def(py_name, named(#fn, [](const Tensor& a, py::handle b) { return fn(to_tensor_like(b, a, #fn), a); }), py::is_operator())
+#define PCP_BINOP(py_name, fn)                                                                            \
+  cls.def(py_name, named(#fn, [](const Tensor& a, py::handle b) { return fn(a, to_tensor_like(b, a, #fn)); }), \
+          py::arg("other"), py::is_operator(), doc(py_name))
+#define PCP_RBINOP(py_name, fn)                                                                           \
+  cls.def(py_name, named(#fn, [](const Tensor& a, py::handle b) { return fn(to_tensor_like(b, a, #fn), a); }), \
+          py::arg("other"), py::is_operator(), doc(py_name))
   PCP_BINOP("__add__", add);
   PCP_RBINOP("__radd__", add);
   PCP_BINOP("__sub__", sub);
@@ -174,9 +176,9 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
   PCP_RBINOP("__rxor__", bitwise_xor);
 #undef PCP_BINOP
 #undef PCP_RBINOP
-  cls.def("__neg__", named("neg", [](const Tensor& a) { return neg(a); }));
-  cls.def("__abs__", named("abs", [](const Tensor& a) { return abs(a); }));
-  cls.def("__invert__", named("bitwise_not", [](const Tensor& a) { return bitwise_not(a); }));
+  cls.def("__neg__", named("neg", [](const Tensor& a) { return neg(a); }), doc("__neg__"));
+  cls.def("__abs__", named("abs", [](const Tensor& a) { return abs(a); }), doc("__abs__"));
+  cls.def("__invert__", named("bitwise_not", [](const Tensor& a) { return bitwise_not(a); }), doc("__invert__"));
   return cls;
 }
 

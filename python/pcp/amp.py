@@ -80,6 +80,22 @@ class autocast:
         return False
 
     def __call__(self, fn):
+        """Used as a decorator: fn runs inside this scope each time it is called. It raises
+        nothing of its own.
+
+        Args:
+            fn: a function.
+
+        Returns:
+            The wrapped function.
+
+        Example:
+            >>> @pcp.autocast(dtype=pcp.float16)
+            ... def product(a, b):
+            ...     return a @ b
+            >>> product(pcp.ones((2, 2)), pcp.ones((2, 2))).dtype
+            pcp.float16
+        """
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with autocast(self.dtype, self.enabled):
@@ -88,12 +104,33 @@ class autocast:
 
 
 def is_autocast_enabled():
-    """Whether the current thread is inside an enabled autocast scope."""
+    """Whether the current thread is inside an enabled autocast scope. It raises nothing.
+
+    Returns:
+        A bool.
+
+    Example:
+        >>> with pcp.autocast():
+        ...     pcp.amp.is_autocast_enabled()
+        True
+        >>> pcp.amp.is_autocast_enabled()
+        False
+    """
     return _core.autocast_dtype() is not None
 
 
 def get_autocast_dtype():
-    """The compute type of the enclosing autocast scope, or None outside one."""
+    """The compute type of the enclosing enabled autocast scope, or None outside one. It raises
+    nothing.
+
+    Returns:
+        pcp.bfloat16, pcp.float16 or None.
+
+    Example:
+        >>> with pcp.autocast(dtype=pcp.float16):
+        ...     pcp.amp.get_autocast_dtype()
+        pcp.float16
+    """
     return _core.autocast_dtype()
 
 
@@ -111,6 +148,29 @@ class GradScaler:
                                              # growth_interval clean steps
 
     ``enabled=False`` makes every method a pass-through, so one loop serves every dtype.
+
+    Args:
+        init_scale: the first scale (default 2**16).
+        growth_factor: multiplies the scale after growth_interval clean steps (default 2, > 1).
+        backoff_factor: multiplies the scale after a skipped step (default 0.5, < 1).
+        growth_interval: clean steps before the scale grows (default 2000).
+        enabled: scale at all (default True).
+
+    Raises:
+        ValueError: a scale or factor that is not a positive finite number, growth_factor <= 1,
+            backoff_factor >= 1, or growth_interval not a positive int.
+
+    Example:
+        >>> w = pcp.tensor([1.0, 2.0], requires_grad=True)
+        >>> opt = pcp.optim.SGD([w], lr=0.1)
+        >>> scaler = pcp.amp.GradScaler(init_scale=1024.0)
+        >>> scaler.scale((w * w).sum()).backward()
+        >>> w.grad.tolist()  # scaled
+        [2048.0, 4096.0]
+        >>> scaler.step(opt)  # unscaled first: the true gradient 2w is applied
+        >>> scaler.update()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.8, 1.6]
     """
 
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
@@ -133,14 +193,45 @@ class GradScaler:
         self._per_optimizer = {}  # id(optimizer) -> {"unscaled": bool, "found_inf": bool, "stepped": bool}
 
     def is_enabled(self):
+        """Whether this scaler scales (enabled=True when made). It raises nothing.
+
+        Returns:
+            A bool.
+
+        Example:
+            >>> pcp.amp.GradScaler(enabled=False).is_enabled()
+            False
+        """
         return self._enabled
 
     def get_scale(self):
-        """The current scale (1.0 when disabled)."""
+        """The current scale (1.0 when disabled). It raises nothing.
+
+        Returns:
+            A float.
+
+        Example:
+            >>> pcp.amp.GradScaler(init_scale=256.0).get_scale()
+            256.0
+        """
         return self._scale if self._enabled else 1.0
 
     def scale(self, outputs):
-        """outputs (a tensor, or a list/tuple of them) multiplied by the scale."""
+        """The outputs (losses) multiplied by the scale, to call backward on.
+
+        Args:
+            outputs: a tensor, or a list or tuple of them (nested).
+
+        Returns:
+            The same structure of scaled tensors (outputs itself when disabled).
+
+        Raises:
+            TypeError: something else than tensors, lists and tuples.
+
+        Example:
+            >>> pcp.amp.GradScaler(init_scale=8.0).scale(pcp.tensor(0.5)).item()
+            4.0
+        """
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
@@ -153,8 +244,28 @@ class GradScaler:
         return self._per_optimizer.setdefault(id(optimizer), {"unscaled": False, "found_inf": False, "stepped": False})
 
     def unscale_(self, optimizer):
-        """Divides the optimizer's gradients by the scale in place and records whether any holds
-        inf or NaN. At most once per optimizer between update() calls."""
+        """Divides the optimizer's gradients by the scale (replacing each .grad) and records whether
+        any holds inf or NaN. Call it before clipping or reading the true gradients; step() calls
+        it when it was not. At most once per optimizer between update() calls.
+
+        Args:
+            optimizer: the Optimizer whose parameters' gradients to unscale.
+
+        Returns:
+            None.
+
+        Raises:
+            RuntimeError: already called since the last update(), or called after step().
+
+        Example:
+            >>> w = pcp.tensor([1.0], requires_grad=True)
+            >>> opt = pcp.optim.SGD([w])
+            >>> scaler = pcp.amp.GradScaler(init_scale=4.0)
+            >>> scaler.scale(w * 3).backward()
+            >>> scaler.unscale_(opt)
+            >>> w.grad.tolist()
+            [3.0]
+        """
         if not self._enabled:
             return
         state = self._state(optimizer)
@@ -179,8 +290,29 @@ class GradScaler:
         state["unscaled"], state["found_inf"] = True, not math.isfinite(total)
 
     def step(self, optimizer, *args, **kwargs):
-        """Unscales (if ``unscale_`` was not called) and runs optimizer.step() unless a gradient holds
-        inf or NaN. Returns what optimizer.step() returned, or None when the step was skipped."""
+        """Unscales (if ``unscale_`` was not called) and runs optimizer.step() unless a gradient
+        holds inf or NaN. Once per optimizer between update() calls.
+
+        Args:
+            optimizer: the Optimizer to step.
+            *args: passed to optimizer.step.
+            **kwargs: passed to optimizer.step.
+
+        Returns:
+            What optimizer.step() returned, or None when the step was skipped.
+
+        Raises:
+            RuntimeError: already called on this optimizer since the last update().
+
+        Example:
+            >>> w = pcp.tensor([1.0], requires_grad=True)
+            >>> opt = pcp.optim.SGD([w], lr=0.1)
+            >>> scaler = pcp.amp.GradScaler()
+            >>> w.grad = pcp.tensor([float("inf")])  # an overflowed gradient
+            >>> scaler.step(opt)
+            >>> w.tolist(), scaler.found_inf(opt)
+            ([1.0], True)
+        """
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         state = self._state(optimizer)
@@ -194,13 +326,47 @@ class GradScaler:
         return optimizer.step(*args, **kwargs)
 
     def found_inf(self, optimizer):
-        """Whether the last ``unscale_`` of ``optimizer`` found inf or NaN (so its step was skipped)."""
+        """Whether the last ``unscale_`` of ``optimizer`` since update() found inf or NaN (so its
+        step was skipped); False before one. It raises nothing.
+
+        Args:
+            optimizer: an Optimizer.
+
+        Returns:
+            A bool.
+
+        Example:
+            >>> w = pcp.tensor([1.0], requires_grad=True)
+            >>> pcp.amp.GradScaler().found_inf(pcp.optim.SGD([w]))
+            False
+        """
         return self._state(optimizer)["found_inf"]
 
     def update(self, new_scale=None):
         """Adjusts the scale after the steps of this iteration: halved (backoff_factor) if any
         optimizer found inf or NaN, multiplied by growth_factor after growth_interval clean
-        iterations in a row. new_scale sets it directly instead."""
+        iterations in a row. new_scale sets it directly instead. Call it once per iteration, after
+        the steps.
+
+        Args:
+            new_scale: the scale to set, or None (default) for the rule above.
+
+        Returns:
+            None.
+
+        Raises:
+            ValueError: new_scale is not positive and finite.
+
+        Example:
+            >>> w = pcp.tensor([1.0], requires_grad=True)
+            >>> opt = pcp.optim.SGD([w])
+            >>> scaler = pcp.amp.GradScaler(init_scale=8.0)
+            >>> w.grad = pcp.tensor([float("nan")])
+            >>> scaler.step(opt)
+            >>> scaler.update()
+            >>> scaler.get_scale()
+            4.0
+        """
         if not self._enabled:
             return
         if new_scale is not None:
@@ -219,12 +385,39 @@ class GradScaler:
         self._per_optimizer = {}
 
     def state_dict(self):
+        """The scale and its settings, for checkpoints; {} when disabled. It raises nothing.
+
+        Returns:
+            A dict: scale, growth_factor, backoff_factor, growth_interval, _growth_tracker.
+
+        Example:
+            >>> pcp.amp.GradScaler(init_scale=8.0).state_dict()["scale"]
+            8.0
+        """
         if not self._enabled:
             return {}
         return {"scale": self._scale, "growth_factor": self.growth_factor, "backoff_factor": self.backoff_factor,
                 "growth_interval": self.growth_interval, "_growth_tracker": self._growth_tracker}
 
     def load_state_dict(self, state):
+        """Restores what state_dict returned (nothing happens when this scaler is disabled).
+
+        Args:
+            state: a dict as state_dict returns.
+
+        Returns:
+            None.
+
+        Raises:
+            RuntimeError: an empty state (saved from a disabled scaler).
+            KeyError: a state without one of state_dict's keys.
+
+        Example:
+            >>> scaler = pcp.amp.GradScaler()
+            >>> scaler.load_state_dict(pcp.amp.GradScaler(init_scale=8.0).state_dict())
+            >>> scaler.get_scale()
+            8.0
+        """
         if not self._enabled:
             return
         if not state:

@@ -25,7 +25,21 @@ TMP_PREFIX, TMP_SUFFIX = ".tmp-", ".safetensors"  # an interrupted write's lefto
 
 
 class SafetensorsError(ValueError):
-    """A safetensors file (or checkpoint) that is corrupt, truncated or does not fit its model."""
+    """A safetensors file (or checkpoint) that is corrupt, truncated or does not fit its model:
+    a ValueError whose message starts with the file and, where one is to blame, the tensor.
+    Making one raises nothing.
+
+    Args:
+        path: the file (kept as .path).
+        what: what is wrong.
+        tensor: the tensor's name, or None (kept as .tensor).
+
+    Example:
+        >>> from pcp.serialization import SafetensorsError
+        >>> e = SafetensorsError("model.safetensors", "shape (2,) where the model expects (3,)", "wte.weight")
+        >>> str(e)
+        "model.safetensors: tensor 'wte.weight': shape (2,) where the model expects (3,)"
+    """
 
     def __init__(self, path, what, tensor=None):
         self.path, self.tensor = str(path), tensor
@@ -97,7 +111,27 @@ def _check_entries(path, header, data_size):
 
 
 def read_metadata(path):
-    """The __metadata__ dict of a safetensors file, reading only its header (validated)."""
+    """The __metadata__ dict of a safetensors file, reading only its header (which is validated
+    as load_safetensors does, so a file this accepts loads).
+
+    Args:
+        path: the file.
+
+    Returns:
+        A dict of str to str ({} when the file has none).
+
+    Raises:
+        FileNotFoundError: no such file.
+        SafetensorsError: a corrupt or truncated header.
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.serialization import read_metadata, save_safetensors
+        >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+        >>> save_safetensors({"w": pcp.ones(2)}, path, metadata={"step": "10"})
+        >>> read_metadata(path)
+        {'step': '10'}
+    """
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         header, start = _read_header(f, path, size)
@@ -114,7 +148,30 @@ def _metadata(path, header):
 
 
 def load_safetensors(path):
-    """Returns ({name: pcp.Tensor}, metadata dict); a corrupt file raises SafetensorsError."""
+    """Reads a safetensors file into CPU tensors. F64, F32, F16, BF16, I64, I32 and BOOL keep
+    their dtype; I8, U8 and I16 become int64. The header is validated as the reference
+    implementation does (the tensors tile the data exactly).
+
+    Args:
+        path: the file.
+
+    Returns:
+        (tensors, metadata): a dict of name to Tensor, and the __metadata__ dict of str to str.
+
+    Raises:
+        FileNotFoundError: no such file.
+        SafetensorsError: a corrupt or truncated file, or an unsupported dtype (the message names
+            the file and the tensor).
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.serialization import load_safetensors, save_safetensors
+        >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+        >>> save_safetensors({"w": pcp.ones((2, 2)), "ids": pcp.arange(3)}, path)
+        >>> tensors, metadata = load_safetensors(path)
+        >>> {k: (v.shape, v.dtype) for k, v in sorted(tensors.items())}
+        {'ids': ((3,), pcp.int64), 'w': ((2, 2), pcp.float32)}
+    """
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         header, _ = _read_header(f, path, size)
@@ -135,8 +192,32 @@ def load_safetensors(path):
 
 
 def check_tensor(path, name, t, shape, dtypes=(pcp.float32,)):
-    """Refuses (SafetensorsError) a loaded tensor whose shape or dtype does not fit, or that holds NaN/inf:
-    such a file would otherwise load and train to NaN without a word."""
+    """Refuses a loaded tensor whose shape or dtype does not fit, or that holds NaN or inf: such a
+    file would otherwise load and train to NaN without a word.
+
+    Args:
+        path: the file it came from (for the message).
+        name: the tensor's name (for the message).
+        t: the tensor.
+        shape: the shape expected.
+        dtypes: the dtypes accepted (default (pcp.float32,)).
+
+    Returns:
+        None.
+
+    Raises:
+        SafetensorsError: another dtype or shape, or non-finite values (the first one's index
+            named).
+
+    Example:
+        >>> from pcp.serialization import SafetensorsError, check_tensor
+        >>> check_tensor("w.safetensors", "w", pcp.ones(3), (3,))
+        >>> try:
+        ...     check_tensor("w.safetensors", "w", pcp.tensor([1.0, float("nan")]), (2,))
+        ... except SafetensorsError as e:
+        ...     print(e)
+        w.safetensors: tensor 'w': 1 non-finite values (NaN or inf), first at index (1,)
+    """
     if t.dtype not in dtypes:
         raise SafetensorsError(path, f"dtype {t.dtype} where the model expects {' or '.join(map(str, dtypes))}", name)
     if tuple(t.shape) != tuple(shape):
@@ -156,7 +237,32 @@ def _file_mode():
 
 
 def save_safetensors(tensors, path, metadata=None):
-    """Writes {name: pcp.Tensor} atomically (a crash leaves either the old file or the new one)."""
+    """Writes tensors to a safetensors file atomically (a temporary file, then a rename: a crash
+    leaves either the old file or the new one). Tensors on a GPU are copied to the host; names are
+    written in sorted order and the data is 8-byte aligned.
+
+    Args:
+        tensors: a dict of name to Tensor (bool, int32, int64, float16, bfloat16, float32 or
+            float64).
+        path: the file (its folder must exist).
+        metadata: a dict stored as the file's __metadata__, keys and values turned into str
+            (default None).
+
+    Returns:
+        None.
+
+    Raises:
+        TypeError: a tensor of another dtype.
+        OSError: the file cannot be written (its folder missing, no space).
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.serialization import save_safetensors
+        >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+        >>> save_safetensors({"w": pcp.zeros((4, 4), dtype=pcp.bfloat16)}, path)
+        >>> os.path.getsize(path) > 32
+        True
+    """
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
         t = tensors[name]
@@ -193,7 +299,27 @@ def save_safetensors(tensors, path, metadata=None):
 
 
 def write_json(path, obj):
-    """Writes obj as indented UTF-8 JSON, atomically (a crash leaves the old file or the new one)."""
+    """Writes obj as indented UTF-8 JSON, atomically (a crash leaves the old file or the new one).
+
+    Args:
+        path: the file (its folder must exist).
+        obj: anything json.dump takes.
+
+    Returns:
+        None.
+
+    Raises:
+        TypeError: obj holds something JSON cannot.
+        OSError: the file cannot be written.
+
+    Example:
+        >>> import json, os, tempfile
+        >>> from pcp.serialization import write_json
+        >>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+        >>> write_json(path, {"n_layer": 2})
+        >>> json.load(open(path))
+        {'n_layer': 2}
+    """
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=TMP_PREFIX, suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -209,8 +335,26 @@ def write_json(path, obj):
 
 
 def remove_stale_temps(directory):
-    """Deletes the temporary files of writes that were killed midway; returns their names.
-    Call it only where no other process writes (a run holds its folder's lock)."""
+    """Deletes the temporary files of writes (save_safetensors, write_json) that were killed
+    midway. Call it only where no other process writes (a run holds its folder's lock).
+
+    Args:
+        directory: the folder to clean.
+
+    Returns:
+        The names of the files deleted, a sorted list.
+
+    Raises:
+        OSError: the folder cannot be listed, or a file cannot be deleted.
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.serialization import remove_stale_temps
+        >>> folder = tempfile.mkdtemp()
+        >>> open(os.path.join(folder, ".tmp-abc.safetensors"), "w").close()
+        >>> remove_stale_temps(folder)
+        ['.tmp-abc.safetensors']
+    """
     removed = []
     for name in sorted(os.listdir(directory)):
         if name.startswith(TMP_PREFIX) and name.endswith(TMP_SUFFIX):

@@ -8,10 +8,28 @@ import pcp
 
 
 class TokenDataset:
-    """Tokens of a text, cached as a memory-mapped uint16/uint32 .bin next to a cache key.
+    """A stream of token ids split into a train part (the first 1 - val_fraction) and a val part
+    (the rest), sampled in random (x, y) blocks as nanoGPT does. Made from a text with
+    from_text or from_text_file, the tokens are cached as a memory-mapped uint16/uint32 .bin
+    file named by a hash of the text and the tokenizer.
 
     get_batch draws its offsets from pcp's seeded generator, so a run (and a resumed run)
     sees the same batches for the same seed.
+
+    Args:
+        tokens: a 1-D sequence of token ids (a list, or a NumPy array or memmap).
+        block_size: the length T of each sample.
+        val_fraction: the share of tokens held out for validation, in (0, 1) (default 0.1).
+
+    Raises:
+        ValueError: tokens not 1-D, val_fraction outside (0, 1), or a split of no more than
+            block_size tokens.
+
+    Example:
+        >>> from pcp.data import TokenDataset
+        >>> data = TokenDataset(list(range(100)), block_size=8)
+        >>> len(data.splits["train"]), len(data.splits["val"])
+        (90, 10)
     """
 
     def __init__(self, tokens, block_size, val_fraction=0.1):
@@ -30,7 +48,34 @@ class TokenDataset:
 
     @classmethod
     def from_text_file(cls, path, tokenizer, block_size, cache_dir=None, val_fraction=0.1):
-        """Tokenizes a UTF-8 text file once; later runs memory-map the cached .bin."""
+        """The dataset of a UTF-8 text file, tokenized once: the tokens are cached in cache_dir and
+        later runs memory-map them.
+
+        Args:
+            path: the text file.
+            tokenizer: a CharTokenizer or BPETokenizer (anything with encode, to_json, vocab_size).
+            block_size: the sample length T.
+            cache_dir: where the token cache goes (default: .pcp-cache beside the file).
+            val_fraction: the validation share (default 0.1).
+
+        Returns:
+            A TokenDataset.
+
+        Raises:
+            OSError: the file cannot be read.
+            UnicodeDecodeError: the file is not UTF-8.
+            ValueError: as TokenDataset, or a character the tokenizer does not know.
+
+        Example:
+            >>> import os, tempfile
+            >>> from pcp.data import CharTokenizer, TokenDataset
+            >>> path = os.path.join(tempfile.mkdtemp(), "text.txt")
+            >>> with open(path, "w") as f:
+            ...     _ = f.write("to be or not to be " * 20)
+            >>> tok = CharTokenizer(open(path).read())
+            >>> TokenDataset.from_text_file(path, tok, block_size=16).block_size
+            16
+        """
         with open(path, "rb") as f:
             raw = f.read()
         cache_dir = cache_dir or os.path.join(os.path.dirname(os.path.abspath(path)), ".pcp-cache")
@@ -39,8 +84,31 @@ class TokenDataset:
 
     @classmethod
     def from_text(cls, text, tokenizer, block_size, cache_dir=None, val_fraction=0.1, name="text"):
-        """Tokenizes `text`; with a cache_dir, once: the tokens are kept there as a .bin named by
-        `name` and a hash of the text and the tokenizer, which later runs memory-map."""
+        """The dataset of a text; with a cache_dir, tokenized once: the tokens are kept there as a
+        .bin named by `name` and a hash of the text and the tokenizer, which later runs
+        memory-map (an unwritable cache_dir keeps them in memory).
+
+        Args:
+            text: a str.
+            tokenizer: a CharTokenizer or BPETokenizer.
+            block_size: the sample length T.
+            cache_dir: a folder for the token cache, or None (default) for none.
+            val_fraction: the validation share (default 0.1).
+            name: the cache file's name stem (default 'text').
+
+        Returns:
+            A TokenDataset.
+
+        Raises:
+            ValueError: as TokenDataset, or a character the tokenizer does not know.
+
+        Example:
+            >>> from pcp.data import CharTokenizer, TokenDataset
+            >>> text = "hello world " * 10
+            >>> data = TokenDataset.from_text(text, CharTokenizer(text), block_size=4)
+            >>> len(data.splits["train"]) + len(data.splits["val"]) == len(text)
+            True
+        """
         if cache_dir is None:
             return cls(cls._tokens(text, tokenizer), block_size, val_fraction)
         key = hashlib.sha256(text.encode("utf-8") + tokenizer.to_json().encode()).hexdigest()[:16]
@@ -65,10 +133,29 @@ class TokenDataset:
         return np.array(tokenizer.encode(text), dtype=cls._token_dtype(tokenizer))
 
     def get_batch(self, split, batch_size):
-        """(x, y) int64 tensors of shape (batch_size, block_size); y is x shifted by one token.
+        """A random batch of blocks: x holds batch_size runs of block_size tokens at offsets drawn
+        from the seeded generator, and y the same runs shifted one token on (each position's next
+        token, the targets).
 
         They stay on the CPU whatever the default device: token ids index embeddings and targets
-        as host metadata, so a model on a GPU takes them without a transfer to wait for."""
+        as host metadata, so a model on a GPU takes them without a transfer to wait for.
+
+        Args:
+            split: 'train' or 'val'.
+            batch_size: B, the number of blocks.
+
+        Returns:
+            (x, y): two (B, block_size) int64 tensors on the CPU.
+
+        Raises:
+            ValueError: another split.
+
+        Example:
+            >>> from pcp.data import TokenDataset
+            >>> x, y = TokenDataset(list(range(100)), block_size=8).get_batch("train", 4)
+            >>> x.shape, x.dtype, bool((x[:, 1:] == y[:, :-1]).all())
+            ((4, 8), pcp.int64, True)
+        """
         if split not in self.splits:
             raise ValueError(f"get_batch: split must be 'train' or 'val', got {split!r}")
         data = self.splits[split]

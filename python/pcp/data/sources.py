@@ -33,9 +33,29 @@ def text_files(path):
 
 
 def read_text(path):
-    """The text of `path` (a file, or a folder's .txt files joined in sorted order, a newline
-    between files that do not end with one), decoded as UTF-8. ValueError naming the file and
-    the byte where a file is not UTF-8."""
+    """The text of `path`: a file, or a folder's .txt files (recursively) joined in sorted path
+    order, a newline between files that do not end with one; decoded as UTF-8.
+
+    Args:
+        path: a UTF-8 text file, or a folder of .txt files.
+
+    Returns:
+        A str.
+
+    Raises:
+        FileNotFoundError: path does not exist, or is a folder without .txt files.
+        ValueError: a file that is not UTF-8 (naming the file and the byte).
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.data import read_text
+        >>> folder = tempfile.mkdtemp()
+        >>> for name, text in [("a.txt", "first"), ("b.txt", "second\\n")]:
+        ...     with open(os.path.join(folder, name), "w") as f:
+        ...         _ = f.write(text)
+        >>> read_text(folder)
+        'first\\nsecond\\n'
+    """
     parts = []
     for name in text_files(path):
         with open(name, "rb") as f:
@@ -52,7 +72,28 @@ def read_text(path):
 
 def training_text(path=None):
     """The text a run trains on: `path` or $PCP_DATA when given (read_text), else the
-    tiny-Shakespeare text shipped with PCP (downloaded only where that copy was removed)."""
+    tiny-Shakespeare text shipped with PCP (downloaded only where that copy was removed).
+
+    Args:
+        path: a text file or a folder of .txt files, or None (default).
+
+    Returns:
+        A str.
+
+    Raises:
+        FileNotFoundError: a given path that does not exist or holds no text.
+        ValueError: a file that is not UTF-8.
+        RuntimeError: the shipped text was removed and cannot be downloaded (offline).
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.data import training_text
+        >>> path = os.path.join(tempfile.mkdtemp(), "mine.txt")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("my own corpus")
+        >>> training_text(path)
+        'my own corpus'
+    """
     for candidate in (path, os.environ.get("PCP_DATA")):
         if candidate:
             return read_text(candidate)
@@ -60,9 +101,28 @@ def training_text(path=None):
 
 
 def shakespeare(path=None, progress=True):
-    """Path of tinyshakespeare.txt: `path` or $PCP_DATA (a file, or a folder holding it) when given,
-    else the copy shipped in the package, else a cached download (with a progress bar; offline, a
-    clear error), for installs that left the package data out."""
+    """The path of tinyshakespeare.txt (1.1 MB): `path` or $PCP_DATA (a file, or a folder holding
+    it) when given, else the copy shipped in the package, else a cached download (with a
+    progress bar; offline, a clear error), for installs that left the package data out.
+
+    Args:
+        path: a file, or a folder holding tinyshakespeare.txt or input.txt (default None).
+        progress: show the download's progress bar on stderr (default True).
+
+    Returns:
+        A path (str).
+
+    Raises:
+        FileNotFoundError: a given path that does not exist, or a folder without the file.
+        RuntimeError: the download failed (offline: the message says to pass --data).
+
+    Example:
+        >>> import os
+        >>> from pcp.data import shakespeare
+        >>> path = shakespeare()  # the shipped copy, unless $PCP_DATA names another
+        >>> os.path.getsize(path) > 0
+        True
+    """
     for candidate in (path, os.environ.get("PCP_DATA")):
         if not candidate:
             continue

@@ -9,6 +9,31 @@ SPLITS = ("iid", "contiguous")
 
 @dataclass
 class DiLoCoConfig(DictConfig):
+    """DiLoCo's own settings (``pcp diloco``); the model, inner optimizer and data come from a
+    TrainConfig.
+
+    Args:
+        workers: worker actors, each a model replica (default 4).
+        inner_steps: H, the inner AdamW steps per worker per round (default 50).
+        rounds: outer rounds in all (default 10).
+        outer_lr: the outer Nesterov SGD's learning rate (default 0.7, the paper's).
+        outer_momentum: its momentum, in [0, 1) (default 0.9).
+        compression: of the pseudo-gradients on their way back: 'none', 'float16' or 'int8'.
+        split: 'iid' (every worker samples the whole train split) or 'contiguous' (a slice
+            each).
+        round_timeout: seconds a round waits for its workers before going on without them.
+        threads_per_worker: CPU threads each worker's kernels use (default 1).
+        address: a Ray cluster's HOST:PORT to join ('' starts a local one).
+
+    Raises:
+        TypeError: an unknown field.
+
+    Example:
+        >>> from pcp.distributed import DiLoCoConfig
+        >>> DiLoCoConfig(workers=8, compression="int8").validate().workers
+        8
+    """
+
     workers: int = 4
     inner_steps: int = 50       # H: inner AdamW steps per worker per round
     rounds: int = 10
@@ -21,6 +46,20 @@ class DiLoCoConfig(DictConfig):
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
 
     def validate(self):
+        """Checks the settings together, as a run does before it starts.
+
+        Returns:
+            This config.
+
+        Raises:
+            ValueError: a count below its minimum, an outer_lr that is not positive, a momentum
+                outside [0, 1), an unknown compression or split, or an address not HOST:PORT.
+
+        Example:
+            >>> from pcp.distributed import DiLoCoConfig
+            >>> DiLoCoConfig(address="10.0.0.1:6379").validate().address
+            '10.0.0.1:6379'
+        """
         if self.workers < 1:
             raise ValueError(f"diloco: workers must be at least 1, got {self.workers}")
         if self.inner_steps < 1:

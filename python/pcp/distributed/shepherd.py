@@ -84,14 +84,47 @@ def shutdown_ray():
 
 
 class Shepherd:
-    """Runs DiLoCo rounds over Worker actors. report(event: dict) receives every event (for the
-    dashboard or log lines, see pcp.dashboard): kind 'start', 'progress', 'round', 'worker_lost',
-    'worker_joined', 'end'."""
+    """The DiLoCo driver (``pcp diloco``): it owns the global model and the outer optimizer, and
+    runs rounds over Worker actors on Ray (joining the cluster at diloco_cfg.address, or starting
+    a local one). Each round it sends the global parameters, each worker runs H inner AdamW steps
+    on its data, and the averaged pseudo-gradients take one outer Nesterov SGD step. A worker
+    that fails or times out is left out of the round; Ray restarts it and it rejoins. After each
+    round the state is checkpointed to cfg.out/diloco.safetensors (workers' states included, so
+    resume is exact).
+
+    Args:
+        train_cfg: a TrainConfig (model, inner optimizer, data, out, device).
+        diloco_cfg: a DiLoCoConfig.
+        report: a function receiving every event, a dict with a 'kind' ('start', 'progress',
+            'round', 'worker_lost', 'worker_joined', 'message', 'end'; see pcp.dashboard), or
+            None (default) to ignore them.
+        resume: continue from cfg.out's diloco.safetensors (default False).
+        overwrite: start anew in a cfg.out that holds a DiLoCo run, whose files move to
+            cfg.out/replaced-<time>/ (default False: such a folder is refused).
+
+    Raises:
+        ValueError: an invalid config.
+        RunDirError: cfg.out holds a run and neither resume nor overwrite is given, or another
+            run holds it (a ValueError).
+        ConnectionError: a cluster address nothing answers at.
+        ImportError: Ray is not installed (pip install "pcp[distributed]").
+
+    Example:
+        Not run here (needs a Ray cluster and minutes of training)::
+
+            from pcp.distributed import DiLoCoConfig, Shepherd
+            from pcp.train import preset
+
+            shepherd = Shepherd(preset("shakespeare-char-cpu"), DiLoCoConfig(workers=4, rounds=10))
+            try:
+                history = shepherd.run()
+            finally:
+                shepherd.shutdown()
+            print(history[-1]["val_loss"])
+    """
 
     def __init__(self, train_cfg, diloco_cfg, report=None, resume=False, overwrite=False):
-        """resume: continue from cfg.out's diloco.safetensors; overwrite: start anew in a cfg.out that
-        holds a DiLoCo run (its files move to cfg.out/replaced-<time>/); without either, such a folder
-        is refused. A local Ray cluster started here is stopped by shutdown(), also when this fails."""
+        # A local Ray cluster started here is stopped by shutdown(), also when this fails.
         self.cfg = train_cfg.validate()
         self.dcfg = diloco_cfg.validate()
         self.report = report or (lambda event: None)
@@ -142,7 +175,20 @@ class Shepherd:
 
     # -- workers -------------------------------------------------------------------------------
     def add_worker(self):
-        """Starts one more worker; it joins at the next round with the global parameters then."""
+        """Starts one more worker actor; it joins at the next round, with the global parameters
+        then.
+
+        Returns:
+            The new worker's rank, an int.
+
+        Raises:
+            RayError: the cluster cannot place the actor.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                rank = shepherd.add_worker()
+        """
         import ray
         rank = max(self.workers, default=-1) + 1
         spec = {"train_config": self.cfg.to_dict(), "diloco_config": self.dcfg.to_dict(),
@@ -159,16 +205,59 @@ class Shepherd:
         return rank
 
     def worker_pid(self, rank, timeout=60):
+        """The process id of a worker's actor.
+
+        Args:
+            rank: the worker's rank.
+            timeout: seconds to wait for the answer (default 60).
+
+        Returns:
+            An int.
+
+        Raises:
+            KeyError: no worker of that rank.
+            GetTimeoutError: no answer in time (a Ray error).
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                os.kill(shepherd.worker_pid(0), signal.SIGKILL)  # Ray restarts it
+        """
         import ray
         return ray.get(self.workers[rank]["actor"].pid.remote(), timeout=timeout)
 
     # -- one round -----------------------------------------------------------------------------
     def global_state(self):
+        """The global parameters, what a round sends to the workers. It raises nothing.
+
+        Returns:
+            A dict of name to NumPy array (views of the model's CPU tensors).
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                sizes = {name: a.shape for name, a in shepherd.global_state().items()}
+        """
         return {k: v.numpy() for k, v in self.model.state_dict().items()}
 
     def run_round(self):
         """Sends the global parameters, waits for the workers' pseudo-gradients, averages those
-        that came back and applies the outer step. Returns the round's record."""
+        that came back and applies the outer step, evaluates the global model, checkpoints, and
+        reports the round. Workers that fail or miss round_timeout are left out of it.
+
+        Returns:
+            The round's record, a dict: round, inner_steps, val_loss, workers_in, workers_lost,
+            worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens.
+
+        Raises:
+            OSError: the checkpoint cannot be written.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                record = shepherd.run_round()
+                print(record["round"], record["val_loss"], record["workers_lost"])
+        """
         import ray
         from ray.exceptions import RayError
 
@@ -235,7 +324,25 @@ class Shepherd:
         return rec
 
     def apply_outer_step(self, pseudo_grad):
-        """The outer optimizer (SGD, Nesterov) with the averaged pseudo-gradient as the gradient."""
+        """One step of the outer optimizer (SGD with Nesterov momentum) with the averaged
+        pseudo-gradient (global - local parameters) as the gradient.
+
+        Args:
+            pseudo_grad: a dict of parameter name to float32 NumPy array.
+
+        Returns:
+            None.
+
+        Raises:
+            KeyError: a parameter missing from pseudo_grad.
+            ValueError: an array whose shape differs from its parameter's.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                zeros = {k: np.zeros_like(v) for k, v in shepherd.global_state().items()}
+                shepherd.apply_outer_step(zeros)  # moves only by the momentum
+        """
         import pcp
         for name in self.names:
             self.params[name].grad = pcp.tensor(pseudo_grad[name])
@@ -265,11 +372,32 @@ class Shepherd:
                      "tokens_per_s": steps * self.cfg.batch_size * self.cfg.block_size / max(seconds, 1e-9)})
 
     def worker_table(self):
+        """What is known of each worker, for the dashboard. It raises nothing.
+
+        Returns:
+            A dict of rank to a dict: alive, steps_done, live_step, last_loss, lr, last_seen.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                alive = [rank for rank, w in shepherd.worker_table().items() if w["alive"]]
+        """
         return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen")}
                 for r, w in self.workers.items()}
 
     # -- evaluation, checkpoints -----------------------------------------------------------------
     def evaluate(self):
+        """The global model's mean loss on eval_iters validation batches, the same batches every
+        round (so rounds compare). It raises nothing of its own.
+
+        Returns:
+            A float.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                print(shepherd.evaluate())
+        """
         import pcp
         self.model.eval()
         rng = np.random.default_rng(self.cfg.seed)  # the same val batches every round
@@ -284,6 +412,20 @@ class Shepherd:
         return total / self.cfg.eval_iters
 
     def save(self):
+        """Checkpoints the run to cfg.out/diloco.safetensors: the global model, the outer
+        optimizer, each worker's last inner state, and the history (run_round calls it).
+
+        Returns:
+            None.
+
+        Raises:
+            OSError: the file cannot be written.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                shepherd.save()
+        """
         from pcp.train.checkpoint import save_checkpoint
         extra = {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
                  "bytes_received": self.bytes_received}
@@ -313,7 +455,19 @@ class Shepherd:
 
     # -- the whole run ---------------------------------------------------------------------------
     def run(self):
-        """Rounds until dcfg.rounds; returns the history."""
+        """Runs rounds until dcfg.rounds (evaluating the starting model first on a new run).
+
+        Returns:
+            The history: one record per round (see run_round), round 0 first.
+
+        Raises:
+            OSError: a checkpoint cannot be written.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                history = shepherd.run()
+        """
         import ray
         self.report({"kind": "start", "mode": "diloco", "round": self.round, "rounds": self.dcfg.rounds,
                      "workers": len(self.workers), "inner_steps": self.dcfg.inner_steps,
@@ -328,7 +482,17 @@ class Shepherd:
         return self.history
 
     def shutdown(self):
-        """Stops the workers, and the local Ray cluster if this shepherd started it."""
+        """Stops the workers, and the local Ray cluster if this shepherd started it, and releases
+        cfg.out. Call it when done (also after an error). It raises nothing of its own.
+
+        Returns:
+            None.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                shepherd.shutdown()
+        """
         import ray
         for w in self.workers.values():
             try:

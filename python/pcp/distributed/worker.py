@@ -39,8 +39,32 @@ def export_state(optimizer):
 
 
 class Worker:
-    """spec: dict(train_config, diloco_config, vocab_size, n_train, rank). The tokens come with
-    each round (see run_round): a restarted actor then needs nothing but its spec."""
+    """A DiLoCo worker: a model replica with its own inner AdamW and data shard. The Shepherd runs
+    each as a Ray actor (``ray.remote(Worker)``); as a plain object it runs in this process. The
+    tokens come with each round (see run_round): a restarted actor then needs nothing but its
+    spec. Making one sets this process's CPU thread count to threads_per_worker.
+
+    Args:
+        spec: a dict: train_config and diloco_config (their to_dict()), vocab_size, n_train (the
+            number of train tokens, which come first in the token array) and rank (from 0).
+
+    Raises:
+        ValueError: the worker's shard holds no more than block_size tokens.
+        KeyError: a spec without one of those keys.
+
+    Example:
+        >>> import numpy as np
+        >>> from pcp.distributed import DiLoCoConfig, Worker
+        >>> from pcp.train import TrainConfig
+        >>> cfg = TrainConfig(n_layer=1, n_head=2, n_embd=8, block_size=8, batch_size=2, eval_iters=1)
+        >>> worker = Worker({"train_config": cfg.to_dict(), "diloco_config": DiLoCoConfig().to_dict(),
+        ...                  "vocab_size": 10, "n_train": 180, "rank": 0})
+        >>> params = {k: v.numpy() for k, v in worker.model.state_dict().items()}
+        >>> result = worker.run_round(0, params, inner_steps=2, first_step=0, tokens=np.arange(200) % 10)
+        >>> result["steps"], sorted(result["pseudo_grad"]) == sorted(params)
+        (2, True)
+        >>> pcp.set_num_threads(0)  # the worker set 1 thread for this process: restore the default
+    """
 
     def __init__(self, spec):
         import pcp
@@ -67,10 +91,32 @@ class Worker:
         self._lock = threading.Lock()
 
     def pid(self):
+        """The process id of the worker (of the actor's process under Ray). It raises nothing.
+
+        Returns:
+            An int.
+
+        Example:
+            Not run here (needs a Ray cluster); the shepherd asks an actor::
+
+                pid = ray.get(actor.pid.remote())
+        """
         return os.getpid()
 
     def progress(self):
-        """Where the current round is (callable while run_round runs: the actor has two threads)."""
+        """Where the current round is: callable while run_round runs (the actor has two threads),
+        for the dashboard's live view. It raises nothing.
+
+        Returns:
+            A dict: rank, round, step (inner steps done this round), steps_done (in all), loss and
+            lr (the last step's), time and pid.
+
+        Example:
+            Not run here (needs a Ray cluster); the shepherd polls an actor::
+
+                p = ray.get(actor.progress.remote())
+                print(p["round"], p["step"], p["loss"])
+        """
         with self._lock:
             return dict(self._progress, time=time.time())
 
@@ -93,7 +139,31 @@ class Worker:
         encoded pseudo-gradient (global - local) with the round's losses and timings, and its AdamW
         state (export_state). tokens: the 1-D train + val token array, or a one-element list holding
         its Ray object reference. inner_state: this worker's state after its last round (or a list
-        holding its reference), for a worker that starts without one (resumed, or restarted)."""
+        holding its reference), for a worker that starts without one (resumed, or restarted).
+
+        Args:
+            rnd: the round's number (it seeds the round's batches and dropout).
+            params: the global parameters, a dict of name to float32 NumPy array.
+            inner_steps: H, the AdamW steps to run.
+            first_step: the global inner step this round starts at (for the learning-rate
+                schedule).
+            tokens: the token array, or [its Ray object reference].
+            inner_state: this worker's AdamW state, or [its reference], or None (default).
+
+        Returns:
+            A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
+            start_digest, train_loss, last_loss, lr, val_loss, steps, seconds, tokens and
+            inner_state.
+
+        Raises:
+            ValueError: params that do not fit the model (missing, extra or misshapen).
+
+        Example:
+            Not run here (needs a Ray cluster); the shepherd starts a round on an actor::
+
+                ref = actor.run_round.remote(rnd, state_ref, H, rnd * H, [tokens_ref])
+                result = ray.get(ref)
+        """
         import pcp
         from pcp.optim import clip_grad_norm, warmup_cosine
 
@@ -140,7 +210,22 @@ class Worker:
                 "inner_state": export_state(self.opt)}
 
     def evaluate(self, rng):
-        """The local model's loss on eval_iters val batches."""
+        """The local model's mean loss on eval_iters validation batches, in evaluation mode.
+
+        Args:
+            rng: a numpy.random.Generator that draws the batches.
+
+        Returns:
+            A float.
+
+        Raises:
+            TypeError: the tokens have not arrived yet (no round ran).
+
+        Example:
+            Not run here (it needs the tokens of a round first)::
+
+                val = worker.evaluate(np.random.default_rng(0))
+        """
         import pcp
         self.model.eval()
         with pcp.no_grad():

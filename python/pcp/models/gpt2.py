@@ -20,6 +20,30 @@ _CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c
 
 @dataclass
 class GPT2Config(DictConfig):
+    """The size and settings of a GPT-2 model, with Hugging Face's field names (GPT-2 small by
+    default).
+
+    Args:
+        vocab_size: the number of token ids (default 50257, GPT-2's BPE).
+        n_positions: the longest sequence, the position table's length (default 1024).
+        n_embd: the model's width C (default 768).
+        n_layer: the number of transformer blocks (default 12).
+        n_head: attention heads per block; n_embd must be divisible by it (default 12).
+        layer_norm_epsilon: the layer norms' eps (default 1e-5).
+        initializer_range: the standard deviation of the initial weights (default 0.02).
+        dropout: the dropout probability of embeddings, attention and residuals (default 0).
+        bias: whether linear layers and layer norms have biases (default True, as GPT-2).
+
+    Raises:
+        ValueError: n_embd not divisible by n_head, or a size that is not positive.
+
+    Example:
+        >>> from pcp.models import GPT2Config
+        >>> cfg = GPT2Config(vocab_size=65, n_positions=64, n_embd=32, n_layer=2, n_head=4)
+        >>> cfg.n_embd // cfg.n_head
+        8
+    """
+
     vocab_size: int = 50257
     n_positions: int = 1024
     n_embd: int = 768
@@ -79,6 +103,26 @@ class Block(nn.Module):
 
 
 class GPT2(nn.Module):
+    """GPT-2 (Radford et al., 2019): token and position embeddings, n_layer pre-LayerNorm blocks
+    of causal self-attention (fused) and a GELU(tanh) MLP, a final layer norm, and an LM head tied
+    to the token embedding. Weights start as GPT-2's initialisation: N(0, 0.02), residual
+    projections scaled by 1/sqrt(2 n_layer), from the seeded generator (pcp.random.seed). Its
+    parameter names are Hugging Face's (without the 'transformer.' prefix).
+
+    Args:
+        cfg: a GPT2Config (default: GPT-2 small, 124M parameters).
+
+    Raises:
+        MemoryError: parameters too large for memory.
+
+    Example:
+        >>> from pcp.models import GPT2, GPT2Config
+        >>> model = GPT2(GPT2Config(vocab_size=16, n_positions=8, n_embd=8, n_layer=1, n_head=2))
+        >>> logits, loss = model(pcp.tensor([[1, 2, 3]]))
+        >>> logits.shape, loss
+        ((1, 3, 16), None)
+    """
+
     def __init__(self, cfg=None):
         super().__init__()
         cfg = cfg or GPT2Config()
@@ -103,7 +147,30 @@ class GPT2(nn.Module):
                 m.weight = pcp.randn(m.weight.shape) * std
 
     def forward(self, idx, targets=None):
-        """Logits (B, T, vocab) for token ids idx (B, T); with targets, also the mean cross-entropy."""
+        """The next-token logits for every position of a batch of token sequences, and with targets
+        the mean cross-entropy loss.
+
+        Args:
+            idx: (B, T) integer token ids in [0, vocab_size), T <= n_positions; keep them on the
+                CPU (they index the embeddings as host data) whatever the model's device.
+            targets: (B, T) integer token ids (the next tokens), or None (default).
+
+        Returns:
+            (logits, loss): logits (B, T, vocab_size), float32 (the autocast dtype under
+            pcp.autocast), and loss a 0-d float32 tensor, or None without targets.
+
+        Raises:
+            ValueError: idx is not 2-D, or T exceeds n_positions.
+            IndexError: a token id outside [0, vocab_size).
+
+        Example:
+            >>> from pcp.models import GPT2, GPT2Config
+            >>> model = GPT2(GPT2Config(vocab_size=16, n_positions=8, n_embd=8, n_layer=1, n_head=2))
+            >>> x = pcp.tensor([[1, 2, 3, 4]])
+            >>> _, loss = model(x, x)
+            >>> loss.shape, loss.item() > 0
+            ((), True)
+        """
         if idx.ndim != 2:
             raise ValueError(f"GPT2: idx must be (batch, time), got shape {tuple(idx.shape)}")
         B, T = idx.shape
@@ -121,7 +188,29 @@ class GPT2(nn.Module):
         return logits, loss
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
-        """Samples max_new_tokens tokens after idx (B, T) from the seeded generator."""
+        """Continues each sequence of idx by sampling max_new_tokens tokens, one at a time, from the
+        softmax of the last position's logits / temperature (only the top_k most likely when
+        given), the context cut to the last n_positions tokens. It runs in evaluation mode under
+        pcp.no_grad() and draws from the seeded generator (pcp.random.seed).
+
+        Args:
+            idx: (B, T) integer token ids, the prompts.
+            max_new_tokens: how many tokens to add.
+            temperature: divides the logits (default 1.0; lower is greedier).
+            top_k: sample among the k most likely tokens only (default None: all).
+
+        Returns:
+            A (B, T + max_new_tokens) int64 tensor on the CPU: the prompts and their continuations.
+
+        Raises:
+            ValueError: temperature is not positive, or idx is not 2-D.
+
+        Example:
+            >>> from pcp.models import GPT2, GPT2Config
+            >>> model = GPT2(GPT2Config(vocab_size=16, n_positions=8, n_embd=8, n_layer=1, n_head=2))
+            >>> model.generate(pcp.tensor([[1, 2]]), max_new_tokens=10, top_k=5).shape
+            (1, 12)
+        """
         if temperature <= 0:
             raise ValueError(f"generate: temperature must be positive, got {temperature}")
         was_training = self.training
@@ -146,22 +235,66 @@ class GPT2(nn.Module):
         return pcp.tensor(out)
 
     def save_pretrained(self, directory, tokenizer=None):
-        """Writes this model in Hugging Face's GPT-2 layout: `model.safetensors` (float32 weights,
+        """Writes this model in Hugging Face's GPT-2 layout: ``model.safetensors`` (float32 weights,
         the attention and MLP matrices in HF's Conv1D layout, zero biases where this model has
-        none) and `config.json`, so `transformers.GPT2LMHeadModel.from_pretrained(directory)` gives
-        the same logits, and `GPT2.from_pretrained(directory)` reads it back. With a tokenizer that
-        has a `save_pretrained` (CharTokenizer, BPETokenizer), its files go there too. Creates the
-        directory; each file is replaced atomically.
+        none) and ``config.json``, so ``transformers.GPT2LMHeadModel.from_pretrained(directory)``
+        gives the same logits, and ``GPT2.from_pretrained(directory)`` reads it back. With a
+        tokenizer that has a ``save_pretrained`` (CharTokenizer, BPETokenizer), its files go there
+        too. Creates the directory; each file is replaced atomically.
 
-        Example: `pcp.models.GPT2(GPT2Config(vocab_size=65, n_layer=2)).save_pretrained("out/hf")`."""
+        Args:
+            directory: where to write (created when missing).
+            tokenizer: a tokenizer to save beside the model (default None).
+
+        Returns:
+            None.
+
+        Raises:
+            OSError: the directory cannot be created or written.
+
+        Example:
+            >>> import os, tempfile
+            >>> from pcp.models import GPT2, GPT2Config
+            >>> model = GPT2(GPT2Config(vocab_size=16, n_positions=8, n_embd=8, n_layer=1, n_head=2))
+            >>> out = os.path.join(tempfile.mkdtemp(), "hf")
+            >>> from pcp.data import CharTokenizer
+            >>> model.save_pretrained(out, tokenizer=CharTokenizer("abc"))
+            >>> sorted(os.listdir(out))
+            ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']
+        """
         _save_pretrained(self, directory, tokenizer)
 
     @classmethod
     def from_pretrained(cls, path, config=None):
-        """Loads Hugging Face GPT-2 weights from a model.safetensors file (or a directory holding it
-        and config.json). HF stores attention/MLP weights in Conv1D layout (in, out): transposed here.
-        float16/bfloat16 weights are widened to float32; a missing, extra, misshapen or non-finite
-        tensor raises SafetensorsError naming the file and the tensor."""
+        """A model with Hugging Face GPT-2 weights: from a model.safetensors file, or a directory
+        holding it and config.json (as save_pretrained and ``transformers`` write). HF stores the
+        attention and MLP weights in Conv1D layout (in, out): they are transposed here. float16
+        and bfloat16 weights are widened to float32. Without a config (neither given nor in the
+        directory) the sizes are inferred from the weights' shapes, with 64-wide heads.
+
+        Args:
+            path: a .safetensors file or a directory.
+            config: a GPT2Config to use instead of config.json (default None).
+
+        Returns:
+            A GPT2 holding the weights.
+
+        Raises:
+            SafetensorsError: a corrupt file, or a missing, extra, misshapen or non-finite tensor
+                (the message names the file and the tensor), or weights that disagree with config.
+            ValueError: a config.json that is not a usable GPT-2 config.
+            FileNotFoundError: no such file.
+
+        Example:
+            >>> import os, tempfile
+            >>> from pcp.models import GPT2, GPT2Config
+            >>> model = GPT2(GPT2Config(vocab_size=16, n_positions=8, n_embd=8, n_layer=1, n_head=2))
+            >>> out = tempfile.mkdtemp()
+            >>> model.save_pretrained(out)
+            >>> again = GPT2.from_pretrained(out)
+            >>> again.config == model.config, again.wte.weight.tolist() == model.wte.weight.tolist()
+            (True, True)
+        """
         if os.path.isdir(path):
             cfg_path = os.path.join(path, "config.json")
             if config is None and os.path.exists(cfg_path):

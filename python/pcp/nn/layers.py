@@ -24,7 +24,27 @@ def _make(layer, fn, *args):
 
 
 class Linear(Module):
-    """y = x @ weight.T + bias, weight of shape (out_features, in_features) as in PyTorch."""
+    """An affine map, y = x @ weight.T + bias, with PyTorch's layout and initialisation: weight
+    (out_features, in_features) and bias (out_features,) drawn uniformly from
+    [-1/sqrt(in_features), 1/sqrt(in_features)].
+
+    Args:
+        in_features: the width of the input's last axis.
+        out_features: the width of the output's last axis.
+        bias: whether to add a bias (default True).
+        dtype: the parameters' floating dtype (default float32).
+
+    Raises:
+        TypeError: a size that is not an int.
+        ValueError: a negative size.
+        MemoryError: parameters too large for memory.
+
+    Example:
+        >>> from pcp import nn
+        >>> layer = nn.Linear(4, 2)
+        >>> layer.weight.shape, layer(pcp.ones((8, 4))).shape
+        ((2, 4), (8, 2))
+    """
 
     def __init__(self, in_features, out_features, bias=True, dtype=pcp.float32):
         super().__init__()
@@ -35,6 +55,23 @@ class Linear(Module):
         self.bias = (_make("Linear", pcp.rand, (out_features,), dtype) * 2 - 1) * bound if bias else None
 
     def forward(self, x):
+        """Applies the layer; under autocast the product (and the bias added to it) is in the
+        autocast dtype.
+
+        Args:
+            x: (..., in_features), a floating tensor.
+
+        Returns:
+            (..., out_features).
+
+        Raises:
+            ValueError: x's last axis is not in_features wide.
+
+        Example:
+            >>> from pcp import nn
+            >>> nn.Linear(3, 5)(pcp.ones((2, 7, 3))).shape
+            (2, 7, 5)
+        """
         y = x @ self.weight.T
         # The bias joins in the product's type (bfloat16 under autocast), as PyTorch's linear.
         return y + self.bias.astype(y.dtype) if self.bias is not None else y
@@ -44,7 +81,24 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """Rows of a (num_embeddings, embedding_dim) table, initialised N(0, 1) as in PyTorch."""
+    """A lookup table: row i of weight (num_embeddings, embedding_dim) for index i, initialised
+    N(0, 1) as in PyTorch (pcp.embedding).
+
+    Args:
+        num_embeddings: the number of rows (the vocabulary's size).
+        embedding_dim: the width of a row.
+        dtype: the table's floating dtype (default float32).
+
+    Raises:
+        TypeError: a size that is not an int.
+        ValueError: a negative size.
+        MemoryError: a table too large for memory.
+
+    Example:
+        >>> from pcp import nn
+        >>> nn.Embedding(10, 4)(pcp.tensor([[1, 2, 3]])).shape
+        (1, 3, 4)
+    """
 
     def __init__(self, num_embeddings, embedding_dim, dtype=pcp.float32):
         super().__init__()
@@ -53,6 +107,23 @@ class Embedding(Module):
         self.weight = _make("Embedding", pcp.randn, (num_embeddings, embedding_dim), dtype)
 
     def forward(self, indices):
+        """The rows of the table at the indices.
+
+        Args:
+            indices: an integer tensor of any shape, values in [0, num_embeddings).
+
+        Returns:
+            indices.shape + (embedding_dim,), in the table's dtype and on its device.
+
+        Raises:
+            IndexError: an index out of range.
+            TypeError: indices that are not integers.
+
+        Example:
+            >>> from pcp import nn
+            >>> nn.Embedding(5, 2)(pcp.tensor([0, 4])).shape
+            (2, 2)
+        """
         return pcp.embedding(self.weight, indices)
 
     def extra_repr(self):
@@ -60,7 +131,25 @@ class Embedding(Module):
 
 
 class LayerNorm(Module):
-    """Normalises over the last axis (one fused kernel), then scales and shifts."""
+    """Layer normalisation over the last axis (one fused kernel, pcp.layer_norm), then a learned
+    gain (weight, initialised to 1) and shift (bias, initialised to 0).
+
+    Args:
+        normalized_shape: the width of the last axis (an int, or PyTorch's one-element tuple).
+        eps: added to the variance (default 1e-5).
+        bias: whether to learn a shift (default True).
+        dtype: the parameters' floating dtype (default float32).
+
+    Raises:
+        TypeError: normalized_shape is not an int.
+        ValueError: a negative width or eps.
+
+    Example:
+        >>> from pcp import nn
+        >>> y = nn.LayerNorm(4)(pcp.arange(8.0).reshape(2, 4))
+        >>> [round(v, 3) for v in y.mean(axis=-1).tolist()]
+        [0.0, 0.0]
+    """
 
     def __init__(self, normalized_shape, eps=1e-5, bias=True, dtype=pcp.float32):
         super().__init__()
@@ -74,6 +163,22 @@ class LayerNorm(Module):
         self.bias = _make("LayerNorm", pcp.zeros, (normalized_shape,), dtype) if bias else None
 
     def forward(self, x):
+        """Normalises x over its last axis, then scales and shifts.
+
+        Args:
+            x: (..., normalized_shape), a floating tensor.
+
+        Returns:
+            A tensor of x's shape.
+
+        Raises:
+            ValueError: x's last axis is not normalized_shape wide.
+
+        Example:
+            >>> from pcp import nn
+            >>> nn.LayerNorm(3)(pcp.ones((2, 3))).shape
+            (2, 3)
+        """
         return pcp.layer_norm(x, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
@@ -81,7 +186,21 @@ class LayerNorm(Module):
 
 
 class Dropout(Module):
-    """Zeroes elements with probability p while training, scaling the rest by 1/(1-p)."""
+    """Inverted dropout (pcp.dropout): in training mode each element is zeroed with probability
+    p and the rest scaled by 1 / (1 - p); in evaluation mode (module.eval()) it passes x through.
+
+    Args:
+        p: the probability of zeroing an element (default 0.5).
+
+    Raises:
+        TypeError: p is not a number.
+        ValueError: p outside [0, 1].
+
+    Example:
+        >>> from pcp import nn
+        >>> nn.Dropout(0.5).eval()(pcp.ones(3)).tolist()
+        [1.0, 1.0, 1.0]
+    """
 
     def __init__(self, p=0.5):
         super().__init__()
@@ -92,6 +211,23 @@ class Dropout(Module):
         self.p = p
 
     def forward(self, x):
+        """Drops elements of x (training mode), or returns x (evaluation mode).
+
+        Args:
+            x: a floating tensor of any shape.
+
+        Returns:
+            A tensor of x's shape.
+
+        Raises:
+            TypeError: x is not floating.
+
+        Example:
+            >>> from pcp import nn
+            >>> pcp.random.seed(0)
+            >>> sorted(set(nn.Dropout(0.5)(pcp.ones(100)).tolist()))
+            [0.0, 2.0]
+        """
         return pcp.dropout(x, self.p, self.training)
 
     def extra_repr(self):
@@ -99,6 +235,21 @@ class Dropout(Module):
 
 
 class GELU(Module):
+    """The Gaussian error linear unit as a module (pcp.gelu): exact by default, or the tanh
+    approximation GPT-2 uses.
+
+    Args:
+        approximate: 'none' (default) or 'tanh'.
+
+    Raises:
+        ValueError: another approximate.
+
+    Example:
+        >>> from pcp import nn
+        >>> [round(v, 4) for v in nn.GELU("tanh")(pcp.tensor([1.0])).tolist()]
+        [0.8412]
+    """
+
     def __init__(self, approximate="none"):
         super().__init__()
         if approximate not in ("none", "tanh"):
@@ -106,6 +257,22 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, x):
+        """GELU of x, elementwise.
+
+        Args:
+            x: a floating tensor of any shape.
+
+        Returns:
+            A tensor of x's shape.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> from pcp import nn
+            >>> nn.GELU()(pcp.zeros(2)).tolist()
+            [0.0, 0.0]
+        """
         return pcp.gelu(x, self.approximate)
 
     def extra_repr(self):

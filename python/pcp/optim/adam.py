@@ -6,7 +6,29 @@ from .optimizer import Optimizer
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba); weight_decay is added to the gradient, as torch.optim.Adam."""
+    """Adam (Kingma & Ba, 2015), as torch.optim.Adam: bias-corrected running means of the
+    gradient and of its square scale each step; weight_decay is added to the gradient (L2).
+    One fused kernel pass over a group's parameters; steps are counted per parameter.
+
+    Args:
+        params: float32 tensors, or group dicts (see Optimizer).
+        lr: the learning rate (default 1e-3).
+        betas: the decay rates of the two moments (default (0.9, 0.999)), each in [0, 1).
+        eps: added to the denominator (default 1e-8).
+        weight_decay: the L2 penalty's factor (default 0).
+
+    Raises:
+        ValueError: a negative lr, eps or weight_decay, a beta outside [0, 1), or no parameters.
+        TypeError: a parameter that is not a float32 Tensor.
+
+    Example:
+        >>> w = pcp.tensor([1.0, -1.0], requires_grad=True)
+        >>> opt = pcp.optim.Adam([w], lr=0.1)
+        >>> (w * w).sum().backward()
+        >>> opt.step()  # the first step moves each weight by lr against its gradient's sign
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.9, -0.9]
+    """
 
     _decoupled = False
     _state_keys = ("exp_avg", "exp_avg_sq", "step")
@@ -36,7 +58,29 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """AdamW (Loshchilov & Hutter): decoupled weight decay, p -= lr * wd * p."""
+    """AdamW (Loshchilov & Hutter, 2019), as torch.optim.AdamW: Adam with decoupled weight decay,
+    p -= lr * weight_decay * p before the Adam update (the gradient is left alone). What GPT-2
+    training uses, with weight_decay=0 for biases and norms (see Optimizer's groups).
+
+    Args:
+        params: float32 tensors, or group dicts (see Optimizer).
+        lr: the learning rate (default 1e-3).
+        betas: the decay rates of the two moments (default (0.9, 0.999)).
+        eps: added to the denominator (default 1e-8).
+        weight_decay: the decoupled decay factor (default 0.01).
+
+    Raises:
+        ValueError: a negative lr, eps or weight_decay, a beta outside [0, 1), or no parameters.
+        TypeError: a parameter that is not a float32 Tensor.
+
+    Example:
+        >>> w = pcp.tensor([1.0], requires_grad=True)
+        >>> opt = pcp.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+        >>> w.grad = pcp.zeros(1)  # no gradient: only the decay acts
+        >>> opt.step()
+        >>> round(w.item(), 4)
+        0.95
+    """
 
     _decoupled = True
 

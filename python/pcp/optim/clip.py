@@ -6,10 +6,30 @@ from pcp import _core
 
 
 def clip_grad_norm(parameters, max_norm, eps=1e-6):
-    """Scales every gradient by max_norm / total_norm when the global L2 norm exceeds max_norm.
+    """Scales every gradient, in place, by max_norm / (total_norm + eps) when the global L2 norm
+    of all of them together exceeds max_norm, as ``torch.nn.utils.clip_grad_norm_``. Float32
+    contiguous gradients go through one fused pass.
 
-    Returns the total norm before clipping, as ``torch.nn.utils.clip_grad_norm_``: a float for CPU
-    gradients, a 0-d float32 tensor for GPU ones (the scale is applied on the GPU without waiting).
+    Args:
+        parameters: tensors (e.g. model.parameters()); those without a gradient are skipped.
+        max_norm: the largest norm allowed, a positive number.
+        eps: added to the norm before dividing (default 1e-6).
+
+    Returns:
+        The total norm before clipping: a float for CPU gradients (0.0 when there are none), a
+        0-d float32 tensor for GPU ones (the scale is applied on the GPU without waiting).
+
+    Raises:
+        TypeError: max_norm is not a number.
+        ValueError: max_norm is not positive.
+
+    Example:
+        >>> w = pcp.zeros(2).requires_grad_()
+        >>> w.grad = pcp.tensor([3.0, 4.0])
+        >>> pcp.optim.clip_grad_norm([w], 1.0)
+        5.0
+        >>> [round(g, 4) for g in w.grad.tolist()]
+        [0.6, 0.8]
     """
     if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
         raise TypeError(f"clip_grad_norm: max_norm must be a number, got {type(max_norm).__name__}")

@@ -3,10 +3,30 @@ import pcp
 
 
 class Optimizer:
-    """Holds parameter groups (dicts with 'params' and per-group hyperparameters) and state.
+    """Base class of the optimizers: parameter groups (dicts with 'params' and per-group
+    hyperparameters, which a schedule may change between steps, e.g. group['lr']), per-parameter
+    state, zero_grad, step and state dicts, as PyTorch's ``torch.optim.Optimizer``. Subclasses
+    define ``_update(group, params, grads)``.
 
-    ``params`` is an iterable of tensors or of dicts ``{'params': [...], **overrides}``, as in PyTorch,
-    so biases and norms can go in a group with weight_decay=0 (as nanoGPT does).
+    ``params`` is an iterable of tensors or of dicts ``{'params': [...], **overrides}``, as in
+    PyTorch, so biases and norms can go in a group with weight_decay=0 (as nanoGPT does).
+    Parameters must be float32 (the fused update kernels' type; under autocast the master
+    weights stay float32).
+
+    Args:
+        params: the tensors to optimize, or a list of group dicts.
+        defaults: the hyperparameters every group gets unless it overrides them.
+
+    Raises:
+        ValueError: no parameters, or a parameter in two groups.
+        TypeError: a parameter that is not a float32 Tensor.
+
+    Example:
+        >>> w = pcp.zeros(2).requires_grad_()
+        >>> b = pcp.zeros(1).requires_grad_()
+        >>> opt = pcp.optim.AdamW([{"params": [w]}, {"params": [b], "weight_decay": 0.0}], lr=0.1)
+        >>> [g["weight_decay"] for g in opt.param_groups]
+        [0.01, 0.0]
     """
 
     _state_keys = None  # the names of a parameter's state, where the subclass has a fixed set
@@ -34,6 +54,22 @@ class Optimizer:
         self.step_count = 0
 
     def zero_grad(self, set_to_none=True):
+        """Clears the gradients of every parameter before the next backward. It raises nothing.
+
+        Args:
+            set_to_none: set .grad to None (default True), else to zeros.
+
+        Returns:
+            None.
+
+        Example:
+            >>> w = pcp.ones(2).requires_grad_()
+            >>> opt = pcp.optim.SGD([w], lr=0.1)
+            >>> (w * w).sum().backward()
+            >>> opt.zero_grad()
+            >>> w.grad is None
+            True
+        """
         for g in self.param_groups:
             for p in g["params"]:
                 if set_to_none or p.grad is None:
@@ -52,7 +88,23 @@ class Optimizer:
         return ps, gs
 
     def state_dict(self):
-        """Step count, hyperparameters and state, with parameters referred to by position."""
+        """The step count, each group's hyperparameters, and each parameter's state (moments,
+        momentum buffers: detached tensors, sharing storage), with parameters referred to by
+        their position across the groups: what load_state_dict and checkpoints take. It raises
+        nothing.
+
+        Returns:
+            A dict: step, param_groups (list of dicts), state ({position: {name: value}}).
+
+        Example:
+            >>> w = pcp.ones(2).requires_grad_()
+            >>> opt = pcp.optim.Adam([w])
+            >>> (w * w).sum().backward()
+            >>> opt.step()
+            >>> sd = opt.state_dict()
+            >>> sd["step"], sorted(sd["state"][0])
+            (1, ['exp_avg', 'exp_avg_sq', 'step'])
+        """
         index = {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
         return {
             "step": self.step_count,
@@ -63,7 +115,28 @@ class Optimizer:
         }
 
     def load_state_dict(self, sd):
-        """Restores state_dict()'s output; refuses (ValueError) one that does not fit these groups."""
+        """Restores what state_dict returned (the state tensors are copied), for an optimizer made
+        over the same parameters in the same groups.
+
+        Args:
+            sd: a dict as state_dict returns (tuples may come back as lists, as from JSON).
+
+        Returns:
+            None.
+
+        Raises:
+            ValueError: a state dict that does not fit these groups (their number, sizes or
+                settings), or state of the wrong names, shapes, dtypes or values.
+
+        Example:
+            >>> w = pcp.ones(2).requires_grad_()
+            >>> a, b = pcp.optim.SGD([w], momentum=0.9), pcp.optim.SGD([w], momentum=0.9)
+            >>> (w * w).sum().backward()
+            >>> a.step()
+            >>> b.load_state_dict(a.state_dict())
+            >>> b.step_count
+            1
+        """
         params = [p for g in self.param_groups for p in g["params"]]
         if len(sd["param_groups"]) != len(self.param_groups):
             raise ValueError(f"load_state_dict: {len(sd['param_groups'])} parameter groups, expected "
@@ -105,7 +178,22 @@ class Optimizer:
         self.state = state
 
     def step(self):
-        """One update of every parameter that has a gradient."""
+        """One update of every parameter that has a gradient (those whose .grad is None are left
+        alone), in place and without recording a graph; gradients of another floating dtype are
+        read as float32. It raises nothing of its own: the parameters were checked when the
+        optimizer was made, and a gradient is checked when it is assigned.
+
+        Returns:
+            None.
+
+        Example:
+            >>> w = pcp.tensor([1.0, 2.0], requires_grad=True)
+            >>> opt = pcp.optim.SGD([w], lr=0.5)
+            >>> (w * w).sum().backward()  # grad 2w
+            >>> opt.step()
+            >>> w.tolist()
+            [0.0, 0.0]
+        """
         self.step_count += 1
         with pcp.no_grad():
             for group in self.param_groups:

@@ -6,6 +6,35 @@ from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent with momentum, Nesterov momentum and L2 weight decay, as
+    torch.optim.SGD: g = grad + weight_decay * p; with momentum, buf = momentum * buf +
+    (1 - dampening) * g (buf = g at a parameter's first step) and g = buf (or g + momentum * buf
+    with Nesterov); then p -= lr * g. One fused kernel pass per group.
+
+    Args:
+        params: float32 tensors, or group dicts (see Optimizer).
+        lr: the learning rate (default 0.01).
+        momentum: the momentum factor (default 0: none).
+        dampening: dampens the gradient's share of the momentum (default 0).
+        weight_decay: the L2 penalty's factor (default 0).
+        nesterov: Nesterov momentum (default False; needs momentum > 0 and dampening 0).
+
+    Raises:
+        ValueError: a negative lr, momentum or weight_decay, Nesterov without momentum or with
+            dampening, or no parameters.
+        TypeError: a parameter that is not a float32 Tensor.
+
+    Example:
+        >>> w = pcp.tensor([1.0], requires_grad=True)
+        >>> opt = pcp.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> for _ in range(2):
+        ...     opt.zero_grad()
+        ...     (w * w).sum().backward()
+        ...     opt.step()
+        >>> round(w.item(), 4)
+        0.46
+    """
+
     _state_keys = ("momentum_buffer",)
 
     def __init__(self, params, lr=1e-2, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):

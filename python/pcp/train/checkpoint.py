@@ -27,7 +27,37 @@ def _pack(prefix, osd, tensors):
 
 
 def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers=None):
-    """optimizers: more optimizer state dicts to keep beside, {prefix: state_dict} (DiLoCo's workers)."""
+    """Writes a checkpoint: the model's and optimizer's tensors in one safetensors file whose
+    metadata holds the step, the config, the generator's state and `extra` as JSON, replaced
+    atomically, and a readable copy of the metadata beside it (the same name with .json).
+
+    Args:
+        path: the .safetensors file.
+        model: an nn.Module (its state_dict is saved).
+        optimizer: an Optimizer (its state_dict is saved).
+        step: the iteration reached, a non-negative int.
+        config: a JSON-serialisable dict (e.g. TrainConfig.to_dict()).
+        extra: more JSON-serialisable metadata, e.g. {'best_val': 1.5} (default None).
+        optimizers: more optimizers' state dicts to keep beside, {prefix: state_dict} (DiLoCo's
+            workers; default None).
+
+    Returns:
+        None.
+
+    Raises:
+        TypeError: a tensor of a dtype safetensors cannot hold, or metadata that is not JSON.
+        OSError: the file cannot be written.
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp import nn, optim
+        >>> from pcp.train import save_checkpoint
+        >>> model = nn.Linear(2, 2)
+        >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
+        >>> save_checkpoint(path, model, optim.AdamW(model.parameters()), step=10, config={"lr": 0.1})
+        >>> sorted(os.listdir(os.path.dirname(path)))
+        ['ckpt.json', 'ckpt.safetensors']
+    """
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     seed, offset = pcp.random.get_rng_state()
     meta = {
@@ -98,8 +128,40 @@ def _unpack(path, prefix, ometa, tensors, optimizer):
 
 
 def load_checkpoint(path, model=None, optimizer=None, restore_rng=True, optimizers=None):
-    """Loads into model/optimizer when given (optimizers: {prefix: optimizer} for the extra state
-    dicts save_checkpoint kept; a prefix the file lacks is left alone); returns the metadata dict."""
+    """Reads a checkpoint save_checkpoint wrote, loading it into the model and optimizer when
+    given. Everything is checked first (names, dtypes, shapes, finite values, the metadata's
+    types), so a file that does not fit leaves the model and optimizers as they were.
+
+    Args:
+        path: the .safetensors file.
+        model: an nn.Module to load the weights into, or None (default).
+        optimizer: an Optimizer to load the state into, or None (default).
+        restore_rng: also restore the global generator's state (default True), so a resumed
+            run draws the batches it would have.
+        optimizers: {prefix: optimizer} for the extra state dicts save_checkpoint kept (a prefix
+            the file lacks is left alone; default None).
+
+    Returns:
+        The metadata dict: step, config, rng, optim and what `extra` held.
+
+    Raises:
+        FileNotFoundError: no file at path.
+        SafetensorsError: a corrupt file, or tensors or metadata that do not fit (the message
+            names the file and the tensor).
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp import nn, optim
+        >>> from pcp.train import load_checkpoint, save_checkpoint
+        >>> model = nn.Linear(2, 2)
+        >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
+        >>> save_checkpoint(path, model, optim.SGD(model.parameters()), step=3, config={})
+        >>> other = nn.Linear(2, 2)
+        >>> load_checkpoint(path, other)["step"]
+        3
+        >>> other.weight.tolist() == model.weight.tolist()
+        True
+    """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_checkpoint: no checkpoint at {path}")
     tensors, raw_meta = load_safetensors(path)

@@ -6,6 +6,41 @@ from pcp._config import DictConfig
 
 @dataclass
 class TrainConfig(DictConfig):
+    """Everything a training run (pcp.train.train, ``pcp train``) needs: the model's size, the
+    optimisation, evaluation and output. The defaults are nanoGPT's shakespeare_char run
+    (PRESETS['shakespeare-char']).
+
+    Args:
+        n_layer, n_head, n_embd, block_size: the GPT-2 model (blocks, heads, width, context).
+        dropout: the model's dropout probability, in [0, 1).
+        bias: biases in linear layers and norms.
+        batch_size: sequences per step.
+        max_iters: optimizer steps in all.
+        learning_rate, min_lr, warmup_iters, lr_decay_iters: the warmup + cosine schedule
+            (pcp.optim.warmup_cosine).
+        weight_decay, beta1, beta2: AdamW's (decay on matrices only).
+        grad_clip: the global gradient-norm limit (0 for none).
+        eval_interval, eval_iters: evaluate every eval_interval steps, on eval_iters batches.
+        log_interval: report the loss every log_interval steps.
+        seed: the seed of initialisation and batches.
+        device: 'cpu', 'gpu', 'gpu:N' or 'vulkan:N'.
+        dtype: the products' compute type: 'auto' (bfloat16 on a GPU with bfloat16 tensor cores,
+            else float32), 'float32', 'bfloat16' or 'float16' (with a GradScaler).
+        data: a UTF-8 text file or folder of .txt files ('' for $PCP_DATA or the shipped
+            Shakespeare).
+        out: the run's folder (checkpoints, metrics.jsonl, loss.png, tokenizer.json).
+        sample_tokens: characters to sample at the end (0 for none).
+
+    Raises:
+        TypeError: an unknown field.
+
+    Example:
+        >>> from pcp.train import TrainConfig
+        >>> cfg = TrainConfig(n_layer=2, max_iters=100)
+        >>> cfg.n_layer, cfg.learning_rate
+        (2, 0.001)
+    """
+
     # model
     n_layer: int = 6
     n_head: int = 6
@@ -38,6 +73,20 @@ class TrainConfig(DictConfig):
     sample_tokens: int = 300
 
     def validate(self):
+        """Checks the settings together, as a run does before it starts.
+
+        Returns:
+            This config.
+
+        Raises:
+            ValueError: a size that is not positive, n_embd not divisible by n_head, a negative
+                max_iters, an unknown dtype, or dropout outside [0, 1).
+
+        Example:
+            >>> from pcp.train import TrainConfig
+            >>> TrainConfig(n_embd=64, n_head=4).validate().n_head
+            4
+        """
         for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "eval_iters", "log_interval"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"train: {name} must be positive, got {getattr(self, name)}")
@@ -52,6 +101,8 @@ class TrainConfig(DictConfig):
         return self
 
 
+#: The named configurations ``pcp train --preset NAME`` starts from: nanoGPT's
+#: shakespeare_char run ('shakespeare-char') and its CPU-sized variant ('shakespeare-char-cpu').
 PRESETS = {
     # nanoGPT config/train_shakespeare_char.py
     "shakespeare-char": TrainConfig(),
@@ -62,6 +113,24 @@ PRESETS = {
 
 
 def preset(name, **overrides):
+    """A copy of a preset configuration with some fields changed.
+
+    Args:
+        name: a key of PRESETS.
+        **overrides: fields to change.
+
+    Returns:
+        A new TrainConfig.
+
+    Raises:
+        ValueError: an unknown preset (the message lists them).
+        TypeError: an unknown field.
+
+    Example:
+        >>> from pcp.train import preset
+        >>> preset("shakespeare-char-cpu", max_iters=10).n_embd
+        128
+    """
     if name not in PRESETS:
         raise ValueError(f"unknown preset '{name}' (available: {', '.join(PRESETS)})")
     return replace(PRESETS[name], **overrides)

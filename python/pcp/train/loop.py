@@ -19,8 +19,30 @@ RUN_FILES = ("ckpt.json", "best.json", "loss.png", "tokenizer.json")
 
 
 def build_data(cfg):
-    """(tokenizer, dataset) of a run: cfg.data (a UTF-8 text file or a folder of .txt files) or
-    $PCP_DATA, else the tiny-Shakespeare text shipped with PCP; a character vocabulary of it."""
+    """The tokenizer and dataset of a run: the text of cfg.data (a UTF-8 text file or a folder of
+    .txt files) or $PCP_DATA, else the tiny-Shakespeare text shipped with PCP, with a character
+    vocabulary of it; the tokens are cached in cfg.out/cache.
+
+    Args:
+        cfg: a TrainConfig (data, block_size and out are read).
+
+    Returns:
+        (tokenizer, dataset): a CharTokenizer and a TokenDataset.
+
+    Raises:
+        FileNotFoundError: cfg.data does not exist or holds no text.
+        ValueError: a file that is not UTF-8, or a text too short for block_size.
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.train import TrainConfig, build_data
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(os.path.join(folder, "text.txt"), "w") as f:
+        ...     _ = f.write("abcd" * 100)
+        >>> tok, data = build_data(TrainConfig(data=folder, block_size=8, out=os.path.join(folder, "run")))
+        >>> tok.vocab_size, data.block_size
+        (4, 8)
+    """
     text = training_text(cfg.data or None)
     tokenizer = CharTokenizer.from_text(text)
     name = os.path.basename(os.path.normpath(cfg.data or os.environ.get("PCP_DATA") or "tinyshakespeare.txt"))
@@ -101,11 +123,42 @@ def plot_losses(metrics, path):
 
 
 def train(cfg, resume=False, report=None, overwrite=False):
-    """Trains per `cfg` on cfg.device; returns a summary dict (final losses, best val, ms per iteration).
-    resume: continue from cfg.out's checkpoint; overwrite: start anew in a cfg.out that holds a run,
-    whose files then move to cfg.out/replaced-<time>/ (without either, such a folder is refused).
-    report(event) receives the run's events (pcp.dashboard); by default a dashboard on a terminal
-    and log lines otherwise."""
+    """Trains a character-level GPT-2 as nanoGPT does (what ``pcp train`` runs): AdamW with decay
+    groups, warmup + cosine learning rate, gradient clipping, autocast per cfg.dtype, periodic
+    evaluation, atomic checkpoints in cfg.out (ckpt.safetensors, and best.safetensors at the best
+    validation loss), metrics.jsonl, loss.png (with matplotlib) and a sample at the end.
+
+    Args:
+        cfg: a TrainConfig.
+        resume: continue from cfg.out's checkpoint (default False).
+        report: a function receiving each event of the run, a dict with a 'kind' ('start',
+            'step', 'eval', 'message', 'end'; see pcp.dashboard); by default a dashboard on a
+            terminal and log lines otherwise.
+        overwrite: start anew in a cfg.out that holds a run, whose files then move to
+            cfg.out/replaced-<time>/ (default False: such a folder is refused).
+
+    Returns:
+        A dict: train_loss and val_loss (the last evaluation's), best_val, ms_per_iter, metrics
+        (the evaluation records), sample (text) and model (the trained GPT2).
+
+    Raises:
+        ValueError: an invalid config, or a checkpoint past max_iters.
+        RunDirError: cfg.out holds a run and neither resume nor overwrite is given, or another
+            run holds it (a ValueError).
+        SafetensorsError: a checkpoint to resume that does not fit the config.
+
+    Example:
+        >>> import os, tempfile
+        >>> from pcp.train import TrainConfig, train
+        >>> folder = tempfile.mkdtemp()
+        >>> with open(os.path.join(folder, "text.txt"), "w") as f:
+        ...     _ = f.write("to be or not to be\\n" * 50)
+        >>> cfg = TrainConfig(n_layer=1, n_head=2, n_embd=8, block_size=8, batch_size=2, max_iters=2,
+        ...                   eval_iters=1, data=folder, out=os.path.join(folder, "run"), sample_tokens=0)
+        >>> summary = train(cfg, report=lambda event: None)
+        >>> summary["val_loss"] > 0, "ckpt.safetensors" in os.listdir(cfg.out)
+        (True, True)
+    """
     from pcp.dashboard import reporter
     cfg.validate()
     previous = pcp.get_default_device()

@@ -1,0 +1,786 @@
+// The docstrings of the Tensor class's own members (properties, conversions, autograd entry
+// points, indexing, operators, protocols), by Python name: what help(pcp.Tensor.item) prints and
+// the API reference renders. The methods that are also module functions (x.sum(), x.softmax())
+// share the function's text from docstrings.cpp. Every entry has an example that
+// tests/test_docs.py runs as a doctest.
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "named.h"
+
+namespace pcp::bindings {
+
+namespace {
+
+// A raw string written from its second line on (R"(\n...)"), without that first newline.
+std::string text(const char* s) { return s[0] == '\n' ? s + 1 : s; }
+
+// An arithmetic operator: `expr` is the operation ("x + other"), `fn` the function it calls.
+std::string arithmetic(const char* expr, const char* fn, const char* example, const char* result) {
+  return std::string(expr) + ", elementwise with broadcasting: pcp." + fn +
+         ".\n\nArgs:\n    other: a tensor, a NumPy array, a list or a Python number (weak: it takes this"
+         " tensor's\n        dtype); arrays and lists move to this tensor's device.\n\nReturns:\n    A new tensor of"
+         " the broadcast shape in the promoted dtype.\n\nRaises:\n    ValueError: the shapes do not broadcast.\n"
+         "    TypeError: other is not a tensor, an array, a list or a number.\n\nExample:\n    >>> " +
+         example + "\n    " + result + "\n";
+}
+
+// A comparison or bitwise operator, whose result is described by `returns`.
+std::string elementwise(const char* expr, const char* fn, const char* returns, const char* raises,
+                        const char* example, const char* result) {
+  return std::string(expr) + ", elementwise with broadcasting: pcp." + fn +
+         ".\n\nArgs:\n    other: a tensor, a NumPy array, a list or a Python number.\n\nReturns:\n    " + returns +
+         "\n\nRaises:\n    ValueError: the shapes do not broadcast.\n    TypeError: " + raises +
+         "\n\nExample:\n    >>> " + example + "\n    " + result + "\n";
+}
+
+// A unary operator.
+std::string unary_operator(const char* expr, const char* fn, const char* returns, const char* raises,
+                           const char* example, const char* result) {
+  return std::string(expr) + ": pcp." + fn + ".\n\nReturns:\n    " + returns + "\n\nRaises:\n    " + raises +
+         "\n\nExample:\n    >>> " + example + "\n    " + result + "\n";
+}
+
+const std::unordered_map<std::string, std::string>& table() {
+  static const std::unordered_map<std::string, std::string> docs = {
+      // Properties.
+      {"shape", text(R"(
+The length of each axis, a tuple of ints (``()`` for a 0-d tensor).
+
+Example:
+    >>> pcp.zeros((2, 3)).shape
+    (2, 3)
+)")},
+      {"ndim", text(R"(
+The number of axes, len(shape).
+
+Example:
+    >>> pcp.zeros((2, 3)).ndim
+    2
+)")},
+      {"size", text(R"(
+The number of elements, the product of shape (1 for a 0-d tensor), as NumPy's ``size``
+attribute (PyTorch's ``x.size()`` is ``x.shape`` here).
+
+Example:
+    >>> pcp.zeros((2, 3)).size
+    6
+)")},
+      {"dtype", text(R"(
+The element type, a pcp.DType (pcp.float32, pcp.int64, ...).
+
+Example:
+    >>> pcp.tensor([1, 2]).dtype
+    pcp.int64
+)")},
+      {"device", text(R"(
+The device that holds the elements, by its canonical name: 'cpu', or a GPU's such as
+'vulkan:0' or 'metal:0'.
+
+Example:
+    >>> pcp.zeros(2).device
+    'cpu'
+)")},
+      {"strides", text(R"(
+For each axis, how many elements apart its neighbours lie in storage: a tuple of ints, in
+elements (NumPy's are in bytes). Views such as x.T change strides, not data; a broadcast axis
+has stride 0 and a reversed one a negative stride.
+
+Example:
+    >>> x = pcp.zeros((2, 3))
+    >>> x.strides, x.T.strides
+    ((3, 1), (1, 3))
+)")},
+      {"itemsize", text(R"(
+The bytes one element takes: 1 for bool, 2 for float16 and bfloat16, 4 for int32 and float32,
+8 for int64 and float64.
+
+Example:
+    >>> pcp.zeros(3, dtype=pcp.float16).itemsize
+    2
+)")},
+      {"nbytes", text(R"(
+The bytes of this tensor's elements, size * itemsize (a view counts its own elements, not the
+storage it shares).
+
+Example:
+    >>> pcp.zeros((2, 3)).nbytes
+    24
+)")},
+      {"requires_grad", text(R"(
+Whether operations on this tensor are recorded for backward(). Set it to True on a leaf (a
+tensor you made, such as a parameter) to have backward() fill its .grad; results of recorded
+operations require grad by themselves.
+
+Raises:
+    TypeError: set to True on a tensor whose dtype is not floating.
+    ValueError: set to False on a tensor that is not a leaf (use detach()).
+
+Example:
+    >>> w = pcp.zeros(2)
+    >>> w.requires_grad = True
+    >>> (w * 2).requires_grad
+    True
+)")},
+      {"grad", text(R"(
+The gradient backward() accumulated into this tensor: a tensor of its shape, dtype and device,
+or None before any backward (and for tensors that are not leaves, unless retain_grad() was
+called). Assign a tensor like this one, or None to clear it (what optimizer.zero_grad() does).
+
+Raises:
+    TypeError: assigning something that is not a Tensor or None, or a tensor of another dtype.
+    ValueError: assigning a tensor of another shape or on another device.
+
+Example:
+    >>> w = pcp.tensor([1.0, 2.0], requires_grad=True)
+    >>> (w * w).sum().backward()
+    >>> w.grad.tolist()
+    [2.0, 4.0]
+)")},
+      {"is_leaf", text(R"(
+Whether this tensor starts the graph: True for one made by the user (pcp.tensor, pcp.zeros,
+...), by an operation that recorded nothing, or by detach(); False for the result of a recorded
+operation. backward() fills the .grad of the leaves that require grad.
+
+Example:
+    >>> w = pcp.ones(2).requires_grad_()
+    >>> w.is_leaf, (w * 2).is_leaf
+    (True, False)
+)")},
+      {"grad_fn", text(R"(
+The name of the operation that produced this tensor in the recorded graph (a string such as
+'mul', where PyTorch has a node object), or None for a leaf or an unrecorded result.
+
+Example:
+    >>> w = pcp.ones(2).requires_grad_()
+    >>> (w * 2).grad_fn, w.grad_fn
+    ('mul', None)
+)")},
+      {"T", text(R"(
+This tensor with its axes reversed, as x.transpose(): a view, no data moves. A 0-d or 1-d
+tensor is returned as it is.
+
+Example:
+    >>> pcp.zeros((2, 3)).T.shape
+    (3, 2)
+)")},
+      {"mT", text(R"(
+This tensor with its last two axes swapped: a batch of matrices, each transposed (a view).
+
+Raises:
+    IndexError: the tensor has fewer than 2 dimensions.
+
+Example:
+    >>> pcp.zeros((4, 2, 3)).mT.shape
+    (4, 3, 2)
+)")},
+
+      // Autograd.
+      {"requires_grad_", text(R"(
+Sets requires_grad in place and returns this tensor, for chaining: w = pcp.zeros(3).requires_grad_().
+
+Args:
+    requires_grad: the new value (default True).
+
+Returns:
+    This tensor.
+
+Raises:
+    TypeError: True for a tensor whose dtype is not floating.
+    ValueError: False for a tensor that is not a leaf (use detach()).
+
+Example:
+    >>> pcp.zeros(3).requires_grad_().requires_grad
+    True
+)")},
+      {"retain_grad", text(R"(
+Makes backward() keep this tensor's gradient in .grad although it is not a leaf (an
+intermediate result); leaves keep theirs anyway. It raises nothing.
+
+Returns:
+    None.
+
+Example:
+    >>> w = pcp.tensor([1.0, 2.0], requires_grad=True)
+    >>> h = w * 3
+    >>> h.retain_grad()
+    >>> (h * h).sum().backward()
+    >>> h.grad.tolist()
+    [6.0, 12.0]
+)")},
+      {"detach", text(R"(
+A tensor that shares this one's storage (writes through either show in both) but is cut off
+from the graph: it does not require grad and is a leaf. It raises nothing.
+
+Returns:
+    A tensor of this shape, dtype and device.
+
+Example:
+    >>> w = pcp.ones(2, dtype=pcp.float32).requires_grad_()
+    >>> d = (w * 2).detach()
+    >>> d.requires_grad, d.is_leaf
+    (False, True)
+)")},
+      {"backward", text(R"(
+Computes the gradient of this tensor with respect to every leaf of its graph that requires
+grad, and adds it to that leaf's .grad (gradients accumulate: clear them between steps). The
+graph's saved tensors are checked: one modified in place after the forward pass saved it is
+refused rather than giving a wrong gradient. The GIL is released while it runs.
+
+Args:
+    grad: the gradient flowing into this tensor, a tensor of its shape; may be omitted (None,
+        the default) for a one-element tensor such as a loss, where it is 1.
+    create_graph: record the backward pass too, so the gradients can be differentiated again
+        (default False).
+
+Returns:
+    None.
+
+Raises:
+    ValueError: no grad for a tensor of more than one element, a grad of another shape, or this
+        tensor does not require grad (nothing it came from had requires_grad=True, or it was
+        computed under pcp.no_grad()).
+    RuntimeError: a tensor the graph saved was modified in place since.
+
+Example:
+    >>> w = pcp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> loss = (w * w).sum()
+    >>> loss.backward()
+    >>> w.grad.tolist()
+    [2.0, 4.0, 6.0]
+)")},
+
+      // Conversions.
+      {"item", text(R"(
+The value of a one-element tensor (of any shape) as a Python number: an int for integer
+dtypes, a bool for bool, a float otherwise. On a GPU it waits for the value.
+
+Returns:
+    An int, float or bool.
+
+Raises:
+    ValueError: the tensor has more or fewer than one element.
+
+Example:
+    >>> pcp.tensor([[2.5]]).item()
+    2.5
+)")},
+      {"tolist", text(R"(
+The elements as nested Python lists (one level per axis) of ints, floats or bools, as NumPy's
+tolist; a 0-d tensor gives a plain number. float16 and bfloat16 values are widened exactly. It
+raises nothing.
+
+Returns:
+    A list, or a number for a 0-d tensor.
+
+Example:
+    >>> pcp.arange(4).reshape(2, 2).tolist()
+    [[0, 1], [2, 3]]
+)")},
+      {"numpy", text(R"(
+The elements as a NumPy array. On the CPU the array shares this tensor's memory (no copy:
+writes through either show in both; the array keeps the memory alive), with the same shape and
+strides; a GPU tensor gives a host copy. While the recorded graph saved this memory for
+backward the array is read-only, so a write cannot silently spoil a gradient.
+
+Returns:
+    A numpy.ndarray of the matching dtype.
+
+Raises:
+    TypeError: a bfloat16 tensor (NumPy has no bfloat16: convert with .astype(pcp.float32)).
+
+Example:
+    >>> x = pcp.zeros(3)
+    >>> a = x.numpy()
+    >>> a[0] = 7.0
+    >>> x.tolist()
+    [7.0, 0.0, 0.0]
+)")},
+      {"is_contiguous", text(R"(
+Whether the elements lie in storage in row-major (C) order without gaps: False for most
+transposed, strided or broadcast views. It raises nothing.
+
+Returns:
+    A bool.
+
+Example:
+    >>> x = pcp.zeros((2, 3))
+    >>> x.is_contiguous(), x.T.is_contiguous()
+    (True, False)
+)")},
+      {"contiguous", text(R"(
+This tensor if it is contiguous, else a row-major copy of it (differentiable). It raises
+nothing.
+
+Returns:
+    A contiguous tensor of this shape, dtype and device.
+
+Example:
+    >>> pcp.zeros((2, 3)).T.contiguous().is_contiguous()
+    True
+)")},
+      {"astype", text(R"(
+A copy converted to another dtype, as pcp.astype(x, dtype): floats to integers truncate toward
+zero, wider to narrower floats round to nearest even. Differentiable between floating dtypes.
+
+Args:
+    dtype: a pcp dtype, its name ('bfloat16'), or a NumPy dtype.
+
+Returns:
+    A tensor of this shape in that dtype.
+
+Raises:
+    TypeError: an unknown dtype.
+
+Example:
+    >>> pcp.tensor([1.7, -1.7]).astype(pcp.int64).tolist()
+    [1, -1]
+)")},
+      {"to", text(R"(
+This tensor on another device and/or in another dtype, as PyTorch's ``to``: x.to('gpu'),
+x.to(pcp.float16), x.to('gpu', pcp.float16) or x.to(device=..., dtype=...). A move is a copy
+that gradients flow back through; when nothing changes, the result shares this tensor's storage.
+
+Args:
+    device_or_dtype: a device's name ('cpu', 'gpu', 'gpu:N', 'vulkan:N') or a dtype.
+    dtype_or_device: the other of the two, optionally.
+    device: the device, by keyword.
+    dtype: the dtype, by keyword.
+
+Returns:
+    A tensor of this shape on that device, in that dtype.
+
+Raises:
+    ValueError: an unknown device, or a GPU this machine does not have.
+    TypeError: an unknown dtype, or two devices or two dtypes given.
+
+Example:
+    >>> x = pcp.arange(3).to("cpu", pcp.float32)
+    >>> x.device, x.dtype
+    ('cpu', pcp.float32)
+)")},
+      {"clone", text(R"(
+A copy with storage of its own, still part of the recorded graph (gradients flow back to this
+tensor), as PyTorch's clone; pcp.copy(x) does the same. It raises nothing.
+
+Returns:
+    A new contiguous tensor of this shape, dtype and device.
+
+Example:
+    >>> x = pcp.zeros(2)
+    >>> y = x.clone()
+    >>> y[0] = 1.0
+    >>> x.tolist(), y.tolist()
+    ([0.0, 0.0], [1.0, 0.0])
+)")},
+
+      // Shapes (methods whose arguments differ from the module function's).
+      {"reshape", text(R"(
+This tensor with a new shape of the same number of elements, as pcp.reshape: a view where the
+strides allow, else a copy. One dimension may be -1, inferred from the others.
+
+Args:
+    *shape: the new shape, as separate ints or as one tuple or list.
+
+Returns:
+    A tensor of the new shape holding the elements in row-major order.
+
+Raises:
+    ValueError: the number of elements differs, more than one -1, or a negative dimension.
+
+Example:
+    >>> pcp.arange(6).reshape(3, 2).shape
+    (3, 2)
+)")},
+      {"view", text(R"(
+The same as reshape (PyTorch's name). Unlike PyTorch's view it copies where the strides do
+not allow a view, instead of raising.
+
+Args:
+    *shape: the new shape, as separate ints or as one tuple or list; one may be -1.
+
+Returns:
+    A tensor of the new shape.
+
+Raises:
+    ValueError: the number of elements differs, more than one -1, or a negative dimension.
+
+Example:
+    >>> pcp.zeros((2, 3)).view(-1).shape
+    (6,)
+)")},
+      {"transpose", text(R"(
+This tensor with its axes permuted, as NumPy's ndarray.transpose (not PyTorch's, which swaps
+two axes: use swapaxes for that): the axes reversed when none are given. A view.
+
+Args:
+    *axes: a permutation of range(ndim), as separate ints or one tuple; none for the reverse.
+
+Returns:
+    A view with shape [self.shape[a] for a in axes].
+
+Raises:
+    ValueError: the axes are not a permutation of this tensor's.
+
+Example:
+    >>> pcp.zeros((2, 3, 4)).transpose(1, 2, 0).shape
+    (3, 4, 2)
+)")},
+      {"permute", text(R"(
+This tensor with its axes in the given order, as PyTorch's permute: a view.
+
+Args:
+    *axes: a permutation of range(ndim), as separate ints or one tuple; negative counts from
+        the end.
+
+Returns:
+    A view with shape [self.shape[a] for a in axes].
+
+Raises:
+    ValueError: the axes are not a permutation (an axis repeated or missing).
+    IndexError: an axis out of range.
+
+Example:
+    >>> pcp.zeros((2, 3, 4)).permute(2, 0, 1).shape
+    (4, 2, 3)
+)")},
+      {"broadcast_to", text(R"(
+This tensor broadcast to a shape, as pcp.broadcast_to: a read-only view in which axes of length
+1 (and new leading axes) repeat the elements (their stride is 0).
+
+Args:
+    *shape: the target shape, as separate ints or one tuple or list.
+
+Returns:
+    A view of that shape.
+
+Raises:
+    ValueError: this tensor's shape does not broadcast to it.
+
+Example:
+    >>> pcp.tensor([1, 2]).broadcast_to(2, 2).tolist()
+    [[1, 2], [1, 2]]
+)")},
+      {"expand", text(R"(
+The same as broadcast_to (PyTorch's name); the target shape is given in full (no -1).
+
+Args:
+    *shape: the target shape, as separate ints or one tuple or list.
+
+Returns:
+    A read-only view of that shape.
+
+Raises:
+    ValueError: this tensor's shape does not broadcast to it, or a negative dimension.
+
+Example:
+    >>> pcp.ones((1, 3)).expand(2, 3).shape
+    (2, 3)
+)")},
+
+      // Indexing.
+      {"__getitem__", text(R"(
+x[key]: elements selected as NumPy selects them. Integers (negative count from the end),
+slices (any non-zero step), None (a new axis) and ``...`` select a view of this tensor; an
+integer tensor or list along an axis gathers (a copy), and a bool tensor of the indexed axes'
+shape selects where it is true (a 1-D copy). Differentiable: the gradient flows back to the
+selected elements.
+
+Args:
+    key: an int, a slice, None, Ellipsis, an integer or bool tensor (or list, or NumPy array),
+        or a tuple of these.
+
+Returns:
+    A tensor of the selected elements.
+
+Raises:
+    IndexError: an index out of bounds, more indices than axes, a float index, or a mask whose
+        shape does not match the axes it indexes.
+    ValueError: a slice step of zero.
+    TypeError: a key of another type (a string, a dict).
+
+Example:
+    >>> x = pcp.arange(6).reshape(2, 3)
+    >>> x[1].tolist(), x[:, ::2].tolist(), x[x > 3].tolist()
+    ([3, 4, 5], [[0, 2], [3, 5]], [4, 5])
+)")},
+      {"__setitem__", text(R"(
+x[key] = value: writes value into the selected elements in place (the key as in x[key]). The
+value broadcasts to the selection's shape and is converted to this tensor's dtype. The write
+bumps the storage's version counter, so backward() refuses a graph that saved the old values.
+
+Args:
+    key: as for x[key].
+    value: a tensor, a NumPy array, a list or a Python number.
+
+Returns:
+    None.
+
+Raises:
+    ValueError: value does not broadcast to the selection, or this tensor requires grad (write
+        under pcp.no_grad(), as optimizers do).
+    IndexError: an index out of bounds.
+    TypeError: a key or value of another type.
+
+Example:
+    >>> x = pcp.zeros(4)
+    >>> x[1:3] = 5.0
+    >>> x[x == 0] = -1.0
+    >>> x.tolist()
+    [-1.0, 5.0, 5.0, -1.0]
+)")},
+
+      // Python protocols.
+      {"__repr__", text(R"(
+repr(x): the elements in NumPy's style (nested brackets, PyTorch's tensor(...) around them),
+then the dtype, the device for a GPU tensor, and requires_grad when it is True. On a GPU it
+waits for the values. It raises nothing.
+
+Returns:
+    A str.
+
+Example:
+    >>> pcp.tensor([1.0, 2.5])
+    tensor([1., 2.5], dtype=float32)
+)")},
+      {"__len__", text(R"(
+len(x): the length of the first axis.
+
+Returns:
+    An int.
+
+Raises:
+    TypeError: a 0-d tensor (it has no first axis).
+
+Example:
+    >>> len(pcp.zeros((4, 2)))
+    4
+)")},
+      {"__bool__", text(R"(
+bool(x) (and ``if x:``): the truth of a one-element tensor, non-zero being true.
+
+Returns:
+    A bool.
+
+Raises:
+    ValueError: more than one element, where the truth is ambiguous: use .any() or .all().
+
+Example:
+    >>> bool(pcp.tensor([0.5]))
+    True
+)")},
+      {"__float__", text(R"(
+float(x): the value of a one-element tensor as a Python float.
+
+Returns:
+    A float.
+
+Raises:
+    ValueError: the tensor has more or fewer than one element.
+
+Example:
+    >>> float(pcp.tensor(3))
+    3.0
+)")},
+      {"__int__", text(R"(
+int(x): the value of a one-element tensor as a Python int; floats truncate toward zero, exactly
+(as Python's int(float)).
+
+Returns:
+    An int.
+
+Raises:
+    ValueError: more or fewer than one element, or a NaN.
+    OverflowError: an infinity.
+
+Example:
+    >>> int(pcp.tensor(-2.7))
+    -2
+)")},
+      {"__index__", text(R"(
+operator.index(x): a one-element integer tensor used where Python wants an int (a list
+index, range(), a slice bound).
+
+Returns:
+    An int.
+
+Raises:
+    TypeError: the tensor is not an integer or bool tensor of one element.
+
+Example:
+    >>> ["a", "b", "c"][pcp.tensor(1)]
+    'b'
+)")},
+      {"__hash__", text(R"(
+hash(x): by identity of the tensor (two handles to one tensor hash alike; equal values do not),
+so tensors can be set members and dict keys, as in PyTorch; == compares elementwise. It raises
+nothing.
+
+Returns:
+    An int.
+
+Example:
+    >>> x = pcp.zeros(2)
+    >>> {x: "weights"}[x]
+    'weights'
+)")},
+      {"__array__", text(R"(
+NumPy's array protocol: np.asarray(x) and np.array(x) read the tensor through it (as numpy(),
+sharing memory on the CPU; bfloat16 is widened to float32).
+
+Args:
+    dtype: convert to this NumPy dtype (default: the tensor's).
+    copy: True for a copy (default None: share where possible).
+
+Returns:
+    A numpy.ndarray.
+
+Raises:
+    TypeError: a dtype NumPy does not know.
+
+Example:
+    >>> import numpy as np
+    >>> np.asarray(pcp.arange(3), dtype=np.float64).tolist()
+    [0.0, 1.0, 2.0]
+)")},
+      {"__dlpack__", text(R"(
+The DLPack protocol (what np.from_dlpack, torch.from_dlpack and jax.dlpack call): a capsule
+that shares this CPU tensor's memory with the consumer; views with negative strides (and
+copy=True) are exported as a copy.
+
+Args:
+    stream: ignored (CPU memory needs no stream).
+    max_version: ignored (an unversioned capsule is returned, which every consumer accepts).
+    dl_device: ignored.
+    copy: True to export a copy (default None: share).
+
+Returns:
+    A 'dltensor' PyCapsule.
+
+Raises:
+    BufferError: the tensor is on a GPU (move it with .to('cpu') first).
+
+Example:
+    >>> import numpy as np
+    >>> np.from_dlpack(pcp.arange(3)).tolist()
+    [0, 1, 2]
+)")},
+      {"__dlpack_device__", text(R"(
+The DLPack device of this tensor: (1, 0) on the CPU; (7, index) on a Vulkan GPU and
+(8, index) on a Metal one, which consumers that cannot read them refuse. It raises nothing.
+
+Returns:
+    A tuple (device type, device index).
+
+Example:
+    >>> pcp.zeros(2).__dlpack_device__()
+    (1, 0)
+)")},
+
+      // Operators.
+      {"__add__", arithmetic("x + other", "add", "(pcp.tensor([1.0, 2.0]) + 1).tolist()", "[2.0, 3.0]")},
+      {"__radd__", arithmetic("other + x", "add", "(1 + pcp.tensor([1.0, 2.0])).tolist()", "[2.0, 3.0]")},
+      {"__sub__", arithmetic("x - other", "sub", "(pcp.tensor([1.0, 2.0]) - 1).tolist()", "[0.0, 1.0]")},
+      {"__rsub__", arithmetic("other - x", "sub", "(1 - pcp.tensor([1.0, 2.0])).tolist()", "[0.0, -1.0]")},
+      {"__mul__", arithmetic("x * other", "mul", "(pcp.tensor([1.0, 2.0]) * 3).tolist()", "[3.0, 6.0]")},
+      {"__rmul__", arithmetic("other * x", "mul", "(3 * pcp.tensor([1.0, 2.0])).tolist()", "[3.0, 6.0]")},
+      {"__truediv__", arithmetic("x / other (true division: integers give float32)", "div",
+                                 "(pcp.tensor([1, 3]) / 2).tolist()", "[0.5, 1.5]")},
+      {"__rtruediv__", arithmetic("other / x (true division: integers give float32)", "div",
+                                  "(3 / pcp.tensor([1.0, 2.0])).tolist()", "[3.0, 1.5]")},
+      {"__pow__", arithmetic("x ** other", "pow", "(pcp.tensor([2.0, 3.0]) ** 2).tolist()", "[4.0, 9.0]")},
+      {"__rpow__", arithmetic("other ** x", "pow", "(2 ** pcp.tensor([1.0, 3.0])).tolist()", "[2.0, 8.0]")},
+      {"__matmul__",
+       text(R"(
+x @ other: the matrix product, pcp.matmul (NumPy's rules: 1-D operands become a row or a
+column, leading batch axes broadcast).
+
+Args:
+    other: (..., K, N) or (K,), a tensor, a NumPy array or a list.
+
+Returns:
+    (..., M, N) for x of shape (..., M, K), in the promoted dtype.
+
+Raises:
+    ValueError: K differs, a 0-d operand, or batch axes that do not broadcast.
+
+Example:
+    >>> (pcp.ones((2, 3)) @ pcp.ones((3, 4))).shape
+    (2, 4)
+)")},
+      {"__rmatmul__",
+       text(R"(
+other @ x: the matrix product with this tensor on the right, pcp.matmul (for a NumPy array or a
+list on the left).
+
+Args:
+    other: (..., M, K) or (K,), a NumPy array or a list.
+
+Returns:
+    (..., M, N) for x of shape (..., K, N), in the promoted dtype.
+
+Raises:
+    ValueError: K differs, a 0-d operand, or batch axes that do not broadcast.
+
+Example:
+    >>> ([[1.0, 2.0]] @ pcp.ones((2, 3))).tolist()
+    [[3.0, 3.0, 3.0]]
+)")},
+      {"__eq__", elementwise("x == other", "eq", "A bool tensor of the broadcast shape (not one bool).",
+                             "other is not a tensor, an array, a list or a number.",
+                             "(pcp.tensor([1, 2]) == 2).tolist()", "[False, True]")},
+      {"__ne__", elementwise("x != other", "ne", "A bool tensor of the broadcast shape.",
+                             "other is not a tensor, an array, a list or a number.",
+                             "(pcp.tensor([1, 2]) != 2).tolist()", "[True, False]")},
+      {"__lt__", elementwise("x < other", "lt", "A bool tensor of the broadcast shape.",
+                             "other is not a tensor, an array, a list or a number.",
+                             "(pcp.tensor([1, 2]) < 2).tolist()", "[True, False]")},
+      {"__le__", elementwise("x <= other", "le", "A bool tensor of the broadcast shape.",
+                             "other is not a tensor, an array, a list or a number.",
+                             "(pcp.tensor([1, 2]) <= 2).tolist()", "[True, True]")},
+      {"__gt__", elementwise("x > other", "gt", "A bool tensor of the broadcast shape.",
+                             "other is not a tensor, an array, a list or a number.",
+                             "(pcp.tensor([1, 2]) > 1).tolist()", "[False, True]")},
+      {"__ge__", elementwise("x >= other", "ge", "A bool tensor of the broadcast shape.",
+                             "other is not a tensor, an array, a list or a number.",
+                             "(pcp.tensor([1, 2]) >= 2).tolist()", "[False, True]")},
+      {"__and__", elementwise("x & other on integers and bools", "bitwise_and", "A tensor in the promoted dtype.",
+                              "an operand that is not an integer or bool tensor.",
+                              "(pcp.tensor([True, False]) & True).tolist()", "[True, False]")},
+      {"__rand__", elementwise("other & x on integers and bools", "bitwise_and", "A tensor in the promoted dtype.",
+                               "an operand that is not an integer or bool tensor.",
+                               "(12 & pcp.tensor([10])).tolist()", "[8]")},
+      {"__or__", elementwise("x | other on integers and bools", "bitwise_or", "A tensor in the promoted dtype.",
+                             "an operand that is not an integer or bool tensor.",
+                             "(pcp.tensor([True, False]) | False).tolist()", "[True, False]")},
+      {"__ror__", elementwise("other | x on integers and bools", "bitwise_or", "A tensor in the promoted dtype.",
+                              "an operand that is not an integer or bool tensor.",
+                              "(12 | pcp.tensor([10])).tolist()", "[14]")},
+      {"__xor__", elementwise("x ^ other on integers and bools", "bitwise_xor", "A tensor in the promoted dtype.",
+                              "an operand that is not an integer or bool tensor.",
+                              "(pcp.tensor([12]) ^ 10).tolist()", "[6]")},
+      {"__rxor__", elementwise("other ^ x on integers and bools", "bitwise_xor", "A tensor in the promoted dtype.",
+                               "an operand that is not an integer or bool tensor.",
+                               "(12 ^ pcp.tensor([10])).tolist()", "[6]")},
+      {"__neg__", unary_operator("-x", "neg", "A tensor of x's shape and dtype.",
+                                 "TypeError: a bool tensor (use ~x).", "(-pcp.tensor([1.0, -2.0])).tolist()",
+                                 "[-1.0, 2.0]")},
+      {"__abs__", unary_operator("abs(x)", "abs", "A tensor of x's shape and dtype.",
+                                 "TypeError: a bool tensor.", "abs(pcp.tensor([-1.5, 2.0])).tolist()", "[1.5, 2.0]")},
+      {"__invert__", unary_operator("~x: logical not of a bool tensor, bitwise not of an integer one", "bitwise_not",
+                                    "A tensor of x's shape and dtype.", "TypeError: a floating tensor.",
+                                    "(~pcp.tensor([True, False])).tolist()", "[False, True]")},
+  };
+  return docs;
+}
+
+}  // namespace
+
+const char* tensor_doc(const char* name) {
+  auto it = table().find(name);
+  if (it == table().end()) throw std::logic_error(std::string("tensor_doc: no docstring for Tensor.") + name);
+  return it->second.c_str();
+}
+
+}  // namespace pcp::bindings
