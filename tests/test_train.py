@@ -125,6 +125,26 @@ def test_train_on_a_folder_of_text_and_a_clear_error_for_bad_data(tmp_path, caps
     assert "part1.txt is not UTF-8 text" in capsys.readouterr().err
 
 
+def test_a_text_without_newlines_trains_and_samples(tmp_path):
+    # The closing sample starts from a newline where the vocabulary has one, else from the first
+    # token (a one-line text once crashed here, after training).
+    from pcp.train.loop import train
+    path = tmp_path / "one_line.txt"
+    path.write_text("to be or not to be that is the question " * 300)
+    result = train(tiny(str(path), tmp_path / "run", max_iters=4, eval_interval=2, sample_tokens=8))
+    assert np.isfinite(result["val_loss"]) and len(result["sample"]) >= 8
+    assert "\n" not in result["sample"] and set(result["sample"]) <= set(path.read_text())
+
+
+def test_rng_state_arguments_are_checked():
+    with pytest.raises(ValueError, match=r"set_rng_state: offset must be an integer in \[0, 2\*\*64\), got -1"):
+        pcp.random.set_rng_state(0, -1)
+    with pytest.raises(TypeError, match="set_rng_state: seed must be an int, got float"):
+        pcp.random.set_rng_state(1.5, 0)
+    with pytest.raises(ValueError, match="seed: the seed must be an integer"):
+        pcp.random.seed(2 ** 64)
+
+
 def test_bpe_round_trip_on_a_built_vocabulary(tmp_path):
     from pcp.data.bpe import bytes_to_unicode
     # A small byte-level BPE: every byte is a token, plus merges for frequent pairs.

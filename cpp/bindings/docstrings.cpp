@@ -365,10 +365,12 @@ const std::unordered_map<std::string, std::string>& table() {
        "Example:\n    >>> import numpy as np\n    >>> pcp.from_dlpack(np.arange(3)).tolist()\n    [0, 1, 2]\n"},
       {"gpu_info",
        "What PCP knows of a GPU: its name, API and memory, whether float16 / bfloat16 matmuls run on\n"
-       "tensor cores there (and why not: tensor_core_note), and the kernels this build has.\n\n"
+       "tensor cores there (and why not: tensor_core_note), which heads its flash attention takes on\n"
+       "tensor cores, and the kernels this build has.\n\n"
        "Args:\n    device: 'gpu' (the first GPU, default), 'gpu:N' or 'vulkan:N'.\n\n"
        "Returns:\n    A dict: name, api, memory_bytes, tensor_core_float16, tensor_core_bfloat16,\n"
-       "    tensor_core_note, cooperative_matrix2, kernels.\n\n"
+       "    tensor_core_note, cooperative_matrix2, tensor_core_attention ('bfloat16 and float16',\n"
+       "    'float16' or 'none'), kernels.\n\n"
        "Raises:\n    ValueError: not a GPU, or no GPU on this machine (the message says why).\n\n"
        "Example:\n    >>> if len(pcp.devices()) > 1:  # a GPU\n    ...     assert \"matmul\" in pcp.gpu_info()[\"kernels\"]\n"},
       {"synchronize",

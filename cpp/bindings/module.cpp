@@ -191,19 +191,25 @@ PYBIND11_MODULE(_core, m) {
         "Force the CPU kernels' instruction set (baseline, avx2, avx512; neon on arm64); for tests and benchmarks");
 
   // Random numbers.
-  def(m, "seed", [](py::object s) {
-    if (!is_int_like(s)) fail<TypeError>("seed: expected an int, got ", std::string(py::str(py::type::of(s).attr("__name__"))));
-    const unsigned long long v = PyLong_AsUnsignedLongLong(py::int_(s).ptr());  // 0 <= seed < 2**64, as torch
+  // An int in [0, 2**64) (a seed, as torch's, or a generator offset), else a TypeError or ValueError
+  // naming the function and the argument.
+  const auto u64_arg = [](const char* fn, const char* what, py::object s) -> uint64_t {
+    if (!is_int_like(s))
+      fail<TypeError>(fn, ": ", what, " must be an int, got ", std::string(py::str(py::type::of(s).attr("__name__"))));
+    const unsigned long long v = PyLong_AsUnsignedLongLong(py::int_(s).ptr());
     if (PyErr_Occurred()) {
       PyErr_Clear();
-      fail<ValueError>("seed: expected an integer in [0, 2**64), got ", std::string(py::str(s)));
+      fail<ValueError>(fn, ": ", what, " must be an integer in [0, 2**64), got ", std::string(py::str(s)));
     }
-    Generator::global().seed(v);
-  }, py::arg("seed"));
+    return v;
+  };
+  def(m, "seed", [u64_arg](py::object s) { Generator::global().seed(u64_arg("seed", "the seed", s)); },
+      py::arg("seed"));
   def(m, "get_rng_state", [] {
     auto& g = Generator::global();
     return py::make_tuple(g.initial_seed(), g.offset());
   });
-  def(m, "set_rng_state", [](uint64_t seed, uint64_t offset) { Generator::global().set_state(seed, offset); },
-        py::arg("seed"), py::arg("offset"));
+  def(m, "set_rng_state", [u64_arg](py::object seed, py::object offset) {
+    Generator::global().set_state(u64_arg("set_rng_state", "seed", seed), u64_arg("set_rng_state", "offset", offset));
+  }, py::arg("seed"), py::arg("offset"));
 }

@@ -2900,14 +2900,16 @@ def get_rng_state() -> tuple[int, int]:
 def gpu_info(device: str = 'gpu') -> dict[typing.Any, typing.Any]:
     """
     What PCP knows of a GPU: its name, API and memory, whether float16 / bfloat16 matmuls run on
-    tensor cores there (and why not: tensor_core_note), and the kernels this build has.
+    tensor cores there (and why not: tensor_core_note), which heads its flash attention takes on
+    tensor cores, and the kernels this build has.
 
     Args:
         device: 'gpu' (the first GPU, default), 'gpu:N' or 'vulkan:N'.
 
     Returns:
         A dict: name, api, memory_bytes, tensor_core_float16, tensor_core_bfloat16,
-        tensor_core_note, cooperative_matrix2, kernels.
+        tensor_core_note, cooperative_matrix2, tensor_core_attention ('bfloat16 and float16',
+        'float16' or 'none'), kernels.
 
     Raises:
         ValueError: not a GPU, or no GPU on this machine (the message says why).
@@ -3756,7 +3758,7 @@ def set_profiling(enabled: bool, record_shapes: bool = False) -> None:
     Collect per-primitive call counts and times (with record_shapes, per primitive and input shapes)
     """
 
-def set_rng_state(seed: typing.SupportsInt | typing.SupportsIndex, offset: typing.SupportsInt | typing.SupportsIndex) -> None:
+def set_rng_state(seed: typing.Any, offset: typing.Any) -> None:
     """
     Restores the global generator to a state get_rng_state returned: the numbers drawn next are
     those drawn after that state was taken.

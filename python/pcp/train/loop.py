@@ -263,7 +263,11 @@ def _train(cfg, resume, overwrite, report):
     plotted = plot_losses(metrics, os.path.join(cfg.out, "loss.png"))
     sample = ""
     if cfg.sample_tokens > 0:
-        prompt = pcp.tensor([tokenizer.encode("\n")], device="cpu")
+        try:
+            start_ids = tokenizer.encode("\n")
+        except ValueError:  # a text without newlines (a character vocabulary lacking one): its first token
+            start_ids = [0]
+        prompt = pcp.tensor([start_ids], device="cpu")
         sample = tokenizer.decode(model.generate(prompt, cfg.sample_tokens, temperature=0.8, top_k=50)[0].tolist())
         report({"kind": "message", "text": "sample:\n" + sample})
     if not plotted:
