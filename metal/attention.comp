@@ -47,9 +47,9 @@ void main() {
           [[unroll]] for (uint d = 0; d < DMAX; ++d) acc[d] *= corr;
           m = s;
         }
-        const float pj = exp(s - m);
+        const float pj = exp(s - m), pd = dropped(bh, i, k0 + jj, pj);
         l += pj;
-        [[unroll]] for (uint d = 0; d < DMAX; ++d) acc[d] += pj * Vs[jj][d];
+        [[unroll]] for (uint d = 0; d < DMAX; ++d) acc[d] += pd * Vs[jj][d];
       }
       barrier();
     }

@@ -1,6 +1,7 @@
 // Shared by the fused attention kernels (attention*.comp): flash-style, one invocation per query
 // row (or key row, for dk and dv), scores in blocks of 64 keys through shared memory, no T x T
 // matrix; float32 math on float32, float16 or bfloat16 heads. Heads are at most 64 wide (D even).
+// The tensor-core kernels (coop/attention_*.glsl) share the push constants and helpers.
 //
 // Head element (b, h, t, d) of q, k, v (and of dq, dk, dv) is at off + b sb + h sh + t st + d; the
 // output o (and its cotangent) is a (B, T, H, D) contiguous buffer; lse and delta are (B, H, T).
@@ -12,7 +13,22 @@ layout(push_constant) uniform Params {
   uint q_off, k_off, v_off;
   int sb, sh, st;
   uint g_off, g2_off;  // the outputs' offsets: o (forward); dq; dk and dv
+  // Dropout on the attention weights (drop > 0): the generator's key and first counter.
+  uint key_lo, key_hi, start_lo, start_hi;
+  float drop, drop_scale;  // the probability, and 1 / (1 - drop)
 } p;
+#include "philox.glsl"
+
+// Weight (bh, i, j) with dropout applied to x, its value or its gradient: kept (times drop_scale)
+// when element (bh T + i) T + j of the generator's uniforms at counter start is >= drop, the mask
+// pcp.dropout draws over the (B, H, T, T) weights (dropout.comp's numbering; the host keeps
+// B H T T / 4 below 2^32).
+float dropped(uint bh, uint i, uint j, float x) {
+  if (p.drop == 0.0) return x;
+  const uint e = (bh * p.T + i) * p.T + j, lo = p.start_lo + e / 4u;
+  const uvec4 w = philox(uvec2(p.key_lo, p.key_hi), uvec4(lo, p.start_hi + (lo < e / 4u ? 1u : 0u), 0u, 0u));
+  return float(w[e % 4u] >> 8) * (1.0 / 16777216.0) >= p.drop ? x * p.drop_scale : 0.0;
+}
 
 // Element e of a buffer of 32-bit words holding float32 or 16-bit values.
 #define LOADX(buf, type, e)                                                     \

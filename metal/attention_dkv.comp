@@ -55,9 +55,10 @@ void main() {
           s += kv[d] * Qs[ii][d];
           dp += DOs[ii][d] * Vown[lid][d];
         }
-        const float pij = exp(s - Ls[ii]), ds = pij * (dp - Ds[ii]);
+        const float pij = exp(s - Ls[ii]), ds = pij * (dropped(bh, q0 + ii, j, dp) - Ds[ii]);
+        const float pd = dropped(bh, q0 + ii, j, pij);
         [[unroll]] for (uint d = 0; d < DMAX; ++d) {
-          dvacc[d] += pij * DOs[ii][d];
+          dvacc[d] += pd * DOs[ii][d];
           dkacc[d] += ds * Qs[ii][d];
         }
       }

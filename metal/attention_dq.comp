@@ -2,8 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 // Fused attention backward, part 1 (see attention.glsl): dq, and delta = rowsum(do * o) for part
-// 2. For query row i and key j: p = exp(scale q.k - lse_i), dp = do_i . v_j,
-// ds = p (dp - delta_i), dq_i += scale ds k_j.
+// 2. For query row i and key j: p = exp(scale q.k - lse_i), dp = do_i . v_j (through the
+// dropout mask when there is one), ds = p (dp - delta_i), dq_i += scale ds k_j.
 #include "common.glsl"
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 1) readonly buffer Q { uint q[]; };
@@ -50,7 +50,7 @@ void main() {
           s += qv[d] * Ks[jj][d];
           dp += dov[d] * Vs[jj][d];
         }
-        const float ds = exp(s - li) * (dp - di);
+        const float ds = exp(s - li) * (dropped(bh, i, k0 + jj, dp) - di);
         [[unroll]] for (uint d = 0; d < DMAX; ++d) acc[d] += ds * Ks[jj][d];
       }
       barrier();

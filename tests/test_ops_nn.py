@@ -309,6 +309,50 @@ def test_fused_attention_forward_and_gradient_on_ragged_and_strided_heads(causal
 
 
 @pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", [pcp.float32] + LOW, ids=str)
+@pytest.mark.parametrize("kernel", ["default", "coop"])
+@pytest.mark.parametrize("create_graph", [False, True], ids=["kernels", "ops"])
+def test_fused_attention_dropout_draws_the_composed_mask(causal, dtype, kernel, create_graph, rng, monkeypatch):
+    # On a GPU the fused kernels apply dropout to the attention weights themselves, with the mask
+    # the composed path draws from the same seed (pcp.dropout's over the (B, H, T, T) weights): the
+    # outputs and gradients of the two paths agree, and another seed's differ. create_graph takes
+    # the backward through ops (differentiable again) with the same mask.
+    if pcp.get_default_device() == "cpu":
+        pytest.skip("on the CPU, attention with dropout is composed")
+    if kernel == "coop":
+        if dtype == pcp.float32:
+            pytest.skip("PCP_ATTENTION_KERNEL picks among the GPU's 16-bit kernels")
+        monkeypatch.setenv("PCP_ATTENTION_KERNEL", "coop")
+    B, T, H, D = 2, 70, 3, 16
+    full, _ = make(rng, (B, T, 3 * H * D), dtype)
+    tg, _ = make(rng, (B, T, H * D), dtype)
+
+    def run(mode, seed):
+        dev = pcp.get_default_device()
+        pcp._core._set_gpu_attention(mode)
+        timed = pcp._core.set_gpu_profiling(True, dev)
+        try:
+            x = full.detach()
+            x.requires_grad = True
+            pcp.random.seed(seed)
+            y = pcp.qkv_attention(x, H, causal=causal, dropout_p=0.3)
+            pcp.sum(y.astype(pcp.float32) * tg.astype(pcp.float32)).backward(create_graph=create_graph)
+            out = [t.to("cpu").astype(pcp.float64).numpy() for t in (y, x.grad)]
+            kernels = {name for name, _, _ in pcp._core.gpu_profile_results(dev)} if timed else set()
+            assert not timed or any(k.startswith("attention") for k in kernels) == (mode == "fused"), kernels
+            return out
+        finally:
+            pcp._core.set_gpu_profiling(False, dev)
+            pcp._core._set_gpu_attention("auto")
+
+    (yf, gf), (yc, gc), (yo, _) = run("fused", 5), run("composed", 5), run("fused", 6)
+    tol = {pcp.float32: 1e-4, pcp.float16: 1e-2, pcp.bfloat16: 3e-2}[dtype]
+    assert np.abs(yf - yc).max() <= tol * np.abs(yc).max()
+    assert np.abs(gf - gc).max() <= tol * np.abs(gc).max()
+    assert np.abs(yo - yc).max() > 0.1 * np.abs(yc).max()  # another seed, another mask
+
+
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_qkv_attention(causal, dtype, rng):
     # A packed (B, T, 3C) projection, read here through a transposed view (not contiguous).

@@ -67,6 +67,17 @@ float scores_qk(const in uint r, const in uint c, const in float s, const in flo
 float scores_kq(const in uint r, const in uint c, const in float s, const in float mul, const in uint q0, const in uint k0) {
   return attends(q0 + c, k0 + r) ? s * mul : MASKED;
 }
+// Dropout (attention.glsl's dropped()) on element (r, c) of the block at (q0, k0), rows queries
+// (qk) or keys (kq), rounded to ELEM where the result is an operand.
+float dropped_qk(const in uint r, const in uint c, const in float x, const in uint bh, const in uint q0, const in uint k0) {
+  return dropped(bh, q0 + r, k0 + c, x);
+}
+float dropped_kq(const in uint r, const in uint c, const in float x, const in uint bh, const in uint q0, const in uint k0) {
+  return dropped(bh, q0 + c, k0 + r, x);
+}
+float dropped_qk_rounded(const in uint r, const in uint c, const in float x, const in uint bh, const in uint q0, const in uint k0) {
+  return ROUNDED(dropped(bh, q0 + r, k0 + c, x));
+}
 // Whether every query of the block at q0 attends every key of the block at k0 (no mask to apply).
 bool whole_block(uint q0, uint k0) { return (p.causal == 0u || k0 + BR <= q0) && k0 + BR <= p.T && q0 + BR <= p.T; }
 #if defined(FWD)
@@ -128,6 +139,10 @@ void main() {
       MA pa = MA(pr);
       l = coopMatMulAdd(pa, MB(1.0), em * l);
       coopMatLoadTensorNV(vb, v_h, vbase, sliceTensorLayoutNV(heads, k0, BR, 0, BR));
+      if (p.drop != 0.0) {  // the sums above are of the weights before dropout
+        coopMatPerElementNV(pr, pr, dropped_qk_rounded, bh, q0, k0);
+        pa = MA(pr);
+      }
       o = coopMatMulAdd(pa, vb, o * em);
     }
     coopMatPerElementNV(l, l, store_lse, m, bh, q0);
@@ -154,7 +169,9 @@ void main() {
       SQ pr;
       coopMatPerElementNV(pr, s - ls, exp2_of);
       coopMatLoadTensorNV(vt, v_h, vbase, sliceTensorLayoutNV(heads, k0, BR, 0, BR), transposed);
-      SQ ds = pr * (coopMatMulAdd(da, vt, SQ(0.0)) - dl);  // p (dp - delta), dp = do v^T
+      SQ dp = coopMatMulAdd(da, vt, SQ(0.0));  // do v^T, through the dropout mask
+      if (p.drop != 0.0) coopMatPerElementNV(dp, dp, dropped_qk, bh, q0, k0);
+      SQ ds = pr * (dp - dl);
       coopMatPerElementNV(ds, ds, rounded);
       coopMatLoadTensorNV(kb, k_h, kbase, sliceTensorLayoutNV(heads, k0, BR, 0, BR));
       dq = coopMatMulAdd(MA(ds), kb, dq);
@@ -181,7 +198,10 @@ void main() {
       ls *= float(LOG2E);
       coopMatPerElementNV(pt, st - ls, exp2_of);
       coopMatLoadTensorNV(dt, do_h, out_row(b, h, 0), sliceTensorLayoutNV(merged, q0, BR, 0, BR), transposed);
-      SQ ds = pt * (coopMatMulAdd(va, dt, SQ(0.0)) - dl);
+      SQ dp = coopMatMulAdd(va, dt, SQ(0.0));
+      if (p.drop != 0.0) coopMatPerElementNV(dp, dp, dropped_kq, bh, q0, k0);
+      SQ ds = pt * (dp - dl);
+      if (p.drop != 0.0) coopMatPerElementNV(pt, pt, dropped_kq, bh, q0, k0);
       coopMatPerElementNV(pt, pt, rounded);
       coopMatPerElementNV(ds, ds, rounded);
       coopMatLoadTensorNV(db, do_h, out_row(b, h, 0), sliceTensorLayoutNV(merged, q0, BR, 0, BR));

@@ -246,6 +246,8 @@ void main() {
       }
       l = l * alpha + sum + subgroupShuffleXor(sum, 1u);
       m = mn;
+      if (p.drop != 0.0)  // the sums above are of the weights before dropout
+        [[unroll]] for (uint c = 0; c < 32u; ++c) sv[c] = dropped(bh, i, k0 + lane_col(c), sv[c]);
       subgroupBarrier();  // the tile is read before the probabilities overwrite it
       write_tile16(base, 0u, sv);
       for (uint c = 0; c < 8u; ++c) scr_store(base + BCAST + lr * 16u + odd * 8u + c, floatBitsToUint(alpha));
@@ -264,7 +266,7 @@ void main() {
       SCORES(a, Xs)
       read_tile(base, sv);
       [[unroll]] for (uint c = 0; c < 32u; ++c)
-        dpv[c] = attends(i, k0 + lane_col(c)) ? exp2(sv[c] * sl2 - li) * (dpv[c] - di) : 0.0;
+        dpv[c] = attends(i, k0 + lane_col(c)) ? exp2(sv[c] * sl2 - li) * (dropped(bh, i, k0 + lane_col(c), dpv[c]) - di) : 0.0;
       subgroupBarrier();
       write_tile16(base, 0u, dpv);
       scr_sync();
@@ -311,8 +313,10 @@ void main() {
       SCORES(a, Xs)
       read_tile(base, sv);
       [[unroll]] for (uint c = 0; c < 32u; ++c) {
-        sv[c] = attends(q0 + lane_col(c), key) ? exp2(sv[c] * sl2 - Row0[lane_col(c)]) : 0.0;
-        dpv[c] = sv[c] * (dpv[c] - Row1[lane_col(c)]);
+        const uint qi = q0 + lane_col(c);
+        const float pr = attends(qi, key) ? exp2(sv[c] * sl2 - Row0[lane_col(c)]) : 0.0;
+        dpv[c] = pr * (dropped(bh, qi, key, dpv[c]) - Row1[lane_col(c)]);
+        sv[c] = dropped(bh, qi, key, pr);
       }
       subgroupBarrier();
       write_tile16(base, 0u, sv);

@@ -1,8 +1,9 @@
 // scaled_dot_product_attention and qkv_attention: a fused float32 CPU kernel for (B, H, T, D)
-// self-attention shapes, fused GPU kernels (metal/attention*.comp, float32/float16/bfloat16
-// heads up to 64 wide) where the composed path's scores would be large (see fusable()), and
-// composed from ops otherwise (other dtypes, broadcast batches, cross-attention shapes, dropout
-// on the attention weights).
+// self-attention shapes, fused GPU kernels for heads up to 64 wide (on tensor cores for 16-bit
+// heads, metal/coop/attention_*.glsl; else metal/attention*.comp, float32 math, where the composed
+// path's scores would be large: see fusable()), with dropout on the attention weights inside
+// them on a GPU, and composed from ops otherwise (other dtypes, broadcast batches,
+// cross-attention shapes, dropout on the CPU).
 //
 // The fused path is flash-style (backend/cpu/attention.cpp): one (batch, head) at a
 // time, scores in blocks, online softmax, no T x T matrix; it keeps each row's log-sum-exp for
@@ -19,6 +20,7 @@
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
+#include "pcp/core/random.h"
 #include "pcp/ops/autocast.h"
 #include "pcp/ops/formula.h"
 #include "pcp/ops/ops.h"
@@ -42,12 +44,14 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, double scale, bool ca
   return causal ? causal_softmax(scores) : softmax(scores, -1);
 }
 
-// The attention VJP in ops, so that the gradient is itself differentiable (create_graph).
+// The attention VJP in ops, so that the gradient is itself differentiable (create_graph); with
+// the fused kernels' dropout mask where they applied one.
 std::array<Tensor, 3> attention_vjp_ops(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
-                                        double scale, bool causal) {
+                                        double scale, bool causal, const gpu::AttentionDropout& drop) {
+  const auto masked = [&](const Tensor& x) { return drop.p != 0.0 ? dropout_with(x, drop.p, drop.key, drop.start) : x; };
   Tensor p = attention_weights(q, k, scale, causal);
-  Tensor dv = matmul(swapaxes(p, -1, -2), g);
-  Tensor dp = matmul(g, swapaxes(v, -1, -2));
+  Tensor dv = matmul(swapaxes(masked(p), -1, -2), g);
+  Tensor dp = masked(matmul(g, swapaxes(v, -1, -2)));
   Tensor ds = mul(mul(p, sub(dp, sum(mul(dp, p), std::vector<int64_t>{-1}, true))), S(scale));
   return {matmul(ds, k), matmul(swapaxes(ds, -1, -2), q), dv};
 }
@@ -96,8 +100,8 @@ Tensor bthd(const Tensor& o, int64_t packed_heads) {
 // packed. Outputs dq, dk, dv, or d(qkv).
 class AttentionBackward : public Primitive {
  public:
-  AttentionBackward(double scale, bool causal, int64_t packed_heads)
-      : scale_(scale), causal_(causal), packed_heads_(packed_heads) {}
+  AttentionBackward(double scale, bool causal, int64_t packed_heads, const gpu::AttentionDropout& drop)
+      : scale_(scale), causal_(causal), packed_heads_(packed_heads), drop_(drop) {}
   const char* name() const override { return "attention_backward"; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     if (packed_heads_) return {in[0]};
@@ -115,9 +119,10 @@ class AttentionBackward : public Primitive {
       const Tensor o = bthd(in[n], packed_heads_), go = bthd(in[n + 2], packed_heads_);
       const Tensor &q = heads[0], &k = heads[n - 1 ? 1 : 0], &v = heads[n - 1 ? 2 : 0];
       gpu::attention_backward(gpu_heads(heads, packed_heads_), gpu_heads(d, packed_heads_), q, k, v, o, go, in[n + 1],
-                              d[0], d[n - 1 ? 1 : 0], d[n - 1 ? 2 : 0], scale_, causal_);
+                              d[0], d[n - 1 ? 1 : 0], d[n - 1 ? 2 : 0], scale_, causal_, drop_);
       return d;
     }
+    if (drop_.p != 0.0) fail<NotImplementedError>("attention: dropout in the fused CPU kernel");  // fusable() says no
     if (packed_heads_) {
       Tensor dqkv = empty(specs[0]);
       cpu::qkv_attention_backward(in[0], packed_heads_, in[1], in[2], in[3], dqkv, scale_, causal_);
@@ -139,6 +144,7 @@ class AttentionBackward : public Primitive {
   double scale_;
   bool causal_;
   int64_t packed_heads_;
+  gpu::AttentionDropout drop_;
 };
 
 // Fused attention over (q, k, v) heads, or over one packed qkv when packed_heads (H) is set.
@@ -146,8 +152,8 @@ class AttentionBackward : public Primitive {
 // log-sum-exp (B, H, T), not differentiable, for the backward pass.
 class Attention : public Primitive {
  public:
-  Attention(double scale, bool causal, int64_t packed_heads = 0)
-      : scale_(scale), causal_(causal), packed_heads_(packed_heads) {}
+  Attention(double scale, bool causal, int64_t packed_heads, const gpu::AttentionDropout& drop)
+      : scale_(scale), causal_(causal), packed_heads_(packed_heads), drop_(drop) {}
   const char* name() const override { return "attention"; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   bool runs_on_gpu() const override { return true; }
@@ -162,10 +168,11 @@ class Attention : public Primitive {
     if (in[0].device().is_gpu()) {
       const bool packed = packed_heads_ != 0;
       gpu::attention(gpu_heads(in, packed_heads_), in[0], in[packed ? 0 : 1], in[packed ? 0 : 2], buf, lse, scale_,
-                     causal_);
+                     causal_, drop_);
       if (packed) return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse};
       return {heads_view(buf), lse};
     }
+    if (drop_.p != 0.0) fail<NotImplementedError>("attention: dropout in the fused CPU kernel");  // fusable() says no
     if (packed_heads_) {
       cpu::qkv_attention(in[0], packed_heads_, buf, lse, scale_, causal_);
       return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse};
@@ -180,24 +187,25 @@ class Attention : public Primitive {
     if (packed_heads_) {
       if (!grad_enabled())
         return {pcp::apply<AttentionBackward>({in[0], output, lse, astype(g, in[0].dtype())}, scale_, causal_,
-                                              packed_heads_)};
+                                              packed_heads_, drop_)};
       auto [q, k, v] = split_qkv(in[0], packed_heads_);
       Tensor g4 = swapaxes(reshape(g, {q.shape()[0], q.shape()[2], q.shape()[1], q.shape()[3]}), 1, 2);
-      auto d = attention_vjp_ops(q, k, v, g4, scale_, causal_);
+      auto d = attention_vjp_ops(q, k, v, g4, scale_, causal_, drop_);
       return {concatenate({merge_heads(d[0]), merge_heads(d[1]), merge_heads(d[2])}, 2)};
     }
     const Tensor &q = in[0], &k = in[1], &v = in[2];
     if (grad_enabled()) {
-      auto d = attention_vjp_ops(q, k, v, g, scale_, causal_);
+      auto d = attention_vjp_ops(q, k, v, g, scale_, causal_, drop_);
       return {d[0], d[1], d[2]};
     }
-    return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, q.dtype())}, scale_, causal_, 0);
+    return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, q.dtype())}, scale_, causal_, 0, drop_);
   }
 
  private:
   double scale_;
   bool causal_;
   int64_t packed_heads_;
+  gpu::AttentionDropout drop_;
 };
 
 std::atomic<int> g_gpu_attention{0};  // GpuAttention
@@ -207,8 +215,11 @@ std::atomic<int> g_gpu_attention{0};  // GpuAttention
 // where the GPU policy picks them. `scores` is the element count of the T x T scores the
 // composed path would hold (B H T S; a double, as the product may not fit an int64).
 bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
-  if (dropout_p != 0.0 || t.numel() == 0) return false;
-  if (!t.device().is_gpu()) return t.dtype() == DType::Float32;
+  if (t.numel() == 0) return false;
+  if (!t.device().is_gpu()) return dropout_p == 0.0 && t.dtype() == DType::Float32;
+  // The GPU kernels number the dropout mask's elements in 32 bits, four to a counter; dropout of 1
+  // draws nothing (pcp::dropout's zeros), so the composed path keeps the generator's state.
+  if (dropout_p == 1.0 || (dropout_p != 0.0 && scores / 4 >= 4294967296.0)) return false;
   const auto mode = GpuAttention(g_gpu_attention.load());
   if (mode == GpuAttention::Composed || !gpu::attention_fits(D, t.dtype()) || t.strides().back() != 1) return false;
   // The tensor-core kernels take every size. The scalar ones (float32 math) are slower than the
@@ -221,6 +232,15 @@ bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
   bool even = t.offset() % 2 == 0;
   for (int64_t s : t.strides()) even = even && (s % 2 == 0 || s == 1);
   return even;
+}
+
+// The global generator's draws for dropout on the fused kernels' `weights` (B H T T) attention
+// weights, reserved where and as pcp::dropout reserves them, so the mask is the composed path's.
+gpu::AttentionDropout reserve_dropout(double p, double weights) {
+  if (p == 0.0) return {};
+  Generator& g = Generator::global();
+  const uint64_t key = g.initial_seed();
+  return {p, key, g.reserve((uint64_t(weights) + 3) / 4)};
 }
 
 // Under autocast, attention on a GPU computes in the scope's type, as its products do elsewhere.
@@ -269,7 +289,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     const double scores = double(numel(Shape(q.shape().begin(), q.shape().end() - 1))) * double(Sk);
     if (gpu_ok && fusable(ql, D, dropout_p, scores) && fusable(kl, D, dropout_p, scores) &&
         fusable(vl, D, dropout_p, scores))
-      return pcp::apply<Attention>({ql, kl, vl}, sc, causal);
+      return pcp::apply<Attention>({ql, kl, vl}, sc, causal, 0, reserve_dropout(dropout_p, scores));
   }
   // Under autocast on a GPU the composed path runs wholly in the low type, as PyTorch's attention
   // does: the softmax reads and writes the 16-bit scores (computing in float32), so no float32
@@ -291,7 +311,7 @@ Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal, std::opt
   const double sc = scale ? *scale : 1.0 / std::sqrt(double(D));
   const double scores = double(qkv.shape()[0]) * double(num_heads) * double(qkv.shape()[1]) * double(qkv.shape()[1]);
   if (const Tensor x = low_on_gpu(qkv); fusable(x, D, dropout_p, scores))
-    return pcp::apply<Attention>({x}, sc, causal, num_heads);
+    return pcp::apply<Attention>({x}, sc, causal, num_heads, reserve_dropout(dropout_p, scores));
   // Under autocast the products read the heads in the low type: one cast of the packed
   // projection rather than one strided cast per head view.
   const std::optional<DType> low = autocast_dtype();

@@ -378,4 +378,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return where(keep, mul(x, S(1.0 / (1.0 - p))), S(0.0));
 }
 
+Tensor dropout_with(const Tensor& x, double p, uint64_t key, uint64_t start) {
+  const bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
+  const Tensor in = half && x.device().is_gpu() ? x : astype(x, DType::Float32);
+  return astype(pcp::apply<Dropout>({contiguous(in)}, p, key, start), x.dtype());
+}
+
 }  // namespace pcp

@@ -156,6 +156,9 @@ Reduction reduction_from_name(const std::string& name);
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
                      Reduction reduction = Reduction::Mean);
 Tensor dropout(const Tensor& x, double p, bool training = true);
+// Dropout with the mask of the global generator's draws at (key, start), which dropout() reserves
+// and then uses the same way: the fused attention's mask applied by ops (its double backward).
+Tensor dropout_with(const Tensor& x, double p, uint64_t key, uint64_t start);
 // softmax(scale q k^T [causal mask]) v; dropout_p drops attention weights (training only, as
 // PyTorch's dropout_p: pass 0 at evaluation).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,

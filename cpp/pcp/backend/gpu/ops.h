@@ -67,15 +67,23 @@ struct AttentionHeads {
   int64_t B, H, T, D;
   int64_t q_off, k_off, v_off, sb, sh, st;
 };
+// Dropout on the attention weights inside the kernels: probability p (0: none) and the global
+// generator's draws reserved for the (B, H, T, T) weights (key and first counter, as
+// pcp::dropout's), so the mask is the one the composed path draws. B H T T / 4 < 2^32.
+struct AttentionDropout {
+  double p = 0.0;
+  uint64_t key = 0, start = 0;
+};
 bool attention_fits(int64_t D, DType dtype);  // what the kernels take
 // Whether heads of this 16-bit dtype run on the tensor-core kernels (metal/coop/attention_coop.glsl)
 // on this device; elsewhere the scalar float32-math kernels take them.
 bool attention_on_tensor_cores(DType dtype, int device);
 void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-               const Tensor& lse, double scale, bool causal);
+               const Tensor& lse, double scale, bool causal, const AttentionDropout& drop = {});
 void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, const Tensor& q, const Tensor& k,
                         const Tensor& v, const Tensor& o, const Tensor& go, const Tensor& lse, const Tensor& dq,
-                        const Tensor& dk, const Tensor& dv, double scale, bool causal);
+                        const Tensor& dk, const Tensor& dv, double scale, bool causal,
+                        const AttentionDropout& drop = {});
 
 // Gathers along the middle axis of contiguous (O, N, I) -> (O, P, I), and their gradient;
 // idx: P host int64 indices, checked.
