@@ -1,6 +1,6 @@
 """GPU time per kernel of PCP's attention, forward + backward, at GPT's shapes.
 
-Run:  python bench/attention_kernels.py [--device gpu] [--dtype bfloat16] [--repeats 5]
+Run:  python bench/attention_kernels.py [--device gpu] [--dtype bfloat16] [--repeats 5] [--dropout P]
 
 Times each way PCP computes attention on the GPU (its flash kernels, "fused", and products with a
 causal softmax, "composed") from device timestamps: causal, heads read in place from a packed
@@ -18,7 +18,7 @@ from pcp import _core
 SHAPES = ((64, 6, 256, 64), (8, 12, 1024, 64))  # shakespeare-char's, and GPT-2 small's at T = 1024
 
 
-def kernel_times(B, H, T, D, mode, device, dtype, repeats):
+def kernel_times(B, H, T, D, mode, device, dtype, repeats, dropout=0.0):
     """[(kernel, ms per forward + backward)] and their sum, from `repeats` timed runs after 3."""
     rng = np.random.default_rng(0)
     x = pcp.tensor(rng.standard_normal((B, T, 3 * H * D)).astype(np.float32), device=device).astype(dtype)
@@ -30,7 +30,7 @@ def kernel_times(B, H, T, D, mode, device, dtype, repeats):
             if it == 3:
                 pcp.synchronize(device)
                 _core.set_gpu_profiling(True, device)
-            _core.autograd_grad(pcp.qkv_attention(x, H, causal=True), [x], g)
+            _core.autograd_grad(pcp.qkv_attention(x, H, causal=True, dropout_p=dropout), [x], g)
         pcp.synchronize(device)
         rows = [(name, 1e3 * s / repeats) for name, _, s in _core.gpu_profile_results(device)]
     finally:
@@ -45,13 +45,14 @@ def main():
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--shapes", default=None, help="B,H,T,D;... (default: the two GPT shapes)")
+    ap.add_argument("--dropout", type=float, default=0.0, help="dropout on the attention weights")
     args = ap.parse_args()
     device = pcp.device(args.device)
     shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes.split(";")] if args.shapes else SHAPES
-    print(f"# {pcp.gpu_info(device)['name']}, {args.dtype}, causal, ms per forward + backward")
+    print(f"# {pcp.gpu_info(device)['name']}, {args.dtype}, causal, dropout {args.dropout}, ms per forward + backward")
     for B, H, T, D in shapes:
         for mode in ("fused", "composed"):
-            rows, total = kernel_times(B, H, T, D, mode, device, getattr(pcp, args.dtype), args.repeats)
+            rows, total = kernel_times(B, H, T, D, mode, device, getattr(pcp, args.dtype), args.repeats, args.dropout)
             print(f"({B}, {H}, {T}, {D}) {mode:8s} {total:8.3f} ms: " +
                   ", ".join(f"{name} {ms:.3f}" for name, ms in rows[:6]))
 
