@@ -12,6 +12,7 @@ layout(std430, set = 0, binding = 2) readonly buffer K { uint k[]; };
 layout(std430, set = 0, binding = 3) readonly buffer V { uint v[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer O { uint o[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer Lse { float lse[]; };
+layout(std430, set = 0, binding = 6) readonly buffer Mask { uint mask[]; };
 #include "attention.glsl"
 
 shared float Ks[64][DMAX];

@@ -13,21 +13,16 @@ layout(push_constant) uniform Params {
   uint q_off, k_off, v_off;
   int sb, sh, st;
   uint g_off, g2_off;  // the outputs' offsets: o (forward); dq; dk and dv
-  // Dropout on the attention weights (drop > 0): the generator's key and first counter.
-  uint key_lo, key_hi, start_lo, start_hi;
-  float drop, drop_scale;  // the probability, and 1 / (1 - drop)
+  float drop, drop_scale;  // dropout on the attention weights: the probability (0: none), 1 / (1 - drop)
 } p;
-#include "philox.glsl"
 
 // Weight (bh, i, j) with dropout applied to x, its value or its gradient: kept (times drop_scale)
-// when element (bh T + i) T + j of the generator's uniforms at counter start is >= drop, the mask
-// pcp.dropout draws over the (B, H, T, T) weights (dropout.comp's numbering; the host keeps
-// B H T T / 4 below 2^32).
+// where bit (bh T + i) T + j of the kernel's `mask` buffer (attention_mask.comp: the mask
+// pcp.dropout draws over the (B, H, T, T) weights) is set. The host keeps B H T T below 2^32.
 float dropped(uint bh, uint i, uint j, float x) {
   if (p.drop == 0.0) return x;
-  const uint e = (bh * p.T + i) * p.T + j, lo = p.start_lo + e / 4u;
-  const uvec4 w = philox(uvec2(p.key_lo, p.key_hi), uvec4(lo, p.start_hi + (lo < e / 4u ? 1u : 0u), 0u, 0u));
-  return float(w[e % 4u] >> 8) * (1.0 / 16777216.0) >= p.drop ? x * p.drop_scale : 0.0;
+  const uint e = (bh * p.T + i) * p.T + j;
+  return ((mask[e >> 5] >> (e & 31u)) & 1u) != 0u ? x * p.drop_scale : 0.0;
 }
 
 // Element e of a buffer of 32-bit words holding float32 or 16-bit values.

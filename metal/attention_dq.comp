@@ -14,6 +14,7 @@ layout(std430, set = 0, binding = 5) readonly buffer DO { uint do_[]; };
 layout(std430, set = 0, binding = 6) readonly buffer Lse { float lse[]; };
 layout(std430, set = 0, binding = 7) writeonly buffer Delta { float delta[]; };
 layout(std430, set = 0, binding = 8) writeonly buffer DQ { uint dq[]; };
+layout(std430, set = 0, binding = 9) readonly buffer Mask { uint mask[]; };
 #include "attention.glsl"
 
 shared float Ks[64][DMAX];

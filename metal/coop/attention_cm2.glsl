@@ -23,18 +23,21 @@ layout(std430, set = 0, binding = 3) readonly buffer V { ELEM v_h[]; };
 #if defined(FWD)
 layout(std430, set = 0, binding = 4) writeonly buffer O { ELEM o_h[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer Lse { float lse[]; };
+layout(std430, set = 0, binding = 6) readonly buffer Mask { uint mask[]; };
 #elif defined(DQ)
 layout(std430, set = 0, binding = 4) readonly buffer O { ELEM o_h[]; };
 layout(std430, set = 0, binding = 5) readonly buffer DO { ELEM do_h[]; };
 layout(std430, set = 0, binding = 6) readonly buffer Lse { float lse[]; };
 layout(std430, set = 0, binding = 7) writeonly buffer Delta { float delta[]; };
 layout(std430, set = 0, binding = 8) writeonly buffer DQ_ { ELEM dq_h[]; };
+layout(std430, set = 0, binding = 9) readonly buffer Mask { uint mask[]; };
 #else
 layout(std430, set = 0, binding = 4) readonly buffer DO { ELEM do_h[]; };
 layout(std430, set = 0, binding = 5) readonly buffer Lse { float lse[]; };
 layout(std430, set = 0, binding = 6) readonly buffer Delta { float delta[]; };
 layout(std430, set = 0, binding = 7) writeonly buffer DK { ELEM dk_h[]; };
 layout(std430, set = 0, binding = 8) writeonly buffer DV { ELEM dv_h[]; };
+layout(std430, set = 0, binding = 9) readonly buffer Mask { uint mask[]; };
 #endif
 #include "../attention.glsl"
 // 256 invocations: with 128, a 64 x 64 float32 matrix took 32 registers an invocation and the

@@ -30,18 +30,21 @@ BUF(3, v, v4)
 #if defined(FWD)
 layout(std430, set = 0, binding = 4) writeonly buffer O { uint o[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer Lse { float lse[]; };
+layout(std430, set = 0, binding = 6) readonly buffer Mask { uint mask[]; };
 #elif defined(DQ)
 BUF(4, o, o4)
 BUF(5, do_, do4)
 layout(std430, set = 0, binding = 6) readonly buffer Lse { float lse[]; };
 layout(std430, set = 0, binding = 7) writeonly buffer Delta { float delta[]; };
 layout(std430, set = 0, binding = 8) writeonly buffer DQ_ { uint dq[]; };
+layout(std430, set = 0, binding = 9) readonly buffer Mask { uint mask[]; };
 #else
 BUF(4, do_, do4)
 layout(std430, set = 0, binding = 5) readonly buffer Lse { float lse[]; };
 layout(std430, set = 0, binding = 6) readonly buffer Delta { float delta[]; };
 layout(std430, set = 0, binding = 7) writeonly buffer DK { uint dk[]; };
 layout(std430, set = 0, binding = 8) writeonly buffer DV { uint dv[]; };
+layout(std430, set = 0, binding = 9) readonly buffer Mask { uint mask[]; };
 #endif
 #include "../attention.glsl"
 layout(local_size_x = 128) in;

@@ -96,8 +96,8 @@ Tensor bthd(const Tensor& o, int64_t packed_heads) {
   return x.is_contiguous() ? x : contiguous(x);
 }
 
-// The fused backward. Inputs (q, k, v, o, lse, g) with 4-D heads, or (qkv, o, lse, g) when
-// packed. Outputs dq, dk, dv, or d(qkv).
+// The fused backward. Inputs (q, k, v, o, lse, g, mask) with 4-D heads, or (qkv, o, lse, g, mask)
+// when packed (mask: the forward's dropout bits). Outputs dq, dk, dv, or d(qkv).
 class AttentionBackward : public Primitive {
  public:
   AttentionBackward(double scale, bool causal, int64_t packed_heads, const gpu::AttentionDropout& drop)
@@ -119,7 +119,7 @@ class AttentionBackward : public Primitive {
       const Tensor o = bthd(in[n], packed_heads_), go = bthd(in[n + 2], packed_heads_);
       const Tensor &q = heads[0], &k = heads[n - 1 ? 1 : 0], &v = heads[n - 1 ? 2 : 0];
       gpu::attention_backward(gpu_heads(heads, packed_heads_), gpu_heads(d, packed_heads_), q, k, v, o, go, in[n + 1],
-                              d[0], d[n - 1 ? 1 : 0], d[n - 1 ? 2 : 0], scale_, causal_, drop_);
+                              in[n + 3], d[0], d[n - 1 ? 1 : 0], d[n - 1 ? 2 : 0], scale_, causal_, drop_);
       return d;
     }
     if (drop_.p != 0.0) fail<NotImplementedError>("attention: dropout in the fused CPU kernel");  // fusable() says no
@@ -148,8 +148,9 @@ class AttentionBackward : public Primitive {
 };
 
 // Fused attention over (q, k, v) heads, or over one packed qkv when packed_heads (H) is set.
-// Outputs the attention (B, H, T, D) or (B, T, C), viewing (B, T, H, D) memory, and each row's
-// log-sum-exp (B, H, T), not differentiable, for the backward pass.
+// Outputs the attention (B, H, T, D) or (B, T, C), viewing (B, T, H, D) memory, and for the
+// backward pass, not differentiable, each row's log-sum-exp (B, H, T) and the dropout mask's bits
+// (int32 words; one unused word without dropout).
 class Attention : public Primitive {
  public:
   Attention(double scale, bool causal, int64_t packed_heads, const gpu::AttentionDropout& drop)
@@ -160,33 +161,35 @@ class Attention : public Primitive {
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape b = head_buffer_shape(in[0].shape, packed_heads_);  // (B, T, H, D)
     const Shape o = packed_heads_ ? Shape{b[0], b[1], b[2] * b[3]} : Shape{b[0], b[2], b[1], b[3]};
-    return {{o, in[0].dtype, in[0].device}, {{b[0], b[2], b[1]}, DType::Float32, in[0].device}};
+    const int64_t words = gpu::attention_mask_words({b[0], b[2], b[1], b[3], 0, 0, 0, 0, 0, 0}, drop_.p);
+    return {{o, in[0].dtype, in[0].device}, {{b[0], b[2], b[1]}, DType::Float32, in[0].device},
+            {{words}, DType::Int32, in[0].device}};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Shape b = head_buffer_shape(in[0].shape(), packed_heads_);
-    Tensor buf = Tensor::empty(b, in[0].dtype(), in[0].device()), lse = empty(specs[1]);
+    Tensor buf = Tensor::empty(b, in[0].dtype(), in[0].device()), lse = empty(specs[1]), mask = empty(specs[2]);
     if (in[0].device().is_gpu()) {
       const bool packed = packed_heads_ != 0;
-      gpu::attention(gpu_heads(in, packed_heads_), in[0], in[packed ? 0 : 1], in[packed ? 0 : 2], buf, lse, scale_,
-                     causal_, drop_);
-      if (packed) return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse};
-      return {heads_view(buf), lse};
+      gpu::attention(gpu_heads(in, packed_heads_), in[0], in[packed ? 0 : 1], in[packed ? 0 : 2], buf, lse, mask,
+                     scale_, causal_, drop_);
+      if (packed) return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse, mask};
+      return {heads_view(buf), lse, mask};
     }
     if (drop_.p != 0.0) fail<NotImplementedError>("attention: dropout in the fused CPU kernel");  // fusable() says no
     if (packed_heads_) {
       cpu::qkv_attention(in[0], packed_heads_, buf, lse, scale_, causal_);
-      return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse};
+      return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse, mask};
     }
     cpu::attention(in[0], in[1], in[2], buf, lse, scale_, causal_);
-    return {heads_view(buf), lse};
+    return {heads_view(buf), lse, mask};
   }
 
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>&) override {
-    const Tensor &output = outs[0], &lse = outs[1], &g = gs[0];
+    const Tensor &output = outs[0], &lse = outs[1], &mask = outs[2], &g = gs[0];
     if (packed_heads_) {
       if (!grad_enabled())
-        return {pcp::apply<AttentionBackward>({in[0], output, lse, astype(g, in[0].dtype())}, scale_, causal_,
+        return {pcp::apply<AttentionBackward>({in[0], output, lse, astype(g, in[0].dtype()), mask}, scale_, causal_,
                                               packed_heads_, drop_)};
       auto [q, k, v] = split_qkv(in[0], packed_heads_);
       Tensor g4 = swapaxes(reshape(g, {q.shape()[0], q.shape()[2], q.shape()[1], q.shape()[3]}), 1, 2);
@@ -198,7 +201,8 @@ class Attention : public Primitive {
       auto d = attention_vjp_ops(q, k, v, g, scale_, causal_, drop_);
       return {d[0], d[1], d[2]};
     }
-    return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, q.dtype())}, scale_, causal_, 0, drop_);
+    return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, q.dtype()), mask}, scale_, causal_, 0,
+                                             drop_);
   }
 
  private:
@@ -217,9 +221,9 @@ std::atomic<int> g_gpu_attention{0};  // GpuAttention
 bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
   if (t.numel() == 0) return false;
   if (!t.device().is_gpu()) return dropout_p == 0.0 && t.dtype() == DType::Float32;
-  // The GPU kernels number the dropout mask's elements in 32 bits, four to a counter; dropout of 1
-  // draws nothing (pcp::dropout's zeros), so the composed path keeps the generator's state.
-  if (dropout_p == 1.0 || (dropout_p != 0.0 && scores / 4 >= 4294967296.0)) return false;
+  // The GPU kernels number the dropout mask's bits in 32 bits; dropout of 1 draws nothing
+  // (pcp::dropout's zeros), so the composed path keeps the generator's state.
+  if (dropout_p == 1.0 || (dropout_p != 0.0 && scores >= 4294967296.0)) return false;
   const auto mode = GpuAttention(g_gpu_attention.load());
   if (mode == GpuAttention::Composed || !gpu::attention_fits(D, t.dtype()) || t.strides().back() != 1) return false;
   // The tensor-core kernels take every size without dropout. The scalar ones (float32 math), and

@@ -20,18 +20,15 @@ struct Params {  // metal/attention.glsl
   uint32_t q_off, k_off, v_off;
   int32_t sb, sh, st;
   uint32_t g_off, g2_off;
-  uint32_t key_lo, key_hi, start_lo, start_hi;
   float drop, drop_scale;
 };
 
 Params params(const AttentionHeads& a, const Tensor& x, double scale, bool causal, const AttentionDropout& drop) {
   const auto i32 = [](int64_t v, const char* what) { return int32_t(u32(v, what)); };
   const uint32_t type = type_code("attention", x);
-  if (drop.p != 0.0) u32((a.B * a.H * a.T * a.T + 3) / 4, "dropout mask");  // the kernels' 32-bit element numbers
   return {u32(a.B, "batch"), u32(a.H, "heads"), u32(a.T, "sequence length"), u32(a.D, "head size"),
           uint32_t(causal), type, type, float(scale), u32(a.q_off, "offset"), u32(a.k_off, "offset"),
           u32(a.v_off, "offset"), i32(a.sb, "stride"), i32(a.sh, "stride"), i32(a.st, "stride"), 0, 0,
-          uint32_t(drop.key), uint32_t(drop.key >> 32), uint32_t(drop.start), uint32_t(drop.start >> 32),
           float(drop.p), drop.p != 0.0 ? float(1.0 / (1.0 - drop.p)) : 1.0f};
 }
 
@@ -65,19 +62,32 @@ bool attention_fits(int64_t D, DType dtype) {
          (dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16);
 }
 
+int64_t attention_mask_words(const AttentionHeads& a, double dropout_p) {
+  return dropout_p != 0.0 ? std::max<int64_t>(1, (a.B * a.H * a.T * a.T + 31) / 32) : 1;
+}
+
 void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-               const Tensor& lse, double scale, bool causal, const AttentionDropout& drop) {
+               const Tensor& lse, const Tensor& mask, double scale, bool causal, const AttentionDropout& drop) {
   if (a.B * a.H * a.T == 0) return;
   Params p = params(a, q, scale, causal, drop);
+  if (drop.p != 0.0) {  // the mask's bits, once: the backward kernels read them too
+    struct {
+      uint32_t n, key_lo, key_hi, start_lo, start_hi;
+      float prob;
+    } mp{u32(a.B * a.H * a.T * a.T, "dropout mask"), uint32_t(drop.key), uint32_t(drop.key >> 32),
+         uint32_t(drop.start), uint32_t(drop.start >> 32), float(drop.p)};
+    launch(mask, "attention_mask", {buffer_of(mask)}, mp, attention_mask_words(a, drop.p));
+  }
   p.g_off = u32(o.offset(), "offset");
   const std::string suffix = tensor_core_suffix(q.dtype(), q.device().index);
-  rt().dispatch(q.device().index, "attention" + suffix, {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(lse)},
+  rt().dispatch(q.device().index, "attention" + suffix,
+                {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(lse), buffer_of(mask)},
                 &p, sizeof p, row_blocks(a));
 }
 
 void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, const Tensor& q, const Tensor& k,
-                        const Tensor& v, const Tensor& o, const Tensor& go, const Tensor& lse, const Tensor& dq,
-                        const Tensor& dk, const Tensor& dv, double scale, bool causal,
+                        const Tensor& v, const Tensor& o, const Tensor& go, const Tensor& lse, const Tensor& mask,
+                        const Tensor& dq, const Tensor& dk, const Tensor& dv, double scale, bool causal,
                         const AttentionDropout& drop) {
   if (a.B * a.H * a.T == 0) return;
   Tensor delta = Tensor::empty({a.B, a.H, a.T}, DType::Float32, q.device());
@@ -86,13 +96,13 @@ void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, co
   const std::string suffix = tensor_core_suffix(q.dtype(), q.device().index);
   rt().dispatch(q.device().index, "attention_dq" + suffix,
                 {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(o), buffer_of(go), buffer_of(lse),
-                 buffer_of(delta), buffer_of(dq)},
+                 buffer_of(delta), buffer_of(dq), buffer_of(mask)},
                 &p, sizeof p, row_blocks(a));
   p.g_off = u32(grads.k_off, "offset");
   p.g2_off = u32(grads.v_off, "offset");
   rt().dispatch(q.device().index, "attention_dkv" + suffix,
                 {buffer_of(q), buffer_of(k), buffer_of(v), buffer_of(go), buffer_of(lse), buffer_of(delta),
-                 buffer_of(dk), buffer_of(dv)},
+                 buffer_of(dk), buffer_of(dv), buffer_of(mask)},
                 &p, sizeof p, row_blocks(a));
 }
 

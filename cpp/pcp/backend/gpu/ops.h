@@ -69,7 +69,9 @@ struct AttentionHeads {
 };
 // Dropout on the attention weights inside the kernels: probability p (0: none) and the global
 // generator's draws reserved for the (B, H, T, T) weights (key and first counter, as
-// pcp::dropout's), so the mask is the one the composed path draws. B H T T / 4 < 2^32.
+// pcp::dropout's), so the mask is the one the composed path draws. B H T T < 2^32. The forward
+// pass writes the mask's bits into `mask` (an int32 tensor of attention_mask_words() words; one
+// unused word without dropout), which the backward pass reads.
 struct AttentionDropout {
   double p = 0.0;
   uint64_t key = 0, start = 0;
@@ -78,12 +80,13 @@ bool attention_fits(int64_t D, DType dtype);  // what the kernels take
 // Whether heads of this 16-bit dtype run on the tensor-core kernels (metal/coop/attention_coop.glsl)
 // on this device; elsewhere the scalar float32-math kernels take them.
 bool attention_on_tensor_cores(DType dtype, int device);
+int64_t attention_mask_words(const AttentionHeads& a, double dropout_p);
 void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
-               const Tensor& lse, double scale, bool causal, const AttentionDropout& drop = {});
+               const Tensor& lse, const Tensor& mask, double scale, bool causal, const AttentionDropout& drop);
 void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, const Tensor& q, const Tensor& k,
-                        const Tensor& v, const Tensor& o, const Tensor& go, const Tensor& lse, const Tensor& dq,
-                        const Tensor& dk, const Tensor& dv, double scale, bool causal,
-                        const AttentionDropout& drop = {});
+                        const Tensor& v, const Tensor& o, const Tensor& go, const Tensor& lse, const Tensor& mask,
+                        const Tensor& dq, const Tensor& dk, const Tensor& dv, double scale, bool causal,
+                        const AttentionDropout& drop);
 
 // Gathers along the middle axis of contiguous (O, N, I) -> (O, P, I), and their gradient;
 // idx: P host int64 indices, checked.

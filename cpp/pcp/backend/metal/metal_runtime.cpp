@@ -42,7 +42,7 @@ namespace {
 
 constexpr uint32_t kMaxOpsPerCommandBuffer = 512;
 constexpr size_t kMaxInFlight = 2;  // committed, unfinished command buffers; commit() waits beyond that
-constexpr uint32_t kMaxBindings = 8;
+constexpr uint32_t kMaxBindings = 12;  // storage buffers a kernel binds (attention's backward: 9)
 constexpr const char* kEntryPoint = "main0";  // SPIRV-Cross renames GLSL's main (reserved in MSL)
 
 // Frees, at scope exit, the autoreleased objects that metal-cpp calls return (command buffers,

@@ -108,7 +108,7 @@ constexpr uint32_t kMaxDispatchesPerSubmit = 512;
 // a training step while the host is still recording it, instead of after 512 dispatches.
 constexpr uint32_t kMinDispatchesPerSubmit = 16;
 constexpr uint32_t kMaxSetsPerPool = kMaxDispatchesPerSubmit;
-constexpr uint32_t kMaxBindings = 8;
+constexpr uint32_t kMaxBindings = 12;  // storage buffers a kernel binds (attention's backward: 9)
 constexpr uint32_t kFrames = 3;  // command buffers in flight per device
 
 struct Pipeline {
