@@ -226,13 +226,13 @@ bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
   if (dropout_p == 1.0 || (dropout_p != 0.0 && scores >= 4294967296.0)) return false;
   const auto mode = GpuAttention(g_gpu_attention.load());
   if (mode == GpuAttention::Composed || !gpu::attention_fits(D, t.dtype()) || t.strides().back() != 1) return false;
-  // The tensor-core kernels take every size without dropout. The scalar ones (float32 math), and
-  // any with dropout (a Philox draw per weight: 1.02 against the composed path's 0.74 ms at
-  // (64, 6, 256, 64) bfloat16 on an H200), are slower than the composed products at GPT's
-  // shapes, so by default they take only sequences whose scores would fill more than 256 MiB,
-  // where they save that memory.
+  // The tensor-core kernels take every size, with dropout too (H200, (64, 6, 256, 64) bfloat16
+  // with dropout 0.2: 0.57 against the composed path's 0.74 ms). The scalar ones (float32 math)
+  // are slower than the composed products at GPT's shapes (measured on an H100), so by default
+  // they take only sequences whose scores would fill more than 256 MiB, where they save that
+  // memory.
   if (mode == GpuAttention::Auto && scores * 4 <= 256.0 * (1 << 20) &&
-      (dropout_p != 0.0 || !gpu::attention_on_tensor_cores(t.dtype(), t.device().index)))
+      !gpu::attention_on_tensor_cores(t.dtype(), t.device().index))
     return false;
   if (t.dtype() == DType::Float32) return true;
   bool even = t.offset() % 2 == 0;
