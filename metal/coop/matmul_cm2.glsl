@@ -1,8 +1,9 @@
 // Batched float16/bfloat16 matmul with VK_NV_cooperative_matrix2: workgroup-scope cooperative
 // matrices loaded through tensor layouts, so the driver stages the tiles into shared memory
 // (what matmul_coop.glsl does by hand) and clamps the ragged edges. C[b] = A[b] @ B[b] with float32
-// accumulation, rounded once to ELEM (or kept in float32 with OUT_F32). Included by
-// matmul_cm2_*.comp, which define ELEM and enable its extension. Same push constants as the
+// accumulation, rounded once to ELEM, to nearest (or kept in float32 with OUT_F32). Included by
+// matmul_cm2_*.comp, which define ELEM and ROUNDED (see attention_cm2_*.comp) and enable ELEM's
+// extension. Same push constants as the
 // other matmuls; each operand must have a unit stride on one of its two axes (the host checks).
 //
 // A workgroup of THREADS computes a BM x BN tile of C, K advancing BK at a time (UNROLL steps per
@@ -14,6 +15,7 @@
 #extension GL_NV_cooperative_matrix2 : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_control_flow_attributes : require
+#include "../common.glsl"
 layout(std430, set = 0, binding = 1) readonly buffer A { ELEM a[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { ELEM b[]; };
 #ifdef OUT_F32
@@ -38,6 +40,11 @@ layout(constant_id = 2) const bool ALIGNED = false;
 #define THREADS 256
 #endif
 layout(local_size_x = THREADS) in;
+#ifndef OUT_F32
+// A result rounded to the nearest ELEM, as a float32: its conversion to ELEM is then exact
+// (NVIDIA's float32 to bfloat16 conversion truncates: 4e-3 relative error on GPT's products).
+float rounded(const in uint r, const in uint c, const in float x) { return ROUNDED(x); }
+#endif
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
 #define MAT_A coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
 #define MAT_B coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
@@ -93,9 +100,9 @@ void main() {
 #ifdef OUT_F32
     coopMatStoreTensorNV(acc, c, cbase, sliceTensorLayoutNV(lc, m0, BM, n0, BN));
 #else
-    coopmat<ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> rounded =
-        coopmat<ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);
-    coopMatStoreTensorNV(rounded, c, cbase, sliceTensorLayoutNV(lc, m0, BM, n0, BN));
+    coopMatPerElementNV(acc, acc, rounded);
+    coopMatStoreTensorNV(coopmat<ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc), c, cbase,
+                         sliceTensorLayoutNV(lc, m0, BM, n0, BN));
 #endif
   }
 }
