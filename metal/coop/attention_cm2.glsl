@@ -6,8 +6,9 @@
 //
 // Workgroup-scope 64 x 64 cooperative matrices do everything attention_coop.glsl does through
 // shared memory by hand: tensor layouts load the heads (clamped at T and D, transposed where a
-// product needs it), row reductions give the running max and sums, per-element functions mask,
-// exponentiate and read or write the per-row lse and delta, and the probabilities convert from
+// product needs it) and, with a stride of 0, lse and delta as whole matrices; row reductions give
+// the running max and delta, products with ones the row sums; per-element functions mask,
+// exponentiate, apply dropout and write lse and delta; the probabilities convert from
 // accumulators to operands in registers. A workgroup takes 64 rows of one (batch, head): query
 // rows (FWD, DQ) or key rows (DKV), and walks the other side in blocks of 64, skipping the
 // blocks a causal mask hides. Values are rounded to ELEM (to nearest) before each conversion, as
