@@ -311,7 +311,7 @@ def _rng_state_ref(seed, offset):
         if isinstance(v, bool) or not isinstance(v, int):
             raise Invalid("ints")
         if not 0 <= v < 2**64:
-            raise Unspecified("negative or beyond uint64")
+            raise Invalid("negative or beyond uint64")  # a ValueError naming the argument
     return R.Check(lambda r: r is None, "None")
 
 
