@@ -372,7 +372,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (x.dtype() == DType::Float32 || (half && x.device().is_gpu())) {
     Generator& g = Generator::global();
     const uint64_t key = g.initial_seed(), start = g.reserve(uint64_t(x.numel() + 3) / 4);
-    return pcp::apply<Dropout>({contiguous(x)}, p, key, start);
+    return dropout_with(x, p, key, start);
   }
   Tensor keep = to_device(ge(rand(x.shape(), DType::Float32), S(p)), x.device());
   return where(keep, mul(x, S(1.0 / (1.0 - p))), S(0.0));
