@@ -176,9 +176,10 @@ def test_matmul_with_two_and_three_batch_dimensions(dev):
 
 
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
-def test_matmul_long_k_split(dev, ta, tb):
+@pytest.mark.parametrize("M", [40, 39])  # M * N a multiple of 4 (sum_slices.comp) or not (reduce)
+def test_matmul_long_k_split(dev, ta, tb, M):
     """Few output tiles over a long K: K is split into slices whose products are summed."""
-    M, K, N = 40, 3000, 70
+    K, N = 3000, 70
     a, b = rnd(M, K, seed=16), rnd(K, N, seed=17)
     ga = pcp.tensor(np.ascontiguousarray(a.T), device=dev).T if ta else pcp.tensor(a, device=dev)
     gb = pcp.tensor(np.ascontiguousarray(b.T), device=dev).T if tb else pcp.tensor(b, device=dev)
@@ -445,7 +446,8 @@ def test_strided_copies_and_casts_of_contiguous_rows(dev, src, dst):
                                          (192, 320, 256, True, False), (130, 70, 66, True, True),
                                          (5, 7, 9, False, False), (64, 48, 31, False, False),
                                          (100, 64, 136, False, True),  # ragged M, 128-bit result stores
-                                         (40, 2048, 72, True, False), (40, 2048, 70, False, False)])  # split K
+                                         (40, 2048, 72, True, False), (40, 2048, 70, False, False),  # split K
+                                         (39, 2048, 70, True, False)])  # split K, M * N not a multiple of 4
 def test_half_matmul_accumulates_in_float32(dev, dtype, m, k, n, ta, tb):
     # Tensor cores where the device has them (aligned 128-bit staging and the checked path), the
     # float32 kernel on widened copies elsewhere (lavapipe, odd N): the same float32-accumulated

@@ -67,6 +67,11 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       MatmulBatch split;
       split.inner = S, split.a_inner = slice * sa.back(), split.b_inner = slice * sb[sb.size() - 2];
       matmul(a, b, partial, M, N, slice, split);
+      if ((M * N) % 4 == 0 && out.offset() % 4 == 0) {  // out is contiguous, as the kernels write it
+        struct { uint32_t n4, slices, out_off4, dst; } p{u32(M * N / 4, "size"), uint32_t(S),
+                                                       u32(out.offset() / 4, "offset"), type_code("matmul", out)};
+        return launch(out, "sum_slices", {buffer_of(partial), buffer_of(out)}, p, M * N / 4);
+      }
       return into_float32(out, [&](const Tensor& o) { gpu::reduce(ReduceOp::Sum, partial, 1, S, M * N, o); });
     }
   }
