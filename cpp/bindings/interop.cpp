@@ -4,6 +4,7 @@
 #include "convert.h"
 #include "named.h"
 #include "pcp/core/error.h"
+#include "pcp/core/trace_hooks.h"
 
 namespace pcp::bindings {
 namespace {
@@ -192,11 +193,13 @@ void bind_interop(py::module_& m, py::class_<Tensor>& cls) {
   // NumPy's and DLPack's protocols.
   cls.attr("__array_priority__") = 1000;  // NumPy defers binary operators to Tensor
   cls.def("__array__", named("__array__", [](const Tensor& t, py::object dtype, py::object copy) -> py::object {
+    report_host_read(t, "numpy.asarray()");
     py::object a = to_numpy(t.dtype() == DType::BFloat16 ? astype(t, DType::Float32) : t);  // NumPy has no bfloat16
     if (!dtype.is_none()) a = a.attr("astype")(dtype, py::arg("copy") = false);
     return !copy.is_none() && copy.cast<bool>() ? a.attr("copy")() : a;
   }), py::arg("dtype") = py::none(), py::arg("copy") = py::none(), py::doc(tensor_doc("__array__")));
   cls.def("__dlpack__", named("__dlpack__", [](const Tensor& t, py::object, py::object, py::object, py::object copy) {
+    report_host_read(t, "__dlpack__ (sharing its memory)");
     // Negative strides are legal in DLPack but some consumers abort on them (PyTorch): such
     // views are exported as a copy.
     bool negative = false;

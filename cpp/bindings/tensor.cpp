@@ -6,6 +6,7 @@
 #include "pcp/autograd/engine.h"
 #include "pcp/autograd/node.h"
 #include "pcp/core/error.h"
+#include "pcp/core/trace_hooks.h"
 
 namespace pcp::bindings {
 
@@ -15,11 +16,13 @@ namespace {
 
 // Through NumPy's own tolist/item, so Python gets exact ints, floats and bools.
 py::object to_list(const Tensor& t) {
+  report_host_read(t, "tolist()");
   Tensor c = t.dtype() == DType::BFloat16 ? astype(t, DType::Float32) : t;
   return to_numpy(c).attr("tolist")();
 }
 
 py::object item(const Tensor& t) {
+  report_host_read(t, "item()");
   if (t.numel() != 1)
     fail<ValueError>("item: only a tensor with one element can be converted to a Python scalar, got shape ",
                      shape_str(t.shape()));
@@ -49,6 +52,7 @@ void set_grad(Tensor& t, py::object g) {
 // int(t): floats truncate through Python's own conversion (ValueError for NaN, OverflowError
 // for inf; exact for large values), integers and bools are exact.
 py::object to_int(const Tensor& t) {
+  report_host_read(t, "int()");
   if (!is_floating(t.dtype())) return py::int_(t.item_int());
   PyObject* r = PyLong_FromDouble(t.item_double());
   if (!r) throw py::error_already_set();
@@ -92,7 +96,10 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
            py::arg("grad") = py::none(), py::arg("create_graph") = false, doc("backward"))
       .def("item", named("item", item), doc("item"))
       .def("tolist", named("tolist", to_list), doc("tolist"))
-      .def("numpy", named("numpy", to_numpy), doc("numpy"))
+      .def("numpy", named("numpy", [](const Tensor& t) {
+        report_host_read(t, "numpy()");
+        return to_numpy(t);
+      }), doc("numpy"))
       .def("is_contiguous", &Tensor::is_contiguous, doc("is_contiguous"))
       .def("contiguous", named("contiguous", contiguous), doc("contiguous"))
       .def("astype", named("astype", [](const Tensor& t, py::object dt) { return astype(t, to_dtype(dt)); }),
@@ -115,7 +122,10 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
       }), py::arg("device_or_dtype") = py::none(), py::arg("dtype_or_device") = py::none(), py::kw_only(),
            py::arg("device") = py::none(), py::arg("dtype") = py::none(),
            doc("to"))
-      .def("__repr__", &Tensor::repr, doc("__repr__"))
+      .def("__repr__", named("repr", [](const Tensor& t) {
+        report_host_read(t, "repr() (printing a tensor)");
+        return t.repr();
+      }), doc("__repr__"))
       .def("__len__", named("len", [](const Tensor& t) {
         if (t.ndim() == 0) fail<TypeError>("len() of a 0-d tensor");
         return t.shape()[0];
@@ -124,9 +134,13 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
         if (t.numel() != 1)
           fail<ValueError>("bool: the truth value of a tensor with ", t.numel(),
                            " elements is ambiguous; use .any() or .all()");
+        report_host_read(t, "bool() (an if or while on a tensor)");
         return t.item_double() != 0;
       }), doc("__bool__"))
-      .def("__float__", named("float", [](const Tensor& t) { return t.item_double(); }), doc("__float__"))
+      .def("__float__", named("float", [](const Tensor& t) {
+        report_host_read(t, "float()");
+        return t.item_double();
+      }), doc("__float__"))
       .def("__int__", named("int", to_int), doc("__int__"))
       .def("__index__", named("index", [](const Tensor& t) {
         if (!is_integral(t.dtype()) || t.numel() != 1)

@@ -1,5 +1,7 @@
 #include "pcp/core/random.h"
 
+#include "pcp/core/trace_hooks.h"
+
 namespace pcp {
 
 void Philox::generate(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]) {
@@ -36,7 +38,8 @@ void Generator::set_state(uint64_t seed, uint64_t offset) {
   offset_ = offset;
 }
 
-uint64_t Generator::reserve(uint64_t n) {
+uint64_t Generator::reserve(uint64_t n, const char* what) {
+  report_random_draw(what);
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t start = offset_;
   offset_ += n;

@@ -17,7 +17,8 @@ class Generator {
   void seed(uint64_t s);
   uint64_t initial_seed() const { return seed_; }
   // Reserves `n` counters and returns the first; draws of size n use counters [start, start+n).
-  uint64_t reserve(uint64_t n);
+  // `what` names the op drawing (a trace refuses draws it cannot replay: core/trace_hooks.h).
+  uint64_t reserve(uint64_t n, const char* what);
   uint64_t offset() const { return offset_; }
   void set_state(uint64_t seed, uint64_t offset);
 

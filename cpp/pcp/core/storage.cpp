@@ -1,10 +1,13 @@
 #include "pcp/core/storage.h"
 
+#include "pcp/core/trace_hooks.h"
+
 #include "pcp/core/device_memory.h"
 
 namespace pcp {
 
 Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+  report_storage_created(this);
   data_ = memory_of(device).allocate(device.index, nbytes);
 }
 

@@ -11,6 +11,7 @@
 #include "pcp/core/error.h"
 #include "pcp/core/half.h"
 #include "pcp/core/device_memory.h"
+#include "pcp/core/trace_hooks.h"
 
 namespace pcp {
 
@@ -106,6 +107,7 @@ static long long read_as_int(const void* p, DType dt) {
 }
 
 Tensor Tensor::host_copy() const {
+  report_host_read(*this, "a read of its values on the host");
   if (!device().is_gpu()) return *this;
   // Download the span of storage this view touches, and view it with the same strides.
   int64_t lo = offset(), hi = offset();
@@ -119,6 +121,7 @@ Tensor Tensor::host_copy() const {
 }
 
 double Tensor::item_double() const {
+  if (!weak()) report_host_read(*this, "item()");
   if (device().is_gpu()) return host_copy().item_double();
   if (numel() != 1)
     fail<ValueError>("item: only a tensor with one element can be converted to a Python scalar, got shape ",
@@ -127,6 +130,7 @@ double Tensor::item_double() const {
 }
 
 int64_t Tensor::item_int() const {
+  if (!weak()) report_host_read(*this, "item()");
   if (device().is_gpu()) return host_copy().item_int();
   if (numel() != 1)
     fail<ValueError>("item: only a tensor with one element can be converted to a Python scalar, got shape ",

@@ -246,7 +246,7 @@ gpu::AttentionDropout reserve_dropout(double p, double weights) {
   if (p == 0.0) return {};
   Generator& g = Generator::global();
   const uint64_t key = g.initial_seed();
-  return {p, key, g.reserve((uint64_t(weights) + 3) / 4)};
+  return {p, key, g.reserve((uint64_t(weights) + 3) / 4, "attention dropout")};
 }
 
 // Under autocast, attention on a GPU computes in the scope's type, as its products do elsewhere.

@@ -163,7 +163,7 @@ static Tensor rand_on_host(const Shape& shape, DType dtype) {
   int64_t n = numel(shape);
   uint64_t key = g.initial_seed();
   if (dtype == DType::Float64) {
-    uint64_t start = g.reserve(uint64_t(n + 1) / 2);
+    uint64_t start = g.reserve(uint64_t(n + 1) / 2, "rand");
     return generate<double>(shape, dtype, [&](int64_t i) {
       uint32_t w[4];
       Philox::generate(key, 0, start + uint64_t(i) / 2, w);
@@ -171,7 +171,7 @@ static Tensor rand_on_host(const Shape& shape, DType dtype) {
       return uints_to_unit_double(w[j], w[j + 1]);
     });
   }
-  uint64_t start = g.reserve(uint64_t(n + 3) / 4);
+  uint64_t start = g.reserve(uint64_t(n + 3) / 4, "rand");
   Tensor buf = Tensor::empty(shape, DType::Float32);
   float* p = buf.data<float>();
   // As many random bits as the target's mantissa holds, so the cast cannot round up to 1.0.
@@ -194,7 +194,7 @@ static Tensor randn_on_host(const Shape& shape, DType dtype) {
   Generator& g = Generator::global();
   int64_t n = numel(shape);
   uint64_t key = g.initial_seed();
-  uint64_t start = g.reserve(uint64_t(n + 1) / 2);
+  uint64_t start = g.reserve(uint64_t(n + 1) / 2, "randn");
   return generate<double>(shape, dtype, [&](int64_t i) {
     uint32_t w[4];
     Philox::generate(key, 0, start + uint64_t(i) / 2, w);
@@ -215,7 +215,7 @@ static Tensor randint_on_host(int64_t low, int64_t high, const Shape& shape, DTy
   Generator& g = Generator::global();
   int64_t n = numel(shape);
   uint64_t key = g.initial_seed();
-  uint64_t start = g.reserve(uint64_t(n + 1) / 2);
+  uint64_t start = g.reserve(uint64_t(n + 1) / 2, "randint");
   uint64_t range = uint64_t(high) - uint64_t(low);
   return generate<int64_t>(shape, dtype, [&](int64_t i) {
     uint32_t w[4];

@@ -7,6 +7,7 @@
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
+#include "pcp/core/trace_hooks.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
@@ -39,16 +40,18 @@ void split_dims(const Shape& s, int axis, int64_t& O, int64_t& N, int64_t& I) {
   for (size_t i = axis + 1; i < s.size(); ++i) I *= s[i];
 }
 
-// out (O, P, I)[o, p, i] = x (O, N, I)[o, idx[p], i]; idx: checked host int64 indices.
+// out (O, P, I)[o, p, i] = x (O, N, I)[o, idx[p], i]. The indices are the second input (any
+// integer tensor), checked when the gather runs, so a traced plan gathers at the indices it is
+// given; `op` names the user's op in index errors.
 class Take : public Primitive {
  public:
-  Take(int axis, Tensor idx) : axis_(axis), idx_(std::move(idx)) {}
+  Take(int axis, const char* op) : axis_(axis), op_(op) {}
   const char* name() const override { return "take"; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape& xs = in[0].shape;
     Shape s(xs.begin(), xs.begin() + axis_);
-    s.insert(s.end(), idx_.shape().begin(), idx_.shape().end());
+    s.insert(s.end(), in[1].shape.begin(), in[1].shape.end());
     s.insert(s.end(), xs.begin() + axis_ + 1, xs.end());
     return {{s, in[0].dtype, in[0].device}};
   }
@@ -57,24 +60,27 @@ class Take : public Primitive {
     Tensor out = empty(specs[0]);
     int64_t O, N, I;
     split_dims(x.shape(), axis_, O, N, I);
-    if (x.device().is_gpu()) gpu::gather(x, idx_, N, I, out);
-    else cpu::gather(x, idx_, N, I, out);
+    const Tensor idx = checked_indices(in[1], N, axis_, op_);
+    if (x.device().is_gpu()) gpu::gather(x, idx, N, I, out);
+    else cpu::gather(x, idx, N, I, out);
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {scatter_add(in[0].shape(), idx_, gs[0], axis_)};
+    return {scatter_add(in[0].shape(), in[1], gs[0], axis_), Tensor()};
   }
+  bool vjp_reads_output() const override { return false; }
+  bool host_input(size_t i) const override { return i == 1; }
 
  private:
   int axis_;
-  Tensor idx_;
+  const char* op_;
 };
 
-// Zeros of `shape` plus src (O, P, I) added at rows idx (checked host int64) along axis.
+// Zeros of `shape` plus src (O, P, I) added at rows idx (the second input) along axis.
 class ScatterAdd : public Primitive {
  public:
-  ScatterAdd(Shape shape, int axis, Tensor idx) : shape_(std::move(shape)), axis_(axis), idx_(std::move(idx)) {}
+  ScatterAdd(Shape shape, int axis) : shape_(std::move(shape)), axis_(axis) {}
   const char* name() const override { return "scatter_add"; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -85,20 +91,29 @@ class ScatterAdd : public Primitive {
     split_dims(shape_, axis_, O, N, I);
     Tensor src = contiguous(in[0]);
     Tensor out = empty(specs[0]);
-    if (src.device().is_gpu()) gpu::scatter_add(src, idx_, N, I, out);
-    else cpu::scatter_add(src, idx_, N, I, out);
+    const Tensor idx = checked_indices(in[1], N, axis_, "scatter_add");
+    if (src.device().is_gpu()) gpu::scatter_add(src, idx, N, I, out);
+    else cpu::scatter_add(src, idx, N, I, out);
     return {out};
   }
-  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
+  std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>&) override {
-    return {pcp::apply<Take>({gs[0]}, axis_, idx_)};
+    return {pcp::apply<Take>({gs[0], in[1]}, axis_, "scatter_add"), Tensor()};
   }
+  bool vjp_reads_output() const override { return false; }
+  bool host_input(size_t i) const override { return i == 1; }
 
  private:
   Shape shape_;
   int axis_;
-  Tensor idx_;
 };
+
+// The index tensor a gather of x takes: integers, on the host or x's device (GPU indices of
+// another device's tensor are read back first: the gather checks them on the host anyway).
+Tensor index_tensor(const Tensor& idx, const Tensor& x, const char* op) {
+  if (!is_integral(idx.dtype())) fail<TypeError>(op, ": indices must be an integer tensor, got ", dtype_name(idx.dtype()));
+  return idx.device().is_gpu() && idx.device() != x.device() ? to_device(idx, cpu_device()) : idx;
+}
 
 // Boolean mask over the leading dims of `base_shape[dim:]` -> one int64 index tensor per mask dim.
 std::vector<Tensor> mask_to_indices(const Tensor& mask, const Shape& shape, int dim) {
@@ -128,7 +143,7 @@ Tensor take(const Tensor& x, const Tensor& indices, std::optional<int64_t> axis)
   if (!x.defined() || !indices.defined()) fail<ValueError>("take: got an undefined tensor");
   if (!axis) return take(reshape(x, {-1}), indices, 0);
   int a = normalize_axis(*axis, x.ndim(), "take");
-  return pcp::apply<Take>({x}, a, checked_indices(indices, x.shape()[a], a, "take"));
+  return pcp::apply<Take>({x, index_tensor(indices, x, "take")}, a, "take");
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
@@ -137,19 +152,19 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
     fail<ValueError>("embedding: weight must be 2-D (num_embeddings, dim), got shape ", shape_str(weight.shape()));
   if (!is_integral(indices.dtype()))
     fail<TypeError>("embedding: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
-  return pcp::apply<Take>({weight}, 0, checked_indices(indices, weight.shape()[0], 0, "embedding", "index"));
+  return pcp::apply<Take>({weight, index_tensor(indices, weight, "embedding")}, 0, "embedding");
 }
 
 Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src, int64_t axis) {
   int a = normalize_axis(axis, int64_t(shape.size()), "scatter_add");
-  Tensor idx = checked_indices(indices, shape[a], a, "scatter_add");
+  const Tensor idx = index_tensor(indices, src, "scatter_add");
   Shape expect(shape.begin(), shape.begin() + a);
-  expect.insert(expect.end(), idx.shape().begin(), idx.shape().end());
+  expect.insert(expect.end(), indices.shape().begin(), indices.shape().end());
   expect.insert(expect.end(), shape.begin() + a + 1, shape.end());
   if (src.shape() != expect)
     fail<ValueError>("scatter_add: src has shape ", shape_str(src.shape()), ", expected ", shape_str(expect));
   if (!is_floating(src.dtype())) fail<TypeError>("scatter_add: src must be floating, got ", dtype_name(src.dtype()));
-  return pcp::apply<ScatterAdd>({src}, shape, a, idx);
+  return pcp::apply<ScatterAdd>({src, idx}, shape, a);
 }
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
@@ -276,7 +291,7 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
   if (arrays.empty()) return y;
   if (arrays.size() == 1) {
     auto& [d, t] = arrays[0];
-    return pcp::apply<Take>({y}, d, checked_indices(t, y.shape()[d], d, "index"));
+    return pcp::apply<Take>({y, index_tensor(t, y, "index")}, d, "index");
   }
   // Several index tensors: broadcast them, move their dims to the front, flatten those dims
   // into one and take from it with the combined linear index.
@@ -350,6 +365,7 @@ void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Te
   if (has_broadcast_dims(x))
     fail<ValueError>("index_assign: the tensor of shape ", shape_str(x.shape()),
                      " is a broadcast view whose elements share memory; assign to a copy (.copy())");
+  report_inplace_write(x, "index_assign (x[...] = value)");  // before an op here reads x
   NoGradGuard ng;
   const Tensor view = index(x, items);  // validates the items; a view unless they hold tensors
   const Shape& vs = view.shape();

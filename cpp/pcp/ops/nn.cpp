@@ -169,70 +169,112 @@ class LayerNorm : public Primitive {
   double eps_;
 };
 
-// First-order gradient of the per-row cross-entropy. Inputs (logits, g), and on the GPU the
-// forward pass's per-row (max, log-sum-exp) as a third.
+// Host targets as the kernels take them: contiguous int64, checked against C classes, with the
+// ignored ones set to -1 (no valid class is negative, so the kernels need no int64
+// ignore_index: 2**40 did not survive their int32 one); `valid` counts the others.
+Tensor prepared_targets(const Tensor& targets, int64_t C, int64_t ignore_index, int64_t* valid = nullptr) {
+  Tensor t = contiguous(astype(targets.host_copy(), DType::Int64));
+  if (t.is_same(targets) || t.storage() == targets.storage()) t = copy(t);
+  int64_t n = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t& v = t.data<int64_t>()[i];
+    if (v == ignore_index) {
+      v = -1;
+      continue;
+    }
+    if (v < 0 || v >= C)
+      fail<IndexError>("cross_entropy: target ", v, " is out of range for ", C, " classes (expected 0 <= target < ", C,
+                       ", or ignore_index ", ignore_index, ")");
+    ++n;
+  }
+  if (valid) *valid = n;
+  return t;
+}
+
+// Targets stay where the user put them: int32 on the logits' GPU are read by the kernels, which
+// check them (an IndexError at the next synchronisation); any other targets live on the host and
+// are checked there as the op runs (GPU logits never wait on them).
+bool device_targets(const Tensor& targets) { return targets.device().is_gpu(); }
+
+// First-order gradient of the per-row cross-entropy. Inputs (logits, g, targets), and on the GPU
+// the forward pass's per-row (max, log-sum-exp) as a fourth.
 class CrossEntropyBackward : public Primitive {
  public:
-  CrossEntropyBackward(Tensor targets, int64_t ignore) : targets_(std::move(targets)), ignore_(ignore) {}
+  explicit CrossEntropyBackward(int64_t ignore) : ignore_(ignore) {}
   const char* name() const override { return "cross_entropy_backward"; }
   bool runs_on_gpu() const override { return true; }
+  bool host_input(size_t i) const override { return i == 2; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor &logits = in[0], &g = in[1];
+    const bool on_device = device_targets(in[2]);
+    const Tensor t = on_device ? in[2] : prepared_targets(in[2], logits.shape().back(), ignore_);
+    const int64_t ignore = on_device ? ignore_ : -1;
     Tensor gx = empty(specs[0]);
-    if (gx.device().is_gpu()) gpu::cross_entropy_backward(logits, targets_, ignore_, in[2], g, gx);
-    else cpu::cross_entropy_backward(logits, targets_, ignore_, g, gx);
+    if (gx.device().is_gpu()) gpu::cross_entropy_backward(logits, t, ignore, in[3], g, gx);
+    else cpu::cross_entropy_backward(logits, t, ignore, g, gx);
     return {gx};
   }
 
  private:
-  Tensor targets_;
   int64_t ignore_;
 };
 
-// Per-row loss over the last axis of contiguous logits. The targets are host int64 class indices,
-// checked before (metadata of the op, like a slice's bounds), or int32 on the logits' GPU, checked
-// by the kernel; either way GPU logits never wait on them. On the GPU a second output, not
-// differentiable, keeps each row's (max, log-sum-exp) for the backward pass.
+// Per-row loss over the last axis of contiguous logits; inputs (logits, targets). Outputs: the
+// loss; on the GPU each row's (max, log-sum-exp), kept for the backward pass; with host targets,
+// how many are not ignored (a 0-d float32, float64 for float64 logits, on the logits' device),
+// counted as they are checked. Only the loss is differentiable.
 class CrossEntropy : public Primitive {
  public:
-  CrossEntropy(Tensor targets, int64_t ignore_index) : targets_(std::move(targets)), ignore_(ignore_index) {}
+  explicit CrossEntropy(int64_t ignore_index) : ignore_(ignore_index) {}
   const char* name() const override { return "cross_entropy"; }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
+  bool host_input(size_t i) const override { return i == 1; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const TensorSpec& logits = in[0];
-    TensorSpec loss{targets_.shape(), logits.dtype, logits.device};
-    if (!logits.device.is_gpu()) return {loss};
-    return {loss, {{rows_of(logits.shape), 2}, DType::Float32, logits.device}};
+    std::vector<TensorSpec> out{{in[1].shape, logits.dtype, logits.device}};
+    if (logits.device.is_gpu()) out.push_back({{rows_of(logits.shape), 2}, DType::Float32, logits.device});
+    if (!in[1].device.is_gpu())
+      out.push_back({{}, logits.dtype == DType::Float64 ? DType::Float64 : DType::Float32, logits.device});
+    return out;
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& logits = in[0];
-    Tensor loss = empty(specs[0]);
+    const bool on_device = device_targets(in[1]);
+    int64_t valid = 0;
+    const Tensor t = on_device ? in[1] : prepared_targets(in[1], logits.shape().back(), ignore_, &valid);
+    const int64_t ignore = on_device ? ignore_ : -1;
+    std::vector<Tensor> out{empty(specs[0])};
     if (!logits.device().is_gpu()) {
-      cpu::cross_entropy(logits, targets_, ignore_, loss);
-      return {loss};
+      cpu::cross_entropy(logits, t, ignore, out[0]);
+    } else {
+      out.push_back(empty(specs[1]));
+      gpu::cross_entropy(logits, t, ignore, out[0], out[1]);
     }
-    Tensor lse = empty(specs[1]);
-    gpu::cross_entropy(logits, targets_, ignore_, loss, lse);
-    return {loss, lse};
+    if (!on_device) out.push_back(full({}, double(valid), specs.back().dtype, logits.device()));
+    return out;
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>&) override {
-    const Tensor &logits = in[0], &g = gs[0];
+    const Tensor &logits = in[0], &targets = in[1], &g = gs[0];
     if (logits.device().is_gpu() && !grad_enabled())
-      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g), outs[1]}, targets_, ignore_)};
+      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g), targets, outs[1]}, ignore_), Tensor()};
     if (!grad_enabled() && (logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64))
-      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(astype(g, logits.dtype()))}, targets_, ignore_)};
-    Tensor valid = to_device(astype(ne(targets_, weak_scalar_int(ignore_)), g.dtype()), logits.device());
+      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(astype(g, logits.dtype())), targets}, ignore_),
+              Tensor()};
+    // Differentiable (create_graph): composed from ops, with the targets prepared on the host.
+    const Tensor t = prepared_targets(targets, logits.shape().back(), ignore_);
+    Tensor valid = to_device(astype(ne(t, weak_scalar_int(-1)), g.dtype()), logits.device());
     Tensor scale = unsqueeze(mul(g, valid), -1);
-    Tensor target_hot = to_device(one_hot(targets_, logits.shape().back(), logits.dtype()), logits.device());
-    return {mul(sub(softmax(logits, -1), target_hot), scale)};
+    Tensor target_hot = to_device(one_hot(maximum(t, weak_scalar_int(0)), logits.shape().back(), logits.dtype()),
+                                  logits.device());
+    return {mul(sub(softmax(logits, -1), target_hot), scale), Tensor()};
   }
+  bool vjp_reads_output() const override { return true; }
 
  private:
-  Tensor targets_;  // host int64, or int32 on the logits' GPU
   int64_t ignore_;
 };
 
@@ -321,44 +363,28 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
     fail<ValueError>("cross_entropy: targets have shape ", shape_str(targets.shape()), " but logits have shape ",
                      shape_str(logits_in.shape()), "; expected targets of shape ", shape_str(expect),
                      " (classes on the last axis)");
-  const int64_t C = logits_in.shape().back();
   Tensor logits = contiguous(astype(logits_in, to_floating(logits_in.dtype())));
-  Tensor t, valid;  // the targets the primitive gets; how many are not ignored (float32 on the GPU)
-  if (logits.device().is_gpu() && targets.device() == logits.device() && targets.dtype() == DType::Int32 &&
-      ignore_index >= INT32_MIN && ignore_index <= INT32_MAX && logits.numel() > 0) {
-    // int32 targets on the logits' GPU stay there, so nothing waits for the device: the kernel
-    // checks them (an IndexError at the next synchronisation) and the mean's count is made on
-    // the GPU. (int64 ones come to the host: the GPU's cast would wrap values above 2**31.)
-    t = contiguous(targets);
-    valid = sum(astype(ne(t, weak_scalar_int(ignore_index)), DType::Float32));
-  } else {
-    // Checked here; ignored targets become -1 (no valid class is negative), so the kernels
-    // need no int64 ignore_index (2**40 did not survive their int32 one).
-    t = contiguous(astype(targets.host_copy(), DType::Int64));
-    if (t.is_same(targets)) t = copy(t);
-    int64_t n = 0;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      int64_t& v = t.data<int64_t>()[i];
-      if (v == ignore_index) {
-        v = -1;
-        continue;
-      }
-      if (v < 0 || v >= C)
-        fail<IndexError>("cross_entropy: target ", v, " is out of range for ", C, " classes (expected 0 <= target < ",
-                         C, ", or ignore_index ", ignore_index, ")");
-      ++n;
-    }
-    ignore_index = -1;
-    valid = S(double(n));
+  // int32 targets on the logits' GPU stay there; others on a GPU are read back (int64: the GPU's
+  // cast would wrap values above 2**31).
+  const bool on_device = targets.device() == logits.device() && logits.device().is_gpu() &&
+                         targets.dtype() == DType::Int32 && ignore_index >= INT32_MIN && ignore_index <= INT32_MAX;
+  const Tensor tg = targets.device().is_gpu() && !on_device ? to_device(targets, cpu_device()) : targets;
+  if (logits.numel() == 0) {
+    if (!on_device) prepared_targets(tg, logits.shape().back(), ignore_index);  // C = 0: no target is valid
+    Tensor loss = sum(empty_result(logits), std::vector<int64_t>{-1});
+    if (reduction == Reduction::None) return loss;
+    Tensor total = sum(loss);
+    return reduction == Reduction::Sum ? total : div(total, S(0.0));
   }
-  Tensor loss = logits.numel() == 0 ? sum(empty_result(logits), std::vector<int64_t>{-1})
-                                    : pcp::apply<CrossEntropy>({logits}, t, ignore_index);
+  std::vector<Tensor> outs = pcp::apply_all<CrossEntropy>({logits, contiguous(tg)}, ignore_index);
+  const Tensor& loss = outs[0];
   if (reduction == Reduction::None) return loss;
   Tensor total = sum(loss);
   if (reduction == Reduction::Sum) return total;
-  // The mean over non-ignored targets (nan when there are none).
-  if (valid.device().is_gpu()) return astype(div(astype(total, DType::Float32), valid), total.dtype());
-  return div(total, valid);
+  // The mean over non-ignored targets (nan when there are none), counted on the GPU for device
+  // targets, by the op for host ones.
+  Tensor valid = on_device ? sum(astype(ne(tg, weak_scalar_int(ignore_index)), DType::Float32)) : outs.back();
+  return astype(div(astype(total, valid.dtype()), valid), total.dtype());
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {
@@ -371,7 +397,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   const bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
   if (x.dtype() == DType::Float32 || (half && x.device().is_gpu())) {
     Generator& g = Generator::global();
-    const uint64_t key = g.initial_seed(), start = g.reserve(uint64_t(x.numel() + 3) / 4);
+    const uint64_t key = g.initial_seed(), start = g.reserve(uint64_t(x.numel() + 3) / 4, "dropout");
     return dropout_with(x, p, key, start);
   }
   Tensor keep = to_device(ge(rand(x.shape(), DType::Float32), S(p)), x.device());

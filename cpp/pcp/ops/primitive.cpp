@@ -98,8 +98,21 @@ struct BlockingScope {
 
 void set_blocking_hooks(BlockingHooks hooks) { g_blocking = hooks; }
 
+namespace {
+thread_local TraceRecorder g_recorder = nullptr;
+thread_local int g_forward_depth = 0;
+struct ForwardDepth {
+  ForwardDepth() { ++g_forward_depth; }
+  ~ForwardDepth() { --g_forward_depth; }
+};
+}  // namespace
+
+void set_trace_recorder(TraceRecorder recorder) { g_recorder = recorder; }
+int forward_depth() { return g_forward_depth; }
+
 static std::vector<Tensor> run_forward(Primitive& prim, const std::vector<Tensor>& inputs,
                                        const std::vector<TensorSpec>& specs) {
+  ForwardDepth depth;
   BlockingScope blocking(inputs);
   if (!g_profiling) return prim.forward(inputs, specs);
   auto t0 = std::chrono::steady_clock::now();
@@ -131,10 +144,18 @@ static void check_outputs(const Primitive& prim, const std::vector<Tensor>& outs
   fail<RuntimeError>(prim.name(), ": internal error: forward produced", got, " but shape inference said", want);
 }
 
+std::vector<Tensor> run_primitive(Primitive& prim, const std::vector<Tensor>& inputs,
+                                  const std::vector<TensorSpec>& specs) {
+  std::vector<Tensor> outs = run_forward(prim, inputs, specs);
+  check_outputs(prim, outs, specs);
+  return outs;
+}
+
 std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
   if (autocast_dtype()) inputs = autocast_inputs(prim->cast_policy(), std::move(inputs));
   for (size_t i = 1; i < inputs.size(); ++i)
-    if (inputs[i].defined() && inputs[0].defined() && inputs[i].device() != inputs[0].device())
+    if (inputs[i].defined() && inputs[0].defined() && inputs[i].device() != inputs[0].device() &&
+        !(prim->host_input(i) && !inputs[i].device().is_gpu()))
       fail<ValueError>(prim->name(), ": inputs are on different devices (", inputs[0].device().str(),
                        " and ", inputs[i].device().str(), ")");
   for (const Tensor& in : inputs)
@@ -147,6 +168,7 @@ std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tenso
   for (Tensor& out : outs)  // each output must be a fresh handle, never an input's
     for (const Tensor& in : inputs)
       if (out.is_same(in)) out = out.detach();
+  if (g_recorder && g_forward_depth == 0) g_recorder(prim, inputs, outs);
   if (!grad_enabled()) return outs;
   bool differentiable = false;
   for (size_t i = 0; i < outs.size(); ++i) differentiable |= prim->differentiable_output(i) && is_floating(outs[i].dtype());

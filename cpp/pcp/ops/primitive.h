@@ -58,6 +58,12 @@ class Primitive {
   // then refuses them when they were written in place after the forward pass.
   virtual bool vjp_reads_inputs() const { return true; }
   virtual bool vjp_reads_output() const { return true; }
+  // Whether forward() writes into its inputs (an optimizer step): a plan keeps such a node and
+  // its order even when nothing reads its outputs.
+  virtual bool writes_inputs() const { return false; }
+  // Whether input i may stay on the host while the others are on a GPU (a gather's indices,
+  // which are checked on the host as it runs).
+  virtual bool host_input(size_t) const { return false; }
   // How autocast casts the floating inputs before forward() (ops/autocast.h).
   virtual CastPolicy cast_policy() const { return CastPolicy::Keep; }
 };
@@ -79,6 +85,19 @@ struct BlockingHooks {
   void (*exit)(void*) = nullptr;
 };
 void set_blocking_hooks(BlockingHooks hooks);
+
+// Tracing into plans (cpp/pcp/plan/): while a recorder is set on this thread, apply_all() reports
+// each primitive it ran at the top level (not those a forward() runs inside itself), with its
+// inputs after autocast and its outputs.
+using TraceRecorder = void (*)(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& inputs,
+                               const std::vector<Tensor>& outputs);
+void set_trace_recorder(TraceRecorder recorder);  // nullptr stops
+// How many forward() calls are running on this thread (0 between primitives).
+int forward_depth();
+// forward() with apply()'s checks and profiling but no autocast, autodiff or tracing: how a plan
+// replays a recorded primitive on the specs it recorded.
+std::vector<Tensor> run_primitive(Primitive& prim, const std::vector<Tensor>& inputs,
+                                  const std::vector<TensorSpec>& specs);
 
 // Runs `prim` on `inputs` and returns all its outputs, recording a graph node when grad mode
 // is on and an input requires grad.
