@@ -476,6 +476,8 @@ NOT_DIFFERENTIABLE = {
     "autocast": "a dtype-policy scope (tests/test_amp.py checks gradients through its casts)",
     "grad": "a function transform (tests/test_autograd.py checks it against backward)",
     "value_and_grad": "a function transform (tests/test_autograd.py checks it against backward)",
+    "compile": "a function transform whose outputs carry no graph (tests/test_compile.py checks compiled "
+               "gradients against eager ones)",
     "Tensor": "the class; its methods are the functions above",
     "DType": "the dtype class",
 }

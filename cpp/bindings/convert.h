@@ -59,6 +59,7 @@ py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_ops(py::module_& m, py::class_<Tensor>& cls);
 void bind_interop(py::module_& m, py::class_<Tensor>& cls);
 void bind_optim(py::module_& m);
+void bind_plan(py::module_& m);
 
 }  // namespace pcp::bindings
 

@@ -52,6 +52,7 @@ PYBIND11_MODULE(_core, m) {
   bind_ops(m, tensor_cls);
   bind_interop(m, tensor_cls);
   bind_optim(m);
+  bind_plan(m);
 
   // Autograd.
   def(m, "is_grad_enabled", &grad_enabled);

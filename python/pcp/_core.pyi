@@ -115,6 +115,48 @@ class DType:
         ...
 
 
+class HostScalar:
+    """
+    A number an optimizer step reads when it runs; a traced step's plan reads it on each replay (the step count, the learning rate)
+    """
+    def __init__(self, value: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def value(self) -> float:
+        """
+        The number
+        """
+    @value.setter
+    def value(self, value: typing.SupportsFloat | typing.SupportsIndex) -> None: ...
+
+
+class Plan:
+    """
+    A traced computation, replayed by run()
+    """
+    def __str__(self) -> str:
+        ...
+    def check(self) -> None:
+        """
+        Infers every node's outputs again (no kernel runs) and compares them with the recorded ones
+        """
+    @property
+    def num_captured(self) -> int:
+        ...
+    @property
+    def num_nodes(self) -> int:
+        ...
+    @property
+    def ops(self) -> list[str]:
+        """
+        The primitive of every node, in order
+        """
+    def run(self, args: collections.abc.Sequence[Tensor]) -> list[Tensor]:
+        """
+        Runs the plan on tensors of the traced specs and returns its outputs
+        """
+
+
 class Tensor:
     """
     An n-dimensional array with automatic differentiation: a cheap handle to refcounted storage on
@@ -2090,6 +2132,22 @@ class Tensor:
         """
 
 
+class Trace:
+    """
+    An open trace on this thread (see pcp.compile)
+    """
+    def __init__(self, args: collections.abc.Sequence[Tensor]) -> None:
+        ...
+    def close(self) -> None:
+        """
+        Closes the trace without a plan (the function raised)
+        """
+    def finish(self, outputs: collections.abc.Sequence[Tensor]) -> Plan:
+        """
+        Ends the trace with the function's outputs: the plan
+        """
+
+
 def _gpu_kernels() -> dict[typing.Any, typing.Any]:
     """
     {name: (SPIR-V bytes, MSL source or None, workgroup size)} of the embedded GPU kernels
@@ -2121,9 +2179,9 @@ def abs(x: typing.Any) -> Tensor:
         [2.0, 3.0]
     """
 
-def adam_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], exp_avg: collections.abc.Sequence[Tensor], exp_avg_sq: collections.abc.Sequence[Tensor], step: int, lr: typing.SupportsFloat | typing.SupportsIndex, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled: bool) -> None:
+def adam_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], exp_avg: collections.abc.Sequence[Tensor], exp_avg_sq: collections.abc.Sequence[Tensor], step: typing.Any, lr: typing.Any, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled: bool) -> None:
     """
-    One fused Adam/AdamW step over every parameter, updating params and state in place
+    One fused Adam/AdamW step over every parameter, updating params and state in place; step and lr may be HostScalars
     """
 
 def add(a: typing.Any, b: typing.Any) -> Tensor:
@@ -2959,6 +3017,11 @@ def is_grad_enabled() -> bool:
         True
     """
 
+def is_tracing() -> bool:
+    """
+    Whether a trace is open on this thread
+    """
+
 def layer_norm(x: Tensor, weight: typing.Any = None, bias: typing.Any = None, eps: typing.SupportsFloat | typing.SupportsIndex = 1e-05) -> Tensor:
     """
     Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * weight + bias, the
@@ -3781,9 +3844,9 @@ def set_rng_state(seed: typing.Any, offset: typing.Any) -> None:
         True
     """
 
-def sgd_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], momentum_buffers: collections.abc.Sequence[Tensor], first_step: bool, lr: typing.SupportsFloat | typing.SupportsIndex, momentum: typing.SupportsFloat | typing.SupportsIndex, dampening: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, nesterov: bool) -> None:
+def sgd_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], momentum_buffers: collections.abc.Sequence[Tensor], first_step: typing.Any, lr: typing.Any, momentum: typing.SupportsFloat | typing.SupportsIndex, dampening: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, nesterov: bool) -> None:
     """
-    One fused SGD step (momentum, Nesterov, weight decay) over every parameter, in place
+    One fused SGD step (momentum, Nesterov, weight decay) over every parameter, in place; first_step and lr may be HostScalars
     """
 
 def sigmoid(x: typing.Any) -> Tensor:

@@ -338,6 +338,21 @@ register(
 )
 
 
+def _compiled_ref(x):
+    # f(x) twice: the first call traces, the second replays the plan; both give x * x + 1.
+    if getattr(x, "pdt", None) not in FLOAT_SET:
+        raise Unspecified("pcp.compile of a non-float input follows the ops it runs")
+    a = _as_f(x)
+    return R.Value(a * a + 1, tol=(2e-3, 2e-3))
+
+
+register(
+    Op("pcp.compile", lambda a, kw: ("", f"(lambda f: [f({a[0]}), f({a[0]})][1])(pcp.compile(lambda x: x * x + 1.0))"),
+       _compiled_ref, None, dtypes=FLOAT_SET, grid_dtypes=_FLOAT, names=("compile", "mul", "add", "pcp.compile"),
+       classes=TENSOR_CLASSES),
+)
+
+
 def _mode_args(ctx):
     return [tensor((3,), "float32", "distinct", ctx.device, grad=True)]
 

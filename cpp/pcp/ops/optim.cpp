@@ -1,11 +1,14 @@
 #include "pcp/ops/optim.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/ops/ops.h"
+#include "pcp/ops/primitive.h"
 #include "pcp/core/error.h"
+#include "pcp/core/trace_hooks.h"
 
 namespace pcp {
 namespace {
@@ -30,37 +33,150 @@ void check_lists(const char* op, const std::vector<Tensor>& params, std::initial
 }
 
 // The steps write in place: tensors that a graph saved must not be read by its backward.
-void bump_versions(std::initializer_list<const std::vector<Tensor>*> lists) {
+void bump_versions(const char* op, std::initializer_list<const std::vector<Tensor>*> lists) {
+  for (auto* l : lists)
+    for (const Tensor& t : *l)
+      if (t.defined()) report_inplace_write(t, op);
   for (auto* l : lists)
     for (const Tensor& t : *l)
       if (t.defined()) t.storage()->bump_version();
 }
 
+// Input k of n-element lists given as one list.
+std::vector<Tensor> part(const std::vector<Tensor>& in, size_t k, size_t n) {
+  return {in.begin() + std::ptrdiff_t(k * n), in.begin() + std::ptrdiff_t((k + 1) * n)};
+}
+
+// The updates are primitives with no outputs that write their inputs in place, so a traced
+// training step records them and its plan redoes them; the step count and learning rate are
+// host scalars, read as they run.
+class AdamStep : public Primitive {
+ public:
+  AdamStep(AdamConfig cfg, HostScalarPtr step, HostScalarPtr lr) : cfg_(cfg), step_(std::move(step)), lr_(std::move(lr)) {}
+  const char* name() const override { return cfg_.decoupled ? "adamw_step" : "adam_step"; }
+  bool runs_on_gpu() const override { return true; }
+  bool writes_inputs() const override { return true; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>&) const override { return {}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
+    const size_t n = in.size() / 4;
+    const std::vector<Tensor> params = part(in, 0, n), grads = part(in, 1, n), m = part(in, 2, n), v = part(in, 3, n);
+    const double step = step_->value;
+    if (!(step >= 1)) fail<ValueError>(name(), ": step counts from 1, got ", step);
+    bump_versions(name(), {&params, &m, &v});
+    const float lr = float(lr_->value);
+    const float bc1 = float(1.0 - std::pow(cfg_.beta1, step)), bc2 = float(1.0 - std::pow(cfg_.beta2, step));
+    if (n && params[0].device().is_gpu()) {
+      for (size_t i = 0; i < n; ++i)
+        gpu::adam(params[i], grads[i], m[i], v[i], lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps),
+                  float(cfg_.weight_decay), bc1, bc2, cfg_.decoupled);
+    } else {
+      cpu::adam(params, grads, m, v, lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps), float(cfg_.weight_decay), bc1, bc2,
+                cfg_.decoupled);
+    }
+    return {};
+  }
+
+ private:
+  AdamConfig cfg_;
+  HostScalarPtr step_, lr_;
+};
+
+class SgdStep : public Primitive {
+ public:
+  SgdStep(SgdConfig cfg, HostScalarPtr first_step, HostScalarPtr lr)
+      : cfg_(cfg), first_(std::move(first_step)), lr_(std::move(lr)) {}
+  const char* name() const override { return "sgd_step"; }
+  bool runs_on_gpu() const override { return true; }
+  bool writes_inputs() const override { return true; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>&) const override { return {}; }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
+    const bool momentum = cfg_.momentum != 0.0;
+    const size_t n = in.size() / (momentum ? 3 : 2);
+    const std::vector<Tensor> params = part(in, 0, n), grads = part(in, 1, n);
+    const std::vector<Tensor> bufs = momentum ? part(in, 2, n) : std::vector<Tensor>{};
+    bump_versions(name(), {&params, &bufs});
+    const float lr = float(lr_->value);
+    const bool first = first_->value != 0;
+    if (n && params[0].device().is_gpu()) {
+      for (size_t i = 0; i < n; ++i)
+        gpu::sgd(params[i], grads[i], momentum ? bufs[i] : Tensor(), lr, float(cfg_.momentum), float(cfg_.dampening),
+                 float(cfg_.weight_decay), cfg_.nesterov, first);
+    } else {
+      cpu::sgd(params, grads, bufs, lr, float(cfg_.momentum), float(cfg_.dampening), float(cfg_.weight_decay),
+               cfg_.nesterov, first);
+    }
+    return {};
+  }
+
+ private:
+  SgdConfig cfg_;
+  HostScalarPtr first_, lr_;
+};
+
+// Scales the gradients (its inputs) in place; output: the norm before, float64 on the CPU,
+// float32 on a GPU (where nothing waits for it).
+class ClipGradNorm : public Primitive {
+ public:
+  ClipGradNorm(double max_norm, double eps) : max_norm_(max_norm), eps_(eps) {}
+  const char* name() const override { return "clip_grad_norm"; }
+  bool runs_on_gpu() const override { return true; }
+  bool writes_inputs() const override { return true; }
+  bool differentiable_output(size_t) const override { return false; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    const bool gpu = !in.empty() && in[0].device.is_gpu();
+    return {{{}, gpu ? DType::Float32 : DType::Float64, in.empty() ? cpu_device() : in[0].device}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& grads, const std::vector<TensorSpec>&) override {
+    bump_versions(name(), {&grads});
+    if (!grads.empty() && grads[0].device().is_gpu()) return {gpu::clip_grad_norm(grads, max_norm_, eps_)};
+    const double norm = std::sqrt(cpu::sum_squares(grads)), scale = max_norm_ / (norm + eps_);
+    if (scale < 1.0) cpu::scale_in_place(grads, float(scale));
+    return {scalar(norm, DType::Float64)};
+  }
+
+ private:
+  double max_norm_, eps_;
+};
+
+// Each device's parameters in a step of their own (a primitive's inputs share one device).
+template <class Step>
+void per_device(const std::vector<Tensor>& params, std::initializer_list<const std::vector<Tensor>*> lists, Step step) {
+  std::vector<Device> devices;
+  for (const Tensor& p : params)
+    if (std::find(devices.begin(), devices.end(), p.device()) == devices.end()) devices.push_back(p.device());
+  for (const Device& d : devices) {
+    std::vector<Tensor> in;
+    for (auto* l : lists)
+      for (size_t i = 0; i < params.size(); ++i)
+        if (params[i].device() == d) in.push_back((*l)[i]);
+    step(std::move(in));
+  }
+}
+
 }  // namespace
 
 void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& m,
-               const std::vector<Tensor>& v, int64_t step, const AdamConfig& c) {
+               const std::vector<Tensor>& v, HostScalarPtr step, HostScalarPtr lr, const AdamConfig& c) {
   const char* op = c.decoupled ? "adamw_step" : "adam_step";
   check_lists(op, params, {&grads, &m, &v});
-  if (step < 1) fail<ValueError>(op, ": step counts from 1, got ", step);
+  if (!(step->value >= 1)) fail<ValueError>(op, ": step counts from 1, got ", step->value);
   for (size_t i = 0; i < params.size(); ++i) {
     check_state(op, "parameter", i, params[i], params[i]);
     check_state(op, "gradient", i, params[i], grads[i]);
     check_state(op, "exp_avg", i, params[i], m[i]);
     check_state(op, "exp_avg_sq", i, params[i], v[i]);
   }
-  bump_versions({&params, &m, &v});
-  const float bc1 = float(1.0 - std::pow(c.beta1, double(step))), bc2 = float(1.0 - std::pow(c.beta2, double(step)));
-  for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].device().is_gpu())
-      gpu::adam(params[i], grads[i], m[i], v[i], float(c.lr), c.beta1, c.beta2, float(c.eps),
-                float(c.weight_decay), bc1, bc2, c.decoupled);
-  cpu::adam(params, grads, m, v, float(c.lr), c.beta1, c.beta2, float(c.eps), float(c.weight_decay), bc1, bc2,
-            c.decoupled);
+  per_device(params, {&params, &grads, &m, &v},
+             [&](std::vector<Tensor> in) { pcp::apply_all<AdamStep>(std::move(in), c, step, lr); });
+}
+
+void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& m,
+               const std::vector<Tensor>& v, int64_t step, const AdamConfig& c) {
+  adam_step(params, grads, m, v, std::make_shared<HostScalar>(double(step)), std::make_shared<HostScalar>(c.lr), c);
 }
 
 void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
-              bool first_step, const SgdConfig& c) {
+              HostScalarPtr first_step, HostScalarPtr lr, const SgdConfig& c) {
   const char* op = "sgd_step";
   const bool momentum = c.momentum != 0.0;
   check_lists(op, params, {&grads});
@@ -72,13 +188,15 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
     check_state(op, "gradient", i, params[i], grads[i]);
     if (momentum) check_state(op, "momentum buffer", i, params[i], bufs[i]);
   }
-  bump_versions({&params, &bufs});
-  for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].device().is_gpu())
-      gpu::sgd(params[i], grads[i], momentum ? bufs[i] : Tensor(), float(c.lr), float(c.momentum),
-               float(c.dampening), float(c.weight_decay), c.nesterov, first_step);
-  cpu::sgd(params, grads, momentum ? bufs : std::vector<Tensor>{}, float(c.lr), float(c.momentum), float(c.dampening),
-           float(c.weight_decay), c.nesterov, first_step);
+  auto apply = [&](std::vector<Tensor> in) { pcp::apply_all<SgdStep>(std::move(in), c, first_step, lr); };
+  if (momentum) per_device(params, {&params, &grads, &bufs}, apply);
+  else per_device(params, {&params, &grads}, apply);
+}
+
+void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
+              bool first_step, const SgdConfig& c) {
+  sgd_step(params, grads, bufs, std::make_shared<HostScalar>(first_step ? 1.0 : 0.0), std::make_shared<HostScalar>(c.lr),
+           c);
 }
 
 // On a GPU the norm and the scale stay on the device (no wait): the gradients are multiplied by
@@ -95,11 +213,8 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
       fail<ValueError>(op, ": gradients are on different devices (", grads[0].device().str(), " and ",
                        grads[i].device().str(), ")");
   }
-  bump_versions({&grads});
-  if (!grads.empty() && grads[0].device().is_gpu()) return gpu::clip_grad_norm(grads, max_norm, eps);
-  const double norm = std::sqrt(cpu::sum_squares(grads)), scale = max_norm / (norm + eps);
-  if (scale < 1.0) cpu::scale_in_place(grads, float(scale));
-  return scalar(norm, DType::Float64);
+  if (grads.empty()) return scalar(0.0, DType::Float64);
+  return pcp::apply<ClipGradNorm>(grads, max_norm, eps);
 }
 
 }  // namespace pcp

@@ -1,6 +1,7 @@
 // Fused, in-place optimizer updates over lists of parameters (no autograd: they run under
 // no_grad on leaf parameters). Each validates every tensor before touching memory.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "pcp/core/tensor.h"
@@ -12,9 +13,20 @@ struct AdamConfig {
   bool decoupled = true;  // AdamW (decay the weights) vs Adam (decay added to the gradient)
 };
 
+// A number the host may change between replays of a plan (an optimizer's step count and learning
+// rate): a step traced into a plan reads it each time it runs (cpp/pcp/plan/).
+struct HostScalar {
+  explicit HostScalar(double v) : value(v) {}
+  double value;
+};
+using HostScalarPtr = std::shared_ptr<HostScalar>;
+
 // One step for every (param, grad, exp_avg, exp_avg_sq); `step` counts from 1.
 void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& exp_avg,
                const std::vector<Tensor>& exp_avg_sq, int64_t step, const AdamConfig& cfg);
+// The same with the step count and cfg.lr read from host scalars when the step runs.
+void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& exp_avg,
+               const std::vector<Tensor>& exp_avg_sq, HostScalarPtr step, HostScalarPtr lr, const AdamConfig& cfg);
 
 struct SgdConfig {
   double lr = 1e-2, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
@@ -24,6 +36,10 @@ struct SgdConfig {
 // One step; `momentum_buffers` may be empty when momentum is 0.
 void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
               const std::vector<Tensor>& momentum_buffers, bool first_step, const SgdConfig& cfg);
+// The same with first_step (nonzero: true) and cfg.lr read from host scalars when the step runs.
+void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+              const std::vector<Tensor>& momentum_buffers, HostScalarPtr first_step, HostScalarPtr lr,
+              const SgdConfig& cfg);
 
 // Scales every gradient in place by max_norm / (norm + eps) when their global L2 norm exceeds
 // max_norm; returns the norm before clipping as a 0-d tensor on the gradients' device (as

@@ -2,7 +2,7 @@
 import pcp
 from pcp import _core
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, traced_scalar
 
 
 class Adam(Optimizer):
@@ -52,9 +52,18 @@ class Adam(Optimizer):
             by_step.setdefault(s["step"], []).append((p, g, s))
         b1, b2 = group["betas"]
         for step, items in by_step.items():
-            _core.adam_step([i[0] for i in items], [i[1] for i in items], [i[2]["exp_avg"] for i in items],
-                            [i[2]["exp_avg_sq"] for i in items], step, group["lr"], b1, b2, group["eps"],
-                            group["weight_decay"], self._decoupled)
+            states = [i[2] for i in items]
+            _core.adam_step([i[0] for i in items], [i[1] for i in items], [s["exp_avg"] for s in states],
+                            [s["exp_avg_sq"] for s in states], traced_scalar(lambda: _advance(states), step),
+                            traced_scalar(lambda: group["lr"]), b1, b2, group["eps"], group["weight_decay"],
+                            self._decoupled)
+
+
+def _advance(states):
+    """The step counts of parameters stepped together, one step on (a traced step's replay)."""
+    for s in states:
+        s["step"] += 1
+    return states[0]["step"]
 
 
 class AdamW(Adam):

@@ -17,7 +17,8 @@ def clip_grad_norm(parameters, max_norm, eps=1e-6):
 
     Returns:
         The total norm before clipping: a float for CPU gradients (0.0 when there are none), a
-        0-d float32 tensor for GPU ones (the scale is applied on the GPU without waiting).
+        0-d float32 tensor for GPU ones (the scale is applied on the GPU without waiting), and a
+        0-d tensor inside a function pcp.compile traces.
 
     Raises:
         TypeError: max_norm is not a number.
@@ -41,7 +42,7 @@ def clip_grad_norm(parameters, max_norm, eps=1e-6):
     grads = [p.grad for p in params]
     if all(g.dtype == pcp.float32 and g.is_contiguous() for g in grads):
         norm = _core.clip_grad_norm(grads, float(max_norm), float(eps))  # one fused pass, in place
-        return norm if norm.device != "cpu" else norm.item()
+        return norm if norm.device != "cpu" or _core.is_tracing() else norm.item()  # a traced step keeps the tensor
     with pcp.no_grad():
         total = math.sqrt(sum(pcp.sum(pcp.square(p.grad.astype(pcp.float32))).item() for p in params))
         scale = max_norm / (total + eps)

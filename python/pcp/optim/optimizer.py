@@ -1,5 +1,25 @@
 """Optimizer base: parameter groups, zero_grad and state dicts."""
 import pcp
+from pcp import _core
+from pcp._compile import on_replay
+
+
+def traced_scalar(at_replay, value=None):
+    """A hyperparameter for a fused step: `value` (default at_replay()) as is, or, while a step is
+    traced into a plan (pcp.compile), a HostScalar holding it that each replay first sets to
+    at_replay(): how the step count and a scheduled learning rate stay current in a replayed
+    step, and the optimizer's own state keeps pace."""
+    if value is None:
+        value = at_replay()
+    if not _core.is_tracing():
+        return value
+    cell = _core.HostScalar(float(value))
+
+    def update():
+        cell.value = float(at_replay())
+
+    on_replay(update)
+    return cell
 
 
 class Optimizer:
@@ -195,11 +215,15 @@ class Optimizer:
             [0.0, 0.0]
         """
         self.step_count += 1
+        on_replay(self._count_step)  # a traced step: each replay counts too
         with pcp.no_grad():
             for group in self.param_groups:
                 ps, gs = self._params_with_grad(group)
                 if ps:
                     self._update(group, ps, gs)
+
+    def _count_step(self):
+        self.step_count += 1
 
     def _update(self, group, params, grads):
         """Applies one step to a group's parameters (those with gradients)."""

@@ -2,7 +2,7 @@
 import pcp
 from pcp import _core
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, traced_scalar
 
 
 class SGD(Optimizer):
@@ -46,7 +46,8 @@ class SGD(Optimizer):
                                       nesterov=nesterov))
 
     def _update(self, group, ps, gs):
-        hyper = (group["lr"], group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"])
+        lr = traced_scalar(lambda: group["lr"])
+        hyper = (lr, group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"])
         if group["momentum"] == 0:
             _core.sgd_step(ps, gs, [], False, *hyper)
             return
@@ -60,5 +61,5 @@ class SGD(Optimizer):
             for lst, item in zip(batches[first], (p, g, s["momentum_buffer"])):
                 lst.append(item)
         for first, (bp, bg, bb) in batches.items():
-            if bp:
-                _core.sgd_step(bp, bg, bb, first, *hyper)
+            if bp:  # in a traced step's replays, the buffers made at the traced one are no longer new
+                _core.sgd_step(bp, bg, bb, traced_scalar(lambda: False, first), *hyper)

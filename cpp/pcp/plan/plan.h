@@ -1,0 +1,66 @@
+// A plan: a function's computation captured once as a graph of primitives (trace.h makes one),
+// replayed on new arguments of the same signature without the code that made it. Every node
+// holds the specs (shape, dtype, device) of its outputs, so a plan can be checked against new
+// argument specs before any kernel runs.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pcp/ops/primitive.h"
+
+namespace pcp::plan {
+
+// One primitive applied to values of the plan (indices into Plan::values; -1 for an input left
+// out), producing values.
+struct Node {
+  std::shared_ptr<Primitive> prim;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+};
+
+// A view of a value with its own shape and strides, starting `offset` elements past the
+// value's own offset: how a plan refers to a tensor the traced code made from another without
+// an op (detach(), .data, a Python-side view of the same memory).
+class AliasView : public Primitive {
+ public:
+  AliasView(Shape shape, Strides strides, int64_t offset)
+      : shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {}
+  const char* name() const override { return "alias"; }
+  bool runs_on_gpu() const override { return true; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override;
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override;
+
+ private:
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_;
+};
+
+struct Plan {
+  std::vector<TensorSpec> values;  // every value's spec
+  std::vector<int> args;           // the values the caller passes, in order
+  std::vector<Strides> arg_strides;  // their strides when traced (aliases of them depend on it)
+  // Tensors the traced code read that are not arguments (parameters, constants it made), held by
+  // reference: a replay reads what they hold then, so a parameter updated between calls is seen.
+  std::vector<std::pair<int, Tensor>> captured;
+  std::vector<Node> nodes;
+  std::vector<int> outputs;
+  // .grad the traced code left on captured tensors (backward() in a training step): a replay
+  // sets each tensor's .grad to the value (none for -1) after its nodes ran.
+  std::vector<std::pair<Tensor, int>> grads;
+  std::vector<std::vector<int>> release_after;  // per node: values no later node or output reads
+
+  // Runs every node in order on `args`, whose specs must be the traced ones (ValueError naming
+  // the argument otherwise), and returns the outputs. Values are freed after their last use.
+  std::vector<Tensor> run(const std::vector<Tensor>& args) const;
+  // Infers every node's outputs again from its inputs' specs and compares them with the
+  // recorded ones (no kernel runs); RuntimeError naming the node otherwise.
+  void check() const;
+  // Fills release_after from the nodes and outputs (after the graph changes).
+  void plan_releases();
+  // One line per node: "%5 = matmul(%2, %4)  (64, 128) float32 on cpu".
+  std::string str() const;
+};
+
+}  // namespace pcp::plan

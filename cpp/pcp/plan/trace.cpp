@@ -1,0 +1,148 @@
+#include "pcp/plan/trace.h"
+
+#include "pcp/core/error.h"
+#include "pcp/core/trace_hooks.h"
+
+namespace pcp::plan {
+namespace {
+
+thread_local Trace* g_active = nullptr;
+
+std::string shape_of(const Tensor& t) { return shape_str(t.shape()) + " " + dtype_name(t.dtype()); }
+
+void on_record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  g_active->record(prim, in, out);
+}
+
+void on_host_read(const Tensor& t, const char* what) {
+  if (forward_depth() > 0 || !g_active->knows(t)) return;  // a kernel's own read, or a constant
+  fail<ValueError>("pcp.compile: ", what, " of a traced tensor ", shape_of(t),
+                   " inside the compiled function: a plan cannot replay a value read on the host (compute "
+                   "with tensors instead, or move the read out of the function)");
+}
+
+void on_random_draw(const char* what) {
+  fail<ValueError>("pcp.compile: ", what, " draws random numbers inside the compiled function; a plan cannot yet "
+                   "draw fresh ones on each replay (draw them outside and pass them in, or leave the function eager)");
+}
+
+void on_inplace_write(const Tensor& t, const char* what) {
+  // A primitive's own write (an optimizer step applied at the top level is a node the plan
+  // redoes), or memory the function made and no op has read yet (building a constant). A write
+  // to a parameter, an argument or a traced value otherwise would not be redone by a replay.
+  if (forward_depth() > 0 || (!g_active->knows(t) && g_active->made_here(t))) return;
+  fail<ValueError>("pcp.compile: ", what, " writes in place to a tensor ", shape_of(t),
+                   " that the compiled function did not make (or has already used); a plan cannot replay in-place "
+                   "writes yet");
+}
+
+void on_storage_created(const Storage* s) { g_active->note_storage(s); }
+
+}  // namespace
+
+Trace* Trace::active() { return g_active; }
+
+Trace::Trace(const std::vector<Tensor>& args) : plan_(std::make_shared<Plan>()) {
+  if (g_active) fail<RuntimeError>("pcp.compile: a trace is already open on this thread");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].defined()) fail<ValueError>("pcp.compile: argument ", i, " is an undefined tensor");
+    if (by_impl_.count(args[i].impl())) {  // the same tensor passed twice: one value
+      plan_->args.push_back(by_impl_[args[i].impl()]);
+    } else {
+      plan_->args.push_back(add_value(args[i]));
+    }
+    plan_->arg_strides.push_back(args[i].strides());
+  }
+  g_active = this;
+  open_ = true;
+  set_trace_recorder(on_record);
+  TraceHooks& h = trace_hooks();
+  h.host_read = on_host_read;
+  h.random_draw = on_random_draw;
+  h.inplace_write = on_inplace_write;
+  h.storage_created = on_storage_created;
+}
+
+Trace::~Trace() { close(); }
+
+void Trace::close() {
+  if (!open_) return;
+  open_ = false;
+  g_active = nullptr;
+  set_trace_recorder(nullptr);
+  trace_hooks() = TraceHooks{};
+}
+
+bool Trace::made_here(const Tensor& t) const { return made_.count(t.storage().get()) > 0; }
+void Trace::note_storage(const Storage* s) { made_.insert(s); }
+
+bool Trace::knows(const Tensor& t) const {
+  return by_impl_.count(t.impl()) || by_storage_.count(t.storage().get());
+}
+
+int Trace::add_value(const Tensor& t) {
+  const int id = int(plan_->values.size());
+  plan_->values.push_back(spec_of(t));
+  tensors_.push_back(t);
+  by_impl_[t.impl()] = id;
+  by_storage_.emplace(t.storage().get(), id);
+  return id;
+}
+
+int Trace::value_of(const Tensor& t) {
+  if (!t.defined()) return -1;
+  if (auto it = by_impl_.find(t.impl()); it != by_impl_.end()) return it->second;
+  if (auto it = by_storage_.find(t.storage().get()); it != by_storage_.end()) {
+    const Tensor& base = tensors_[it->second];
+    if (base.dtype() != t.dtype())
+      fail<ValueError>("pcp.compile: a tensor ", shape_of(t), " reinterprets the memory of a traced ",
+                       shape_of(base), "; a plan cannot replay that");
+    if (t.shape() == base.shape() && t.strides() == base.strides() && t.offset() == base.offset()) {
+      by_impl_[t.impl()] = it->second;  // the same view under another handle (detach())
+      aliases_.push_back(t);            // kept alive: its address stays unique
+      return it->second;
+    }
+    auto prim = std::make_shared<AliasView>(t.shape(), t.strides(), t.offset() - base.offset());
+    const int id = add_value(t);
+    plan_->nodes.push_back({prim, {it->second}, {id}});
+    return id;
+  }
+  const int id = add_value(t);  // read from outside: captured by reference
+  plan_->captured.push_back({id, t});
+  grads_.push_back({t, t.impl()->grad});
+  return id;
+}
+
+void Trace::record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in,
+                   const std::vector<Tensor>& out) {
+  Node n{prim, {}, {}};
+  for (const Tensor& t : in) n.inputs.push_back(value_of(t));
+  for (const Tensor& t : out) n.outputs.push_back(t.defined() ? add_value(t) : -1);
+  for (int id : n.outputs)
+    if (id < 0) fail<RuntimeError>("pcp.compile: ", prim->name(), " produced an undefined output");
+  plan_->nodes.push_back(std::move(n));
+}
+
+std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
+  if (!open_) fail<RuntimeError>("pcp.compile: the trace is already closed");
+  for (const Tensor& t : outputs) {
+    if (!t.defined()) fail<ValueError>("pcp.compile: the function returned an undefined tensor");
+    plan_->outputs.push_back(value_of(t));
+  }
+  // .grad left on captured tensors becomes an effect of the plan. Gradients accumulated into a
+  // .grad the tensor had before would add that old tensor on every replay: refused.
+  for (const auto& [t, before] : grads_) {
+    const TensorImpl* now = t.impl()->grad.get();
+    if (now == before.get()) continue;
+    if (before && by_impl_.count(before.get()))
+      fail<ValueError>("pcp.compile: backward() inside the compiled function added to the .grad a tensor ",
+                       shape_of(t), " had before the call; a replay would add that old gradient again: call "
+                       "optimizer.zero_grad() (or set .grad = None) inside the compiled function");
+    plan_->grads.push_back({t, now ? value_of(Tensor(t.impl()->grad)) : -1});
+  }
+  close();
+  plan_->plan_releases();
+  return plan_;
+}
+
+}  // namespace pcp::plan

@@ -1,0 +1,54 @@
+// Tracing: runs a function once, eagerly, and records every primitive it applies (through the
+// ops layer's trace recorder) into a Plan. Arguments are named up front; any other tensor the
+// code reads becomes a captured value (held by reference), and a tensor it made from a traced
+// one without an op (detach(), a view of the same memory) an alias of it. What a replay could
+// not redo fails at once, naming the op: reading a traced tensor's values on the host, drawing
+// random numbers, writing a traced tensor in place, and setting .grad of a captured tensor.
+//
+// Tracing runs the ops for real (the first call's results are the eager ones): each op still
+// validates and infers its shapes before it runs, so a bad shape is reported at trace time with
+// the op's name. One trace at a time per thread.
+#pragma once
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "pcp/plan/plan.h"
+
+namespace pcp::plan {
+
+class Trace {
+ public:
+  explicit Trace(const std::vector<Tensor>& args);  // opens the trace on this thread
+  ~Trace();                                          // closes it (finished or not)
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  // Ends the trace with the function's outputs and returns the plan.
+  std::shared_ptr<Plan> finish(const std::vector<Tensor>& outputs);
+
+  static Trace* active();  // this thread's open trace, or nullptr
+  // Hooks (ops/primitive.h, core/trace_hooks.h).
+  void record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
+  bool knows(const Tensor& t) const;
+  bool made_here(const Tensor& t) const;  // its memory was allocated during the trace
+  void note_storage(const Storage* s);
+  void close();  // ends the trace without a plan (the function raised); finish() closes too
+
+ private:
+  int add_value(const Tensor& t);
+  int value_of(const Tensor& t);  // the value a tensor is: known, an alias of one, or captured
+
+  std::shared_ptr<Plan> plan_;
+  std::unordered_map<const TensorImpl*, int> by_impl_;
+  std::unordered_map<const Storage*, int> by_storage_;  // the first value seen on each storage
+  std::vector<Tensor> tensors_;  // value id -> the traced tensor (kept alive: addresses stay unique)
+  std::vector<Tensor> aliases_;  // other handles found to be a value
+  // Captured tensors and their .grad when captured (held: its address stays unique).
+  std::vector<std::pair<Tensor, std::shared_ptr<TensorImpl>>> grads_;
+  std::unordered_set<const Storage*> made_;  // storages allocated during the trace
+  bool open_ = false;
+};
+
+}  // namespace pcp::plan

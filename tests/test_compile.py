@@ -1,0 +1,294 @@
+"""pcp.compile: plans traced once per signature and replayed, checked against eager runs."""
+import numpy as np
+import pytest
+
+import pcp
+from pcp import _core
+from conftest import on_each_device
+
+pytestmark = on_each_device
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def test_replay_computes_with_the_new_arguments():
+    w = pcp.tensor(rnd(5, 3, seed=1))
+
+    def f(x, b):
+        h = pcp.nn.functional.gelu(x @ w + b) if hasattr(pcp.nn, "functional") else (x @ w + b).relu()
+        return pcp.softmax(h * 0.5, axis=-1).sum(axis=0), (h.exp() - 1.0).mean()
+
+    cf = pcp.compile(f)
+    for seed in range(3):  # the first call traces, the others replay
+        x, b = pcp.tensor(rnd(4, 5, seed=10 + seed)), pcp.tensor(rnd(3, seed=20 + seed))
+        got, want = cf(x, b), f(x, b)
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-6, atol=1e-7)
+    assert len(cf.cache_info()) == 1 and cf.cache_info()[0].calls == 3
+
+
+def test_a_new_signature_traces_again_and_says_why():
+    cf = pcp.compile(lambda x, scale: (x * scale).sum(axis=0))
+    cf(pcp.ones((2, 3)), 2.0)
+    cf(pcp.ones((2, 3)), 2.0)
+    out = cf(pcp.ones((4, 3)), 2.0)
+    np.testing.assert_allclose(out.numpy(), np.full(3, 8.0))
+    out = cf(pcp.ones((4, 3)), 3.0)  # a Python scalar is part of the signature
+    np.testing.assert_allclose(out.numpy(), np.full(3, 12.0))
+    reasons = [e.reason for e in cf.cache_info()]
+    assert reasons[0] == "first call"
+    assert reasons[1].startswith("argument 0: Tensor(2, 3)") and "Tensor(4, 3)" in reasons[1]
+    assert reasons[2] == "argument 1: 2.0 -> 3.0"
+    assert [e.calls for e in cf.cache_info()] == [2, 1, 1]
+
+
+def test_nested_structures_in_and_out():
+    def f(inputs, k):
+        a, b = inputs["a"], inputs["pair"][1]
+        return {"sum": a + b, "parts": [a * k, b - k], "k": k}
+
+    cf = pcp.compile(f)
+    for seed in range(2):
+        inputs = {"a": pcp.tensor(rnd(3, seed=seed)), "pair": (pcp.ones(3), pcp.tensor(rnd(3, seed=5 + seed)))}
+        got, want = cf(inputs, 2.0), f(inputs, 2.0)
+        assert got["k"] == 2.0 and isinstance(got["parts"], list)
+        np.testing.assert_allclose(got["sum"].numpy(), want["sum"].numpy())
+        np.testing.assert_allclose(got["parts"][1].numpy(), want["parts"][1].numpy())
+
+
+def test_captured_tensors_are_read_by_reference():
+    # A parameter the function reads (not an argument) is read when the plan runs: an in-place
+    # update between calls (an optimizer step outside the compiled function) is seen.
+    w = pcp.tensor(rnd(3, seed=3))
+    cf = pcp.compile(lambda x: (x * w).sum())
+    x = pcp.ones(3)
+    first = cf(x).item()
+    w[:] = w * 2.0
+    np.testing.assert_allclose(cf(x).item(), 2 * first, rtol=1e-6)
+
+
+def test_value_and_grad_compiles_into_one_plan():
+    def loss(w, x):
+        return ((x @ w).tanh() ** 2).mean()
+
+    vg = pcp.value_and_grad(loss)
+    cvg = pcp.compile(vg)
+    w = pcp.tensor(rnd(4, 2, seed=1))
+    for seed in range(3):
+        x = pcp.tensor(rnd(6, 4, seed=30 + seed))
+        (v, g), (ev, eg) = cvg(w, x), vg(w, x)
+        np.testing.assert_allclose(v.item(), ev.item(), rtol=1e-6)
+        np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-6, atol=1e-8)
+    # the gradient by finite differences in float64
+    xn, wn = rnd(6, 4, seed=32).astype(np.float64), rnd(4, 2, seed=1).astype(np.float64)
+    f64 = lambda w_: np.mean(np.tanh(xn @ w_) ** 2)
+    fd = np.zeros_like(wn)
+    for i in np.ndindex(*wn.shape):
+        d = np.zeros_like(wn)
+        d[i] = 1e-6
+        fd[i] = (f64(wn + d) - f64(wn - d)) / 2e-6
+    np.testing.assert_allclose(g.numpy(), fd, rtol=1e-4, atol=1e-6)
+    assert len(cvg.cache_info()) == 1
+    ops = cvg.cache_info()[0].plan.ops
+    assert "matmul" in ops and ops.count("matmul") >= 2  # the forward product and its VJP's
+
+
+def _gpt(device):
+    from pcp.models import GPT2, GPT2Config
+    cfg = GPT2Config(vocab_size=32, n_positions=16, n_embd=32, n_layer=2, n_head=4, bias=True)
+    pcp.random.seed(0)
+    return GPT2(cfg), cfg
+
+
+def _batch(cfg, seed, B=3, T=16):
+    rng = np.random.default_rng(seed)
+    return (pcp.tensor(rng.integers(0, cfg.vocab_size, (B, T)), device="cpu"),
+            pcp.tensor(rng.integers(0, cfg.vocab_size, (B, T)), device="cpu"))
+
+
+def test_gpt_loss_and_gradients_replay_on_new_batches(device):
+    model, cfg = _gpt(device)
+    params = model.parameters()
+
+    def loss_and_grads(x, y):
+        _, loss = model(x, y)
+        return loss, _core.autograd_grad(loss, params, create_graph=False)
+
+    compiled = pcp.compile(loss_and_grads)
+    for seed in range(3):  # trace, then two replays on other token ids
+        x, y = _batch(cfg, seed)
+        (loss, grads), (eloss, egrads) = compiled(x, y), loss_and_grads(x, y)
+        np.testing.assert_allclose(loss.item(), eloss.item(), rtol=1e-6)
+        for g, e in zip(grads, egrads):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-7)
+    assert len(compiled.cache_info()) == 1
+
+
+def test_compiled_gradients_with_an_eager_optimizer_train_as_eager_does(device):
+    def run(compiled):
+        model, cfg = _gpt(device)
+        params = model.parameters()
+        opt = pcp.optim.AdamW(params, lr=1e-2)
+
+        def loss_and_grads(x, y):
+            _, loss = model(x, y)
+            return loss, _core.autograd_grad(loss, params, create_graph=False)
+
+        f = pcp.compile(loss_and_grads) if compiled else loss_and_grads
+        losses = []
+        for step in range(4):
+            loss, grads = f(*_batch(cfg, 100 + step))
+            for p, g in zip(params, grads):
+                p.grad = g
+            opt.step()
+            losses.append(loss.item())
+        return losses
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-6)
+
+
+def test_host_reads_inside_the_trace_are_refused_with_the_op():
+    for fn, what in [(lambda x: x.sum().item(), "item()"), (lambda x: x.tolist(), "tolist()"),
+                     (lambda x: x.numpy(), "numpy()"), (lambda x: x * 2 if x.sum() > 0 else x, "bool()"),
+                     (lambda x: float(x.sum()), "float()")]:
+        with pytest.raises(ValueError, match=r"pcp\.compile: " + what.replace("(", r"\(").replace(")", r"\)")):
+            pcp.compile(fn)(pcp.ones(3))
+    assert not _core.is_tracing()  # the failed trace was closed
+
+
+def test_random_numbers_and_in_place_writes_are_refused():
+    with pytest.raises(ValueError, match=r"dropout: pcp\.compile: dropout draws random numbers"):
+        pcp.compile(lambda x: pcp.dropout(x, 0.5))(pcp.ones(3))
+    with pytest.raises(ValueError, match=r"randn draws random numbers"):
+        pcp.compile(lambda x: x + pcp.randn((3,)))(pcp.ones(3))
+
+    def write(x):
+        x[0] = 5.0
+        return x
+
+    with pytest.raises(ValueError, match=r"index_assign.*writes in place"):
+        pcp.compile(write)(pcp.ones(3))
+    w = pcp.ones(3)
+    with pytest.raises(ValueError, match=r"index_assign.*did not make"):  # state the function did not make
+        pcp.compile(lambda x: (w.__setitem__(0, 2.0), x * w)[1])(pcp.ones(3))
+    assert not _core.is_tracing()
+
+
+def test_a_bad_shape_is_reported_at_trace_time_with_the_op():
+    w = pcp.ones((4, 2))
+    cf = pcp.compile(lambda x: (x @ w).sum())
+    with pytest.raises(ValueError, match=r"matmul: shapes \(3, 5\) and \(4, 2\)"):
+        cf(pcp.ones((3, 5)))
+    assert not cf.cache_info() and not _core.is_tracing()
+    assert cf(pcp.ones((3, 4))).item() == 24.0
+
+
+def test_a_compiled_function_inside_another_is_traced_inline():
+    inner = pcp.compile(lambda x: x * 3.0)
+    outer = pcp.compile(lambda x: inner(x) + 1.0)
+    for v in (1.0, 2.0):
+        np.testing.assert_allclose(outer(pcp.full((2,), v)).numpy(), [3 * v + 1] * 2)
+    assert not inner.cache_info() and len(outer.cache_info()) == 1
+
+
+def test_views_and_detached_arguments():
+    def f(x):
+        d = x.detach()          # another handle on the argument's memory
+        return (x.T @ d[:, 1:]).sum(axis=1), x[:, ::2] * 2.0
+
+    cf = pcp.compile(f)
+    for seed in range(2):
+        x = pcp.tensor(rnd(4, 4, seed=seed))
+        for g, e in zip(cf(x), f(x)):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"strides"):
+        cf.cache_info()[0].plan.run([pcp.tensor(rnd(4, 4)).T])
+
+
+def test_plan_run_checks_its_arguments():
+    cf = pcp.compile(lambda x: x + 1.0)
+    cf(pcp.ones(3))
+    plan = cf.cache_info()[0].plan
+    plan.check()
+    with pytest.raises(ValueError, match=r"plan: argument 0 is \(4,\) float32 .* traced for \(3,\) float32"):
+        plan.run([pcp.ones(4)])
+    with pytest.raises(ValueError, match=r"takes 1 tensor arguments, got 2"):
+        plan.run([pcp.ones(3), pcp.ones(3)])
+
+
+def _train(device, compiled, optimizer="adamw", steps=5):
+    """Losses and final parameters of a few GPT training steps (forward, backward, clip, step,
+    a learning rate changed before each step, as a schedule does), the whole step compiled or not."""
+    model, cfg = _gpt(device)
+    if optimizer == "adamw":
+        opt = pcp.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    else:
+        opt = pcp.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x, y):
+        _, loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        pcp.optim.clip_grad_norm(model.parameters(), 0.5)
+        opt.step()
+        return loss
+
+    f = pcp.compile(step) if compiled else step
+    losses = []
+    for i in range(steps):
+        opt.param_groups[0]["lr"] *= 0.9
+        losses.append(f(*_batch(cfg, 200 + i)).item())
+    return losses, [p.numpy() for p in model.parameters()], opt, f
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+def test_a_whole_training_step_compiles_into_one_plan(device, optimizer):
+    losses, params, opt, f = _train(device, True, optimizer)
+    e_losses, e_params, e_opt, _ = _train(device, False, optimizer)
+    np.testing.assert_allclose(losses, e_losses, rtol=1e-6)
+    for p, e in zip(params, e_params):
+        np.testing.assert_allclose(p, e, rtol=1e-5, atol=1e-7)
+    # the optimizer's own state kept pace: its step counts, and each parameter's
+    assert opt.step_count == e_opt.step_count == 5
+    sd, esd = opt.state_dict(), e_opt.state_dict()
+    for i in sd["state"]:
+        for k, v in sd["state"][i].items():
+            if isinstance(v, int):
+                assert v == esd["state"][i][k]
+            else:
+                np.testing.assert_allclose(v.numpy(), esd["state"][i][k].numpy(), rtol=1e-5, atol=1e-7)
+    (entry,) = f.cache_info()
+    assert entry.calls == 5
+    ops = entry.plan.ops
+    assert ("adamw_step" if optimizer == "adamw" else "sgd_step") in ops and "clip_grad_norm" in ops
+    assert all(p.grad is not None for p in e_opt.param_groups[0]["params"])
+
+
+def test_gradients_left_on_parameters_are_the_replayed_ones(device):
+    model, cfg = _gpt(device)
+    params = model.parameters()
+
+    def grads_of(x, y):
+        for p in params:
+            p.grad = None
+        _, loss = model(x, y)
+        loss.backward()
+        return loss
+
+    f = pcp.compile(grads_of)
+    for seed in range(3):
+        x, y = _batch(cfg, 300 + seed)
+        f(x, y)
+        got = [p.grad.numpy() for p in params]
+        grads_of(x, y)
+        for g, p in zip(got, params):
+            np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_accumulating_into_an_old_gradient_is_refused():
+    w = pcp.ones(3).requires_grad_()
+    w.grad = pcp.ones(3)
+    with pytest.raises(ValueError, match=r"added to the \.grad a tensor .*zero_grad"):
+        pcp.compile(lambda x: (x * w).sum().backward())(pcp.ones(3))
