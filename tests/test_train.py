@@ -191,6 +191,19 @@ def test_resume_continues_bit_for_bit(text_file, tmp_path):
         np.testing.assert_array_equal(p1.numpy(), p2.numpy(), err_msg=n1)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_compiled_training_step_trains_as_the_eager_one(text_file, tmp_path, dtype):
+    quiet = LogLines(io.StringIO())
+    eager = train(tiny(text_file, tmp_path / "eager", dtype=dtype, dropout=0.0), report=quiet)
+    compiled = train(tiny(text_file, tmp_path / "compiled", dtype=dtype, dropout=0.0, compile=True), report=quiet)
+    np.testing.assert_allclose([r["val_loss"] for r in compiled["metrics"]], [r["val_loss"] for r in eager["metrics"]],
+                               rtol=1e-6)
+    for (n1, p1), (_, p2) in zip(eager["model"].named_parameters(), compiled["model"].named_parameters()):
+        np.testing.assert_allclose(p2.numpy(), p1.numpy(), rtol=1e-5, atol=1e-6, err_msg=n1)
+    with pytest.raises(ValueError, match="compile does not run with float16"):
+        tiny(text_file, tmp_path / "f16", dtype="float16", compile=True).validate()
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_mixed_precision_follows_float32_and_resumes_bit_for_bit(text_file, tmp_path, dtype):
     quiet = LogLines(io.StringIO())

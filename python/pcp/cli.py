@@ -19,6 +19,7 @@ def _raise_terminated(signum, frame):
 
 
 _CONFIG_HELP = {
+    "compile": "trace the training step once into a plan (pcp.compile) and replay it each iteration",
     "data": "the text to train on: a UTF-8 file, or a folder whose .txt files are joined (default: "
             "$PCP_DATA, else the tiny-Shakespeare text shipped with PCP)",
 }
@@ -27,9 +28,9 @@ _CONFIG_HELP = {
 def _add_config_flags(p, defaults):
     for f in dataclasses.fields(defaults):
         flag = "--" + f.name.replace("_", "-")
-        if f.type in (bool, "bool"):
-            p.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=None, metavar="BOOL",
-                           help=_CONFIG_HELP.get(f.name))
+        if f.type in (bool, "bool"):  # --flag alone means true
+            p.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), nargs="?", const=True, default=None,
+                           metavar="BOOL", help=_CONFIG_HELP.get(f.name))
         else:
             typ = {"int": int, "float": float, "str": str}.get(f.type if isinstance(f.type, str) else f.type.__name__, str)
             p.add_argument(flag, type=typ, default=None, help=_CONFIG_HELP.get(f.name))

@@ -20,6 +20,8 @@ class TrainConfig(DictConfig):
             (pcp.optim.warmup_cosine).
         weight_decay, beta1, beta2: AdamW's (decay on matrices only).
         grad_clip: the global gradient-norm limit (0 for none).
+        compile: run the training step as a plan (pcp.compile): traced at the first iteration,
+            replayed after (not with float16, whose GradScaler decides on the host).
         eval_interval, eval_iters: evaluate every eval_interval steps, on eval_iters batches.
         log_interval: report the loss every log_interval steps.
         seed: the seed of initialisation and batches.
@@ -59,6 +61,7 @@ class TrainConfig(DictConfig):
     beta1: float = 0.9
     beta2: float = 0.99
     grad_clip: float = 1.0
+    compile: bool = False
     # evaluation and output
     eval_interval: int = 250
     eval_iters: int = 200
@@ -98,6 +101,8 @@ class TrainConfig(DictConfig):
             raise ValueError(f"train: dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"train: dropout must be in [0, 1), got {self.dropout}")
+        if self.compile and self.dtype == "float16":
+            raise ValueError("train: compile does not run with float16 yet (its GradScaler skips steps on the host)")
         return self
 
 

@@ -122,6 +122,23 @@ def plot_losses(metrics, path):
     return save_plot(path, "iteration", "cross-entropy loss", draw)
 
 
+def training_step(model, opt, scaler, cfg, dtype):
+    """One optimizer step on a batch (forward under autocast, backward, clipping, the update) as a
+    function of (x, y) returning the loss; compiled into a plan when cfg.compile."""
+    def step(x, y):
+        with autocast_for(dtype):
+            _, loss = model(x, y)
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        if cfg.grad_clip > 0:
+            scaler.unscale_(opt)
+            clip_grad_norm(model.parameters(), cfg.grad_clip)
+        scaler.step(opt)
+        scaler.update()
+        return loss
+    return pcp.compile(step) if cfg.compile else step
+
+
 def train(cfg, resume=False, report=None, overwrite=False):
     """Trains a character-level GPT-2 as nanoGPT does (what ``pcp train`` runs): AdamW with decay
     groups, warmup + cosine learning rate, gradient clipping, autocast per cfg.dtype, periodic
@@ -215,6 +232,7 @@ def _train(cfg, resume, overwrite, report):
 
     report({"kind": "start", "mode": "train", "parameters": model.num_parameters(),
             "device": str(pcp.get_default_device()), "dtype": str(dtype), "iter": start, "iters": cfg.max_iters, "out": cfg.out})
+    step = training_step(model, opt, scaler, cfg, dtype)
     tokens_per_iter = cfg.batch_size * cfg.block_size
     extra = lambda: {"grad_scaler": scaler.state_dict()} if scaler.is_enabled() else {}  # noqa: E731
     t_last, iters_timed, t_train = time.perf_counter(), 0, 0.0
@@ -241,15 +259,7 @@ def _train(cfg, resume, overwrite, report):
         if it == cfg.max_iters:
             break
         x, y = data.get_batch("train", cfg.batch_size)
-        with autocast_for(dtype):
-            _, loss = model(x, y)
-        opt.zero_grad()
-        scaler.scale(loss).backward()
-        if cfg.grad_clip > 0:
-            scaler.unscale_(opt)
-            clip_grad_norm(model.parameters(), cfg.grad_clip)
-        scaler.step(opt)
-        scaler.update()
+        loss = step(x, y)
         now = time.perf_counter()
         t_train += now - t_last
         iters_timed += 1
