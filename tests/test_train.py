@@ -194,8 +194,8 @@ def test_resume_continues_bit_for_bit(text_file, tmp_path):
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_a_compiled_training_step_trains_as_the_eager_one(text_file, tmp_path, dtype):
     quiet = LogLines(io.StringIO())
-    eager = train(tiny(text_file, tmp_path / "eager", dtype=dtype, dropout=0.0), report=quiet)
-    compiled = train(tiny(text_file, tmp_path / "compiled", dtype=dtype, dropout=0.0, compile=True), report=quiet)
+    eager = train(tiny(text_file, tmp_path / "eager", dtype=dtype), report=quiet)  # dropout 0.1
+    compiled = train(tiny(text_file, tmp_path / "compiled", dtype=dtype, compile=True), report=quiet)
     np.testing.assert_allclose([r["val_loss"] for r in compiled["metrics"]], [r["val_loss"] for r in eager["metrics"]],
                                rtol=1e-6)
     for (n1, p1), (_, p2) in zip(eager["model"].named_parameters(), compiled["model"].named_parameters()):

@@ -46,4 +46,19 @@ uint64_t Generator::reserve(uint64_t n, const char* what) {
   return start;
 }
 
+void Generator::redraw(RandomDraw& d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  d.key = seed_;
+  d.start = offset_;
+  offset_ += d.n;
+}
+
+RandomDrawPtr Generator::draw(uint64_t n) {
+  auto d = std::make_shared<RandomDraw>();
+  d->n = n;
+  redraw(*d);
+  report_replayable_draw(d);
+  return d;
+}
+
 }  // namespace pcp

@@ -2,6 +2,7 @@
 // (seed, offset + i), so the same seed gives the same numbers on any thread count or device.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 namespace pcp {
@@ -11,6 +12,15 @@ struct Philox {
   static void generate(uint64_t key, uint64_t counter_hi, uint64_t counter_lo, uint32_t out[4]);
 };
 
+// n counters drawn from a generator under its key (the seed): what a dropout mask is made from.
+// Shared by the op that uses it, which reads key and start when it runs, so a plan that replays
+// the op can draw again (Plan::run redraws every draw it recorded, in order, as the eager code
+// would have).
+struct RandomDraw {
+  uint64_t n = 0, key = 0, start = 0;
+};
+using RandomDrawPtr = std::shared_ptr<RandomDraw>;
+
 class Generator {
  public:
   static Generator& global();
@@ -19,6 +29,10 @@ class Generator {
   // Reserves `n` counters and returns the first; draws of size n use counters [start, start+n).
   // `what` names the op drawing (a trace refuses draws it cannot replay: core/trace_hooks.h).
   uint64_t reserve(uint64_t n, const char* what);
+  // A draw of n counters under the current key, which a trace records as replayable.
+  RandomDrawPtr draw(uint64_t n);
+  // Draws d again: the current key and the next d.n counters.
+  void redraw(RandomDraw& d);
   uint64_t offset() const { return offset_; }
   void set_state(uint64_t seed, uint64_t offset);
 

@@ -44,11 +44,19 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, double scale, bool ca
   return causal ? causal_softmax(scores) : softmax(scores, -1);
 }
 
+// Dropout of the attention weights: the probability and the draw its mask comes from, read as the
+// op runs (a plan's replay draws it again).
+struct WeightDropout {
+  double p = 0.0;
+  RandomDrawPtr draw;
+  gpu::AttentionDropout now() const { return {p, draw ? draw->key : 0, draw ? draw->start : 0}; }
+};
+
 // The attention VJP in ops, so that the gradient is itself differentiable (create_graph); with
 // the fused kernels' dropout mask where they applied one.
 std::array<Tensor, 3> attention_vjp_ops(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
-                                        double scale, bool causal, const gpu::AttentionDropout& drop) {
-  const auto masked = [&](const Tensor& x) { return drop.p != 0.0 ? dropout_with(x, drop.p, drop.key, drop.start) : x; };
+                                        double scale, bool causal, const WeightDropout& drop) {
+  const auto masked = [&](const Tensor& x) { return drop.p != 0.0 ? dropout_with(x, drop.p, drop.draw) : x; };
   Tensor p = attention_weights(q, k, scale, causal);
   Tensor dv = matmul(swapaxes(masked(p), -1, -2), g);
   Tensor dp = masked(matmul(g, swapaxes(v, -1, -2)));
@@ -153,8 +161,8 @@ class AttentionBackward : public Primitive {
 // (int32 words; one unused word without dropout).
 class Attention : public Primitive {
  public:
-  Attention(double scale, bool causal, int64_t packed_heads, const gpu::AttentionDropout& drop)
-      : scale_(scale), causal_(causal), packed_heads_(packed_heads), drop_(drop) {}
+  Attention(double scale, bool causal, int64_t packed_heads, WeightDropout drop)
+      : scale_(scale), causal_(causal), packed_heads_(packed_heads), drop_(std::move(drop)) {}
   const char* name() const override { return "attention"; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   bool runs_on_gpu() const override { return true; }
@@ -171,7 +179,7 @@ class Attention : public Primitive {
     if (in[0].device().is_gpu()) {
       const bool packed = packed_heads_ != 0;
       gpu::attention(gpu_heads(in, packed_heads_), in[0], in[packed ? 0 : 1], in[packed ? 0 : 2], buf, lse, mask,
-                     scale_, causal_, drop_);
+                     scale_, causal_, drop_.now());
       if (packed) return {buf.alias(specs[0].shape, contiguous_strides(specs[0].shape), 0), lse, mask};
       return {heads_view(buf), lse, mask};
     }
@@ -190,7 +198,7 @@ class Attention : public Primitive {
     if (packed_heads_) {
       if (!grad_enabled())
         return {pcp::apply<AttentionBackward>({in[0], output, lse, astype(g, in[0].dtype()), mask}, scale_, causal_,
-                                              packed_heads_, drop_)};
+                                              packed_heads_, drop_.now())};
       auto [q, k, v] = split_qkv(in[0], packed_heads_);
       Tensor g4 = swapaxes(reshape(g, {q.shape()[0], q.shape()[2], q.shape()[1], q.shape()[3]}), 1, 2);
       auto d = attention_vjp_ops(q, k, v, g4, scale_, causal_, drop_);
@@ -202,14 +210,14 @@ class Attention : public Primitive {
       return {d[0], d[1], d[2]};
     }
     return pcp::apply_all<AttentionBackward>({q, k, v, output, lse, astype(g, q.dtype()), mask}, scale_, causal_, 0,
-                                             drop_);
+                                             drop_.now());
   }
 
  private:
   double scale_;
   bool causal_;
   int64_t packed_heads_;
-  gpu::AttentionDropout drop_;
+  WeightDropout drop_;
 };
 
 std::atomic<int> g_gpu_attention{0};  // GpuAttention
@@ -242,11 +250,9 @@ bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
 
 // The global generator's draws for dropout on the fused kernels' `weights` (B H T T) attention
 // weights, reserved where and as pcp::dropout reserves them, so the mask is the composed path's.
-gpu::AttentionDropout reserve_dropout(double p, double weights) {
+WeightDropout reserve_dropout(double p, double weights) {
   if (p == 0.0) return {};
-  Generator& g = Generator::global();
-  const uint64_t key = g.initial_seed();
-  return {p, key, g.reserve((uint64_t(weights) + 3) / 4, "attention dropout")};
+  return {p, Generator::global().draw((uint64_t(weights) + 3) / 4)};
 }
 
 // Under autocast, attention on a GPU computes in the scope's type, as its products do elsewhere.

@@ -283,15 +283,15 @@ class CrossEntropy : public Primitive {
 // the same op with the same mask.
 class Dropout : public Primitive {
  public:
-  Dropout(double p, uint64_t key, uint64_t start) : p_(p), key_(key), start_(start) {}
+  Dropout(double p, RandomDrawPtr draw) : p_(p), draw_(std::move(draw)) {}
   const char* name() const override { return "dropout"; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
     const float prob = float(p_), scale = float(1.0 / (1.0 - p_));
-    if (out.device().is_gpu()) gpu::dropout(in[0], out, prob, scale, key_, start_);
-    else cpu::dropout(in[0], out, prob, scale, key_, start_);
+    if (out.device().is_gpu()) gpu::dropout(in[0], out, prob, scale, draw_->key, draw_->start);
+    else cpu::dropout(in[0], out, prob, scale, draw_->key, draw_->start);
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
@@ -299,12 +299,12 @@ class Dropout : public Primitive {
     // The same mask on the gradient: in its own 16-bit type on a GPU, in float32 on the CPU.
     const Tensor& g = gs[0];
     const bool keep = g.device().is_gpu() && (g.dtype() == DType::Float16 || g.dtype() == DType::BFloat16);
-    return {pcp::apply<Dropout>({contiguous(keep ? g : astype(g, DType::Float32))}, p_, key_, start_)};
+    return {pcp::apply<Dropout>({contiguous(keep ? g : astype(g, DType::Float32))}, p_, draw_)};
   }
 
  private:
   double p_;
-  uint64_t key_, start_;
+  RandomDrawPtr draw_;  // the counters, read as the op runs (a plan's replay draws them again)
 };
 
 }  // namespace
@@ -392,22 +392,24 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (!(p >= 0.0 && p <= 1.0)) fail<ValueError>("dropout: probability must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
   if (p == 1.0) return where(zeros(x.shape(), DType::Bool, x.device()), x, S(0.0));  // 0 even for inf and NaN
-  // Fused (float32 anywhere, float16 and bfloat16 on a GPU); the same draws and mask as the
-  // composed path below, which draws its mask on the host.
+  // Fused (float32, float16 and bfloat16: in float32 on the CPU); the same draws and mask as the
+  // composed path below (float64), which draws its mask on the host.
   const bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
-  if (x.dtype() == DType::Float32 || (half && x.device().is_gpu())) {
-    Generator& g = Generator::global();
-    const uint64_t key = g.initial_seed(), start = g.reserve(uint64_t(x.numel() + 3) / 4, "dropout");
-    return dropout_with(x, p, key, start);
+  if (x.dtype() == DType::Float32 || half) {
+    return dropout_with(x, p, Generator::global().draw(uint64_t(x.numel() + 3) / 4));
   }
   Tensor keep = to_device(ge(rand(x.shape(), DType::Float32), S(p)), x.device());
   return where(keep, mul(x, S(1.0 / (1.0 - p))), S(0.0));
 }
 
-Tensor dropout_with(const Tensor& x, double p, uint64_t key, uint64_t start) {
+Tensor dropout_with(const Tensor& x, double p, RandomDrawPtr draw) {
   const bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
   const Tensor in = half && x.device().is_gpu() ? x : astype(x, DType::Float32);
-  return astype(pcp::apply<Dropout>({contiguous(in)}, p, key, start), x.dtype());
+  return astype(pcp::apply<Dropout>({contiguous(in)}, p, std::move(draw)), x.dtype());
+}
+
+Tensor dropout_with(const Tensor& x, double p, uint64_t key, uint64_t start) {
+  return dropout_with(x, p, std::make_shared<RandomDraw>(RandomDraw{uint64_t(x.numel() + 3) / 4, key, start}));
 }
 
 }  // namespace pcp

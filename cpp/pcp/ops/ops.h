@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pcp/core/op_kinds.h"
+#include "pcp/core/random.h"
 #include "pcp/core/tensor.h"
 
 namespace pcp {
@@ -159,6 +160,8 @@ Tensor dropout(const Tensor& x, double p, bool training = true);
 // Dropout with the mask of the global generator's draws at (key, start), which dropout() reserves
 // and then uses the same way: the fused attention's mask applied by ops (its double backward).
 Tensor dropout_with(const Tensor& x, double p, uint64_t key, uint64_t start);
+// The same with a draw the op reads when it runs (core/random.h: a plan draws it again).
+Tensor dropout_with(const Tensor& x, double p, RandomDrawPtr draw);
 // softmax(scale q k^T [causal mask]) v; dropout_p drops attention weights (training only, as
 // PyTorch's dropout_p: pass 0 at evaluation).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,

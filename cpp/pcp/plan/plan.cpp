@@ -33,6 +33,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& given) const {
     slots[args[i]] = given[i];
   }
   for (const auto& [id, t] : captured) slots[id] = t;
+  for (const RandomDrawPtr& d : draws) Generator::global().redraw(*d);
   std::vector<Tensor> ins;
   std::vector<TensorSpec> specs;
   for (size_t k = 0; k < nodes.size(); ++k) {
@@ -96,6 +97,7 @@ std::string Plan::str() const {
     for (int id : n.outputs) os << "  " << describe(values[id]);
     os << "\n";
   }
+  if (!draws.empty()) os << draws.size() << " random draws, drawn again on each run\n";
   for (const auto& [t, id] : grads) os << "set .grad of a captured " << shape_str(t.shape()) << " to " << (id < 0 ? std::string("none") : "%" + std::to_string(id)) << "\n";
   os << "return";
   for (size_t j = 0; j < outputs.size(); ++j) os << (j ? ", %" : " %") << outputs[j];

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "pcp/core/random.h"
 #include "pcp/ops/primitive.h"
 
 namespace pcp::plan {
@@ -49,6 +50,10 @@ struct Plan {
   // .grad the traced code left on captured tensors (backward() in a training step): a replay
   // sets each tensor's .grad to the value (none for -1) after its nodes ran.
   std::vector<std::pair<Tensor, int>> grads;
+  // Random draws of the traced code (dropout masks), in order: a replay draws each again from
+  // the global generator before its nodes run, so it gets fresh masks, the ones an eager run
+  // from the same generator state would get.
+  std::vector<RandomDrawPtr> draws;
   std::vector<std::vector<int>> release_after;  // per node: values no later node or output reads
 
   // Runs every node in order on `args`, whose specs must be the traced ones (ValueError naming

@@ -22,8 +22,9 @@ void on_host_read(const Tensor& t, const char* what) {
 }
 
 void on_random_draw(const char* what) {
-  fail<ValueError>("pcp.compile: ", what, " draws random numbers inside the compiled function; a plan cannot yet "
-                   "draw fresh ones on each replay (draw them outside and pass them in, or leave the function eager)");
+  fail<ValueError>("pcp.compile: ", what, " draws random numbers inside the compiled function, which its plan "
+                   "would replay as constants (draw them outside and pass them in; dropout is replayed with fresh "
+                   "masks)");
 }
 
 void on_inplace_write(const Tensor& t, const char* what) {
@@ -37,6 +38,8 @@ void on_inplace_write(const Tensor& t, const char* what) {
 }
 
 void on_storage_created(const Storage* s) { g_active->note_storage(s); }
+
+void on_replayable_draw(const RandomDrawPtr& d) { g_active->note_draw(d); }
 
 }  // namespace
 
@@ -61,6 +64,7 @@ Trace::Trace(const std::vector<Tensor>& args) : plan_(std::make_shared<Plan>()) 
   h.random_draw = on_random_draw;
   h.inplace_write = on_inplace_write;
   h.storage_created = on_storage_created;
+  h.replayable_draw = on_replayable_draw;
 }
 
 Trace::~Trace() { close(); }
@@ -75,6 +79,7 @@ void Trace::close() {
 
 bool Trace::made_here(const Tensor& t) const { return made_.count(t.storage().get()) > 0; }
 void Trace::note_storage(const Storage* s) { made_.insert(s); }
+void Trace::note_draw(const RandomDrawPtr& d) { plan_->draws.push_back(d); }
 
 bool Trace::knows(const Tensor& t) const {
   return by_impl_.count(t.impl()) || by_storage_.count(t.storage().get());

@@ -3,7 +3,9 @@
 // code reads becomes a captured value (held by reference), and a tensor it made from a traced
 // one without an op (detach(), a view of the same memory) an alias of it. What a replay could
 // not redo fails at once, naming the op: reading a traced tensor's values on the host, drawing
-// random numbers, writing a traced tensor in place, and setting .grad of a captured tensor.
+// random numbers the plan would keep as constants (rand, randn; dropout's draws are recorded and
+// drawn again on each replay), writing a traced tensor in place, and adding to a .grad the
+// traced code did not set.
 //
 // Tracing runs the ops for real (the first call's results are the eager ones): each op still
 // validates and infers its shapes before it runs, so a bad shape is reported at trace time with
@@ -34,6 +36,7 @@ class Trace {
   bool knows(const Tensor& t) const;
   bool made_here(const Tensor& t) const;  // its memory was allocated during the trace
   void note_storage(const Storage* s);
+  void note_draw(const RandomDrawPtr& d);
   void close();  // ends the trace without a plan (the function raised); finish() closes too
 
  private:
