@@ -13,6 +13,7 @@ Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-i
       [--chunk N]      (iterations per turn, default 50)
       [--profile]      (PCP's time per op per iteration; on a GPU, per kernel from device timestamps)
       [--shapes]       (with --profile on the CPU: one row per op and input shapes)
+      [--compile]      (PCP's training step as a plan: pcp.compile, traced at the first iteration)
       [--dtype bfloat16|float16|float32]  (both under autocast with that type, float16 with a GradScaler)
       [--nanogpt DIR]  (also time nanoGPT's own train.py on the same data, eager and torch.compile'd,
                         with --dtype; DIR holds its train.py, model.py, configurator.py)
@@ -94,6 +95,7 @@ def main():
     ap.add_argument("--gpu-attention", default="auto", choices=["auto", "fused", "composed"],
                     help="PCP's attention on a GPU: its flash kernels (fused), products and softmax (composed), "
                          "or its default (auto: fused on tensor cores, composed for short sequences elsewhere)")
+    ap.add_argument("--compile", action="store_true", help="PCP's step as a plan (pcp.compile)")
     args = ap.parse_args()
     pcp._core._set_gpu_attention(args.gpu_attention)
     pdev = pcp.device(args.device)
@@ -133,9 +135,7 @@ def main():
     p_scaler = pcp.amp.GradScaler(enabled=args.dtype == "float16")
     t_scaler = torch.amp.GradScaler(tdev, enabled=args.dtype == "float16")
 
-    def pcp_step(x, y, lr):
-        for g in opt.param_groups:
-            g["lr"] = lr
+    def pcp_update(x, y):
         with p_cast():
             _, loss = model(x, y)
         opt.zero_grad()
@@ -144,7 +144,15 @@ def main():
         clip_grad_norm(model.parameters(), cfg.grad_clip)
         p_scaler.step(opt)
         p_scaler.update()
-        return loss.item()
+        return loss
+
+    if args.compile:
+        pcp_update = pcp.compile(pcp_update)
+
+    def pcp_step(x, y, lr):
+        for g in opt.param_groups:
+            g["lr"] = lr
+        return pcp_update(x, y).item()
 
     def pcp_eval(x, y):
         with pcp.no_grad(), p_cast():

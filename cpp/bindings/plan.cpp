@@ -16,6 +16,8 @@ void bind_plan(py::module_& m) {
       .def("check", &plan::Plan::check,
            "Infers every node's outputs again (no kernel runs) and compares them with the recorded ones")
       .def_property_readonly("num_nodes", [](const plan::Plan& p) { return p.nodes.size(); })
+      .def_property_readonly("traced_nodes", [](const plan::Plan& p) { return p.traced_nodes; },
+                             "Nodes as traced, before constant folding and dead-code elimination")
       .def_property_readonly("num_captured", [](const plan::Plan& p) { return p.captured.size(); })
       .def_property_readonly("ops", [](const plan::Plan& p) {
         std::vector<std::string> names;

@@ -155,6 +155,11 @@ class Plan:
         """
         Runs the plan on tensors of the traced specs and returns its outputs
         """
+    @property
+    def traced_nodes(self) -> int:
+        """
+        Nodes as traced, before constant folding and dead-code elimination
+        """
 
 
 class Tensor:

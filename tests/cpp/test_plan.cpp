@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "pcp/autograd/engine.h"
 #include "pcp/core/error.h"
+#include "pcp/core/random.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/optim.h"
 #include "pcp/plan/trace.h"
@@ -96,4 +98,28 @@ TEST(Plan, RefusesWhatAReplayWouldNotRedo) {
     EXPECT_NO_THROW(trace.finish({add(y, fresh)}));
   }
   EXPECT_EQ(plan::Trace::active(), nullptr);
+}
+
+TEST(PlanPasses, FoldConstantsDropDeadNodesKeepRandomOnes) {
+  Tensor x = make({3}, {1, 2, 3});
+  std::shared_ptr<plan::Plan> p;
+  {
+    plan::Trace trace({x});
+    Tensor c = mul(make({3}, {1, 1, 1}), scalar(2.0));  // made here: folded into one constant
+    Tensor dead = exp(x);                               // read by nothing: removed
+    Tensor noise = dropout(make({3}, {1, 1, 1}), 0.5);  // a constant's dropout: drawn on every run
+    p = trace.finish({add(mul(x, c), noise)});
+    (void)dead;
+  }
+  std::vector<std::string> ops;
+  for (const plan::Node& n : p->nodes) ops.push_back(n.prim->name());
+  EXPECT_EQ(ops, (std::vector<std::string>{"dropout", "mul", "add"}));
+  EXPECT_EQ(p->traced_nodes, 5);  // mul, exp, dropout, mul, add
+  Generator::global().seed(7);
+  const std::vector<double> a = values(p->run({x})[0]);
+  Generator::global().seed(7);
+  const std::vector<double> b = values(p->run({x})[0]), c = values(p->run({x})[0]);
+  EXPECT_EQ(a, b);  // the same draws from the same generator state
+  EXPECT_NE(b, c);  // a fresh mask on the next run (3 elements: equal by chance 1 in 4)
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(b[i] == 2 * (i + 1) || b[i] == 2 * (i + 1) + 2);
 }

@@ -164,6 +164,7 @@ class Attention : public Primitive {
   Attention(double scale, bool causal, int64_t packed_heads, WeightDropout drop)
       : scale_(scale), causal_(causal), packed_heads_(packed_heads), drop_(std::move(drop)) {}
   const char* name() const override { return "attention"; }
+  bool draws_random() const override { return drop_.p != 0.0; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {

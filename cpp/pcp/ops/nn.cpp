@@ -285,6 +285,7 @@ class Dropout : public Primitive {
  public:
   Dropout(double p, RandomDrawPtr draw) : p_(p), draw_(std::move(draw)) {}
   const char* name() const override { return "dropout"; }
+  bool draws_random() const override { return true; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {

@@ -55,6 +55,7 @@ struct Plan {
   // from the same generator state would get.
   std::vector<RandomDrawPtr> draws;
   std::vector<std::vector<int>> release_after;  // per node: values no later node or output reads
+  int traced_nodes = 0;  // nodes as traced, before the passes (plan/passes.h)
 
   // Runs every node in order on `args`, whose specs must be the traced ones (ValueError naming
   // the argument otherwise), and returns the outputs. Values are freed after their last use.

@@ -1,5 +1,7 @@
 #include "pcp/plan/trace.h"
 
+#include "pcp/plan/passes.h"
+
 #include "pcp/core/error.h"
 #include "pcp/core/trace_hooks.h"
 
@@ -146,6 +148,11 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
     plan_->grads.push_back({t, now ? value_of(Tensor(t.impl()->grad)) : -1});
   }
   close();
+  plan_->traced_nodes = int(plan_->nodes.size());
+  std::vector<bool> constant(plan_->values.size(), false);  // what the code made itself and no step writes
+  for (const auto& [id, t] : plan_->captured) constant[id] = made_here(t);
+  fold_constants(*plan_, tensors_, constant);
+  eliminate_dead_code(*plan_);
   plan_->plan_releases();
   return plan_;
 }

@@ -1,0 +1,20 @@
+// Passes over a traced plan, each on its own: they shrink the graph without changing what a
+// replay computes or does.
+#pragma once
+#include <vector>
+
+#include "pcp/plan/plan.h"
+
+namespace pcp::plan {
+
+// Nodes whose inputs are all constants (captured tensors the traced code made and no step writes,
+// and values folded before) become captured constants themselves: their outputs as traced,
+// `traced[id]` for each value id. Nodes that write their inputs or draw random numbers stay.
+// Returns how many nodes were folded.
+int fold_constants(Plan& plan, const std::vector<Tensor>& traced, const std::vector<bool>& constant);
+
+// Removes nodes none of whose outputs is read (by a later node, an output or a .grad effect),
+// unless they write their inputs, and captured tensors nothing reads. Returns how many nodes.
+int eliminate_dead_code(Plan& plan);
+
+}  // namespace pcp::plan
