@@ -51,13 +51,16 @@ def main():
             pcp.set_default_device("cpu")
         cfg.compile = compiled
         step = training_step(model, opt, pcp.amp.GradScaler(enabled=False), cfg, dtype)
-        return {"model": model, "opt": opt, "step": step, "seconds": 0.0, "losses": [], "data": data, "it": 0}
+        return {"model": model, "opt": opt, "step": step, "seconds": 0.0, "losses": [], "data": data, "it": 0,
+                "rng": pcp.random.get_rng_state()}
 
     runs = {"eager": make(False), "compiled": make(True)}
     batches = [runs["eager"]["data"].get_batch("train", cfg.batch_size) for _ in range(args.iters)]
 
     def advance(run, upto):
+        # Each run draws its dropout masks from its own generator state: the same masks for both.
         pcp.set_default_device(pdev)
+        pcp.random.set_rng_state(*run["rng"])
         try:
             for it in range(run["it"], upto):
                 for g in run["opt"].param_groups:
@@ -70,6 +73,7 @@ def main():
                 run["losses"].append(loss.item())
             run["it"] = upto
         finally:
+            run["rng"] = pcp.random.get_rng_state()
             pcp.set_default_device("cpu")
 
     print(f"# {args.preset} in {args.dtype} on {pdev}: {runs['eager']['model'].num_parameters() / 1e6:.2f}M parameters, "
