@@ -58,6 +58,14 @@ def test_nested_structures_in_and_out():
         np.testing.assert_allclose(got["parts"][1].numpy(), want["parts"][1].numpy())
 
 
+def test_the_same_tensor_twice_is_part_of_the_signature():
+    cf = pcp.compile(lambda a, b: a * 2.0 + b)
+    x = pcp.ones(3)
+    np.testing.assert_allclose(cf(x, x).numpy(), [3.0] * 3)
+    np.testing.assert_allclose(cf(x, pcp.zeros(3)).numpy(), [2.0] * 3)  # distinct tensors: traced again
+    assert len(cf.cache_info()) == 2
+
+
 def test_captured_tensors_are_read_by_reference():
     # A parameter the function reads (not an argument) is read when the plan runs: an in-place
     # update between calls (an optimizer step outside the compiled function) is seen.

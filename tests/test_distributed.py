@@ -110,6 +110,21 @@ def test_a_killed_worker_is_left_out_and_rejoins(tiny):
     assert history[3]["val_loss"] < history[0]["val_loss"]
 
 
+def test_compiled_inner_steps_train_as_eager_ones(tiny, tmp_path):
+    """pcp diloco --compile: each worker's inner step is a plan; two rounds end where eager ones do."""
+    finals = []
+    for compiled in (False, True):
+        cfg = tiny(compile=compiled, out=str(tmp_path / f"compiled-{compiled}"))
+        sh = Shepherd(cfg, DiLoCoConfig(workers=1, inner_steps=3, rounds=2, round_timeout=120))
+        try:
+            sh.run()
+            finals.append({k: v.numpy() for k, v in sh.model.state_dict().items()})
+        finally:
+            sh.shutdown()
+    for k in finals[0]:
+        np.testing.assert_allclose(finals[1][k], finals[0][k], rtol=1e-5, atol=1e-7, err_msg=k)
+
+
 def test_a_worker_joining_later_gets_the_current_parameters(tiny):
     sh = Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=2, rounds=2, round_timeout=120))
     try:

@@ -33,8 +33,11 @@ def _describe(t):
 def _flatten(obj, path, leaves, key, described):
     """Appends obj's tensors to leaves and its signature to key; described gets (path, text)."""
     if isinstance(obj, Tensor):
+        # The same tensor twice is one value of the plan: which earlier argument it repeats is
+        # part of the signature (hash: the tensor's identity, whatever Python object holds it).
+        same = next((i for i, t in enumerate(leaves) if hash(t) == hash(obj)), None)
         leaves.append(obj)
-        key.append(("T", tuple(obj.shape), str(obj.dtype), str(obj.device), tuple(obj.strides)))
+        key.append(("T", tuple(obj.shape), str(obj.dtype), str(obj.device), tuple(obj.strides), same))
         described.append((path, _describe(obj) + ("" if obj.is_contiguous() else f" strides {tuple(obj.strides)}")))
     elif isinstance(obj, (tuple, list)):
         key.append((type(obj).__name__, len(obj)))

@@ -69,7 +69,7 @@ class Worker:
     def __init__(self, spec):
         import pcp
         from pcp.train import TrainConfig
-        from pcp.train.loop import build_model, build_optimizer
+        from pcp.train.loop import build_model, build_optimizer, training_step
         from .config import DiLoCoConfig
 
         self.rank = spec["rank"]
@@ -85,6 +85,8 @@ class Worker:
         pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
         self.model = build_model(self.cfg, spec["vocab_size"])
         self.opt = build_optimizer(self.cfg, self.model)
+        # One inner step in float32 (forward, backward, clipping, AdamW), a plan with --compile.
+        self.step = training_step(self.model, self.opt, pcp.amp.GradScaler(enabled=False), self.cfg, pcp.float32)
         self.names = [n for n, _ in self.model.named_parameters()]
         self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None, "lr": None,
                           "time": time.time(), "pid": os.getpid()}
@@ -165,7 +167,7 @@ class Worker:
                 result = ray.get(ref)
         """
         import pcp
-        from pcp.optim import clip_grad_norm, warmup_cosine
+        from pcp.optim import warmup_cosine
 
         t0 = time.perf_counter()
         self._load_tokens(tokens)
@@ -190,13 +192,7 @@ class Worker:
             for g in self.opt.param_groups:
                 g["lr"] = lr
             x, y = self._batch(rng, self.train_tokens)
-            _, loss = self.model(x, y)
-            self.opt.zero_grad()
-            loss.backward()
-            if self.cfg.grad_clip > 0:
-                clip_grad_norm(self.model.parameters(), self.cfg.grad_clip)
-            self.opt.step()
-            losses.append(loss.item())
+            losses.append(self.step(x, y).item())
             with self._lock:
                 self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, loss=losses[-1], lr=lr)
         local = {k: v.numpy() for k, v in self.model.state_dict().items()}
