@@ -314,3 +314,86 @@ def test_accumulating_into_an_old_gradient_is_refused():
     w.grad = pcp.ones(3)
     with pytest.raises(ValueError, match=r"added to the \.grad a tensor .*zero_grad"):
         pcp.compile(lambda x: (x * w).sum().backward())(pcp.ones(3))
+
+
+_CHILD = """
+import json, sys
+import numpy as np
+import pcp
+plan = pcp.load_plan(sys.argv[1])
+data = np.load(sys.argv[2])
+pcp.random.set_rng_state(int(data["seed"]), int(data["offset"]))
+losses = [plan(pcp.tensor(data[f"x{i}"]), pcp.tensor(data[f"y{i}"])).item() for i in range(3)]
+print(json.dumps(losses))
+"""
+
+
+def test_a_saved_training_step_runs_in_a_fresh_process_as_the_original(device, tmp_path):
+    import json
+    import subprocess
+    import sys
+    model, cfg = _gpt(device, dropout=0.1)
+    opt = pcp.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+
+    @pcp.compile
+    def step(x, y):
+        _, loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        pcp.optim.clip_grad_norm(model.parameters(), 0.5)
+        opt.step()
+        return loss
+
+    for i in range(2):  # traced, then replayed once
+        step(*_batch(cfg, 400 + i))
+    path = tmp_path / "step.pcpplan"
+    step.save(str(path))
+    seed, offset = pcp.random.get_rng_state()
+    batches = [_batch(cfg, 410 + i) for i in range(3)]
+    np.savez(tmp_path / "batches.npz", seed=seed, offset=offset,
+             **{f"x{i}": b[0].numpy() for i, b in enumerate(batches)}, **{f"y{i}": b[1].numpy() for i, b in enumerate(batches)})
+    want = [step(*b).item() for b in batches]  # the original goes on from the saved state
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(tmp_path / "batches.npz")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(json.loads(r.stdout), want, rtol=1e-6)
+
+
+def test_a_damaged_or_foreign_plan_file_is_refused(tmp_path):
+    from pcp.serialization import save_safetensors
+    f = pcp.compile(lambda x: x + 1.0)
+    f(pcp.ones(2))
+    path = str(tmp_path / "p.pcpplan")
+    f.save(path)
+    plan = pcp.load_plan(path)
+    np.testing.assert_allclose(plan(pcp.zeros(2)).numpy(), [1.0, 1.0])
+    with pytest.raises(ValueError, match="not a PCP plan file"):
+        save_safetensors({"w": pcp.ones(2)}, path)
+        pcp.load_plan(path)
+    with pytest.raises(ValueError, match="malformed graph"):
+        save_safetensors({}, path, metadata={"format": "pcp-plan", "version": "1", "graph": "{}"})
+        pcp.load_plan(path)
+    with pytest.raises(ValueError, match="version 9 plan file"):
+        save_safetensors({}, path, metadata={"format": "pcp-plan", "version": "9", "graph": "{}"})
+        pcp.load_plan(path)
+
+
+def test_a_plan_file_whose_graph_does_not_fit_is_refused_before_it_runs(tmp_path):
+    import json
+    from pcp.serialization import load_safetensors, save_safetensors
+    f = pcp.compile(lambda x: (x * 2.0).sum(axis=0))
+    f(pcp.ones((3, 2)))
+    path = str(tmp_path / "p.pcpplan")
+    f.save(path)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    out = graph["outputs"][0]
+    graph["values"][out][0] = [5]  # the sum's result recorded as 5 wide
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    with pytest.raises(ValueError, match=r"plan: node \d+ \(sum\) infers \(2,\) float32 .* records \(5,\) float32"):
+        pcp.load_plan(path)
+    graph["values"][out][0] = [2]
+    graph["nodes"][-1]["op"] = "frobnicate"
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    with pytest.raises(ValueError, match="no primitive is called 'frobnicate'"):
+        pcp.load_plan(path)

@@ -478,6 +478,7 @@ NOT_DIFFERENTIABLE = {
     "value_and_grad": "a function transform (tests/test_autograd.py checks it against backward)",
     "compile": "a function transform whose outputs carry no graph (tests/test_compile.py checks compiled "
                "gradients against eager ones)",
+    "load_plan": "reads a plan file (tests/test_compile.py runs one in a fresh process)",
     "Tensor": "the class; its methods are the functions above",
     "DType": "the dtype class",
 }

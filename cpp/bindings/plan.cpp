@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "convert.h"
+#include "pcp/ops/optim.h"
 #include "pcp/plan/trace.h"
 
 namespace pcp::bindings {
@@ -25,6 +26,48 @@ void bind_plan(py::module_& m) {
         return names;
       }, "The primitive of every node, in order")
       .def("__str__", [](const plan::Plan& p) { return p.str(); });
+  // Plan files (python/pcp/_compile.py): a plan as plain data, and back.
+  m.def("plan_record", [](const plan::Plan& p) {
+    const plan::PlanRecord r = plan::record_of(p);
+    py::list values, nodes, captured, grads, scalars;
+    for (const TensorSpec& v : r.values) values.append(py::make_tuple(v.shape, dtype_name(v.dtype), v.device.str()));
+    for (const plan::NodeRecord& n : r.nodes)
+      nodes.append(py::dict(py::arg("op") = n.op, py::arg("attrs") = n.attrs, py::arg("inputs") = n.inputs,
+                            py::arg("outputs") = n.outputs, py::arg("scalars") = n.scalars, py::arg("draws") = n.draws));
+    for (const auto& [id, t] : r.captured) captured.append(py::make_tuple(id, t));
+    for (const auto& [k, id] : r.grads) grads.append(py::make_tuple(k, id));
+    for (const HostScalarPtr& h : r.scalars) scalars.append(h);
+    return py::dict(py::arg("values") = values, py::arg("args") = r.args, py::arg("arg_strides") = r.arg_strides,
+                    py::arg("captured") = captured, py::arg("nodes") = nodes, py::arg("outputs") = r.outputs,
+                    py::arg("grads") = grads, py::arg("scalars") = scalars, py::arg("draws") = r.draws,
+                    py::arg("traced_nodes") = r.traced_nodes);
+  }, arg("plan"), "The plan as plain data: what a plan file holds");
+  m.def("plan_from_record", [](py::dict d) {
+    plan::PlanRecord r;
+    for (py::handle v : d["values"]) {
+      auto t = v.cast<py::tuple>();
+      r.values.push_back({t[0].cast<Shape>(), dtype_from_name(t[1].cast<std::string>()),
+                          parse_device(t[2].cast<std::string>())});
+    }
+    r.args = d["args"].cast<std::vector<int>>();
+    r.arg_strides = d["arg_strides"].cast<std::vector<Strides>>();
+    for (py::handle c : d["captured"]) {
+      auto t = c.cast<py::tuple>();
+      r.captured.push_back({t[0].cast<int>(), t[1].cast<Tensor>()});
+    }
+    for (py::handle n : d["nodes"]) {
+      auto nd = n.cast<py::dict>();
+      r.nodes.push_back({nd["op"].cast<std::string>(), nd["attrs"].cast<Attributes>(), nd["inputs"].cast<std::vector<int>>(),
+                         nd["outputs"].cast<std::vector<int>>(), nd["scalars"].cast<std::vector<int>>(),
+                         nd["draws"].cast<std::vector<int>>()});
+    }
+    r.outputs = d["outputs"].cast<std::vector<int>>();
+    r.grads = d["grads"].cast<std::vector<std::pair<int, int>>>();
+    for (py::handle h : d["scalars"]) r.scalars.push_back(h.cast<HostScalarPtr>());
+    r.draws = d["draws"].cast<std::vector<uint64_t>>();
+    r.traced_nodes = d["traced_nodes"].cast<int>();
+    return plan::plan_from(r);
+  }, arg("record"), "The plan a record (plan_record's dict) describes, checked before it is returned");
   py::class_<plan::Trace>(m, "Trace", "An open trace on this thread (see pcp.compile)")
       .def(py::init<const std::vector<Tensor>&>(), arg("args"))
       .def("finish", &plan::Trace::finish, arg("outputs"), "Ends the trace with the function's outputs: the plan")

@@ -163,6 +163,30 @@ class Compiled:
                 return f"{path}: no longer passed"
         return "the structure of the arguments changed"
 
+    def save(self, path):
+        """Writes the most recent plan to a file another process runs with pcp.load_plan (see
+        save_plan), with its output structure.
+
+        Args:
+            path: the file to write (one safetensors file; its folder must exist).
+
+        Returns:
+            None.
+
+        Raises:
+            ValueError: nothing has been traced yet.
+
+        Example:
+            >>> import os, tempfile
+            >>> f = pcp.compile(lambda x: x * 2.0)
+            >>> _ = f(pcp.ones(2))
+            >>> f.save(os.path.join(tempfile.mkdtemp(), "double.pcpplan"))
+        """
+        if not self._plans:
+            raise ValueError("save: nothing traced yet: call the compiled function first")
+        entry = list(self._plans.values())[-1]
+        save_plan(entry.plan, path, _tree_to_json(entry.out_tree))
+
     def cache_info(self):
         """The plans made so far, oldest first, each with why it was traced.
 
@@ -216,3 +240,143 @@ def compile(fn):
     if not callable(fn):
         raise TypeError(f"compile: expected a callable, got {type(fn).__name__}")
     return Compiled(fn)
+
+
+# Plan files: one safetensors file whose tensors are the plan's captured tensors ("captured.<i>")
+# and whose metadata holds "format" (pcp-plan), "version" and "graph", a JSON object: the values'
+# specs, the arguments, captured values, nodes (primitive name, attributes, input and output
+# values, host scalars and random draws by index), outputs, .grad effects, host scalars (value,
+# name, how a run advances it), random draws (counts) and the output structure.
+PLAN_FORMAT, PLAN_VERSION = "pcp-plan", 1
+# How an optimizer step's host scalars advance before each run of a loaded plan, as the
+# optimizer would: the step count by one, the first-step flag to false, the learning rate kept.
+_SCALAR_ROLES = {"adam_step": ("step", "lr"), "adamw_step": ("step", "lr"), "sgd_step": ("first_step", "lr")}
+_ADVANCE = {"step": "count", "first_step": "zero", "lr": "keep"}
+
+
+def _tree_to_json(tree):
+    kind, body = tree
+    if kind == "T":
+        return ["T", body]
+    if kind == "V":
+        return ["V", body if isinstance(body, (int, float, str, bool, type(None))) else repr(body)]
+    if kind is dict:
+        return ["dict", [[k, _tree_to_json(x)] for k, x in body]]
+    return ["list" if kind is list else "tuple", [_tree_to_json(x) for x in body]]
+
+
+def _tree_from_json(j):
+    kind, body = j
+    if kind in ("T", "V"):
+        return (kind, body)
+    if kind == "dict":
+        return (dict, [(k, _tree_from_json(x)) for k, x in body])
+    return (list if kind == "list" else tuple, [_tree_from_json(x) for x in body])
+
+
+def save_plan(plan, path, tree=None):
+    """Writes a plan (a CacheEntry's .plan) to one safetensors file: its captured tensors
+    (parameters, optimizer state, constants: their values now) and its graph as JSON in the
+    file's metadata. pcp.load_plan runs it in another process without the code that traced it.
+
+    Args:
+        plan: the plan.
+        path: the file (its folder must exist).
+        tree: the output structure (Compiled.save passes it; default: a flat tuple).
+
+    Returns:
+        None.
+
+    Raises:
+        ValueError: a plan holding a .grad effect on a tensor it does not capture.
+    """
+    import json
+    from .serialization import save_safetensors
+    rec = _core.plan_record(plan)
+    names, advance = [], []
+    for h_index in range(len(rec["scalars"])):
+        node = next(n for n in rec["nodes"] if h_index in n["scalars"])
+        role = _SCALAR_ROLES.get(node["op"], ())[node["scalars"].index(h_index)] if node["op"] in _SCALAR_ROLES else "value"
+        name = f"{node['op']}.{role}"
+        names.append(name if name not in names else f"{name}.{h_index}")
+        advance.append(_ADVANCE.get(role, "keep"))
+    graph = {k: v for k, v in rec.items() if k not in ("captured", "scalars")}
+    graph["captured"] = [vid for vid, _ in rec["captured"]]
+    graph["scalars"] = [{"name": n, "value": h.value, "advance": a} for n, h, a in zip(names, rec["scalars"], advance)]
+    graph["tree"] = tree if tree is not None else ["tuple", [["T", i] for i in range(len(rec["outputs"]))]]
+    tensors = {f"captured.{i}": t for i, (_, t) in enumerate(rec["captured"])}
+    save_safetensors(tensors, path, metadata={"format": PLAN_FORMAT, "version": str(PLAN_VERSION),
+                                              "graph": json.dumps(graph)})
+
+
+class LoadedPlan:
+    """A plan read from a file (pcp.load_plan): call it with the traced tensor arguments, in
+    order, flattened. Before each call the optimizer steps' host scalars advance as the optimizer
+    would (step counts by one); .scalars maps their names ("adamw_step.lr", ...) to HostScalars
+    whose .value may be set (a learning-rate schedule). .plan is the C++ plan, .captured its
+    tensors (the parameters and optimizer state it updates in place)."""
+
+    def __init__(self, plan, tree, scalars, advance, captured):
+        self.plan, self._tree, self.scalars, self._advance, self.captured = plan, tree, scalars, advance, captured
+
+    def __call__(self, *tensors):
+        for name, how in self._advance.items():
+            if how == "count":
+                self.scalars[name].value += 1
+            elif how == "zero":
+                self.scalars[name].value = 0.0
+        return _rebuild(self._tree, self.plan.run(list(tensors)))
+
+
+def load_plan(path):
+    """Reads a plan file (Compiled.save, save_plan) and returns it ready to run.
+
+    Args:
+        path: the file.
+
+    Returns:
+        A LoadedPlan: call it with the traced arguments' tensors, in order.
+
+    Raises:
+        TypeError: a path that is not a str or os.PathLike.
+        ValueError: not a plan file, a version this PCP does not read, or a graph that does not
+            fit together (its shapes are inferred again before anything runs), naming what.
+        pcp.serialization.SafetensorsError: a damaged file.
+        OSError: no such file.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "f.pcpplan")
+        >>> f = pcp.compile(lambda x: (x * 3.0).sum())
+        >>> _ = f(pcp.ones(4))
+        >>> f.save(path)
+        >>> pcp.load_plan(path)(pcp.ones(4) * 2.0).item()
+        24.0
+    """
+    import json
+    import os
+    from .serialization import load_safetensors
+    if not isinstance(path, (str, bytes, os.PathLike)):  # open() would take an int as a file descriptor
+        raise TypeError(f"load_plan: path must be a str or os.PathLike, got {type(path).__name__}")
+    tensors, meta = load_safetensors(path)
+    if meta.get("format") != PLAN_FORMAT:
+        raise ValueError(f"load_plan: {path} is not a PCP plan file (format {meta.get('format')!r})")
+    if meta.get("version") != str(PLAN_VERSION):
+        raise ValueError(f"load_plan: {path} is a version {meta.get('version')} plan file; this PCP reads "
+                         f"version {PLAN_VERSION}")
+    try:
+        graph = json.loads(meta["graph"])
+        values = graph["values"]
+        captured = []
+        for i, vid in enumerate(graph["captured"]):
+            t = tensors[f"captured.{i}"]
+            device = values[vid][2]
+            captured.append((vid, t if device == "cpu" else t.to(device)))
+        scalars = {s["name"]: _core.HostScalar(float(s["value"])) for s in graph["scalars"]}
+        advance = {s["name"]: s["advance"] for s in graph["scalars"]}
+        rec = dict(graph, captured=captured, scalars=[scalars[s["name"]] for s in graph["scalars"]])
+        tree = _tree_from_json(graph["tree"])
+    except (KeyError, IndexError, TypeError, json.JSONDecodeError) as e:
+        raise ValueError(f"load_plan: {path} holds a malformed graph ({type(e).__name__}: {e})") from None
+    plan = _core.plan_from_record(rec)
+    return LoadedPlan(plan, tree, scalars, advance, [t for _, t in captured])

@@ -3510,6 +3510,16 @@ def permute(x: Tensor, axes: typing.Any) -> Tensor:
         (3, 4, 2)
     """
 
+def plan_from_record(record: dict[typing.Any, typing.Any]) -> Plan:
+    """
+    The plan a record (plan_record's dict) describes, checked before it is returned
+    """
+
+def plan_record(plan: Plan) -> dict[typing.Any, typing.Any]:
+    """
+    The plan as plain data: what a plan file holds
+    """
+
 def pow(a: typing.Any, b: typing.Any) -> Tensor:
     """
     a to the power b, elementwise with broadcasting (the ** operator).

@@ -110,6 +110,14 @@ def _check_entries(path, header, data_size):
     return entries
 
 
+def _file_path(path, fn):
+    """path as given, if it names a file: open() would take an int as a file descriptor (and
+    close it: an open socket or pipe of this process), so only str, bytes and os.PathLike pass."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"{fn}: path must be a str or os.PathLike, got {type(path).__name__}")
+    return path
+
+
 def read_metadata(path):
     """The __metadata__ dict of a safetensors file, reading only its header (which is validated
     as load_safetensors does, so a file this accepts loads).
@@ -132,7 +140,7 @@ def read_metadata(path):
         >>> read_metadata(path)
         {'step': '10'}
     """
-    size = os.path.getsize(path)
+    size = os.path.getsize(_file_path(path, "read_metadata"))
     with open(path, "rb") as f:
         header, start = _read_header(f, path, size)
     metadata = _metadata(path, header)
@@ -172,7 +180,7 @@ def load_safetensors(path):
         >>> {k: (v.shape, v.dtype) for k, v in sorted(tensors.items())}
         {'ids': ((3,), pcp.int64), 'w': ((2, 2), pcp.float32)}
     """
-    size = os.path.getsize(path)
+    size = os.path.getsize(_file_path(path, "load_safetensors"))
     with open(path, "rb") as f:
         header, _ = _read_header(f, path, size)
         data = np.fromfile(f, dtype=np.uint8)
@@ -252,7 +260,7 @@ def save_safetensors(tensors, path, metadata=None):
         None.
 
     Raises:
-        TypeError: a tensor of another dtype.
+        TypeError: a tensor of another dtype, or a path that is not a str or os.PathLike.
         OSError: the file cannot be written (its folder missing, no space).
 
     Example:
@@ -263,6 +271,7 @@ def save_safetensors(tensors, path, metadata=None):
         >>> os.path.getsize(path) > 32
         True
     """
+    _file_path(path, "save_safetensors")
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
         t = tensors[name]

@@ -123,3 +123,36 @@ TEST(PlanPasses, FoldConstantsDropDeadNodesKeepRandomOnes) {
   EXPECT_NE(b, c);  // a fresh mask on the next run (3 elements: equal by chance 1 in 4)
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(b[i] == 2 * (i + 1) || b[i] == 2 * (i + 1) + 2);
 }
+
+TEST(PlanRecord, ATrainingStepMadeAgainFromItsRecordRunsTheSame) {
+  // record_of / plan_from: what a plan file holds, made back into a plan (primitives by name,
+  // host scalars and random draws shared as before), equal in what it computes.
+  Tensor w = make({4}, {0.5, -1.0, 2.0, 0.25});
+  w.set_requires_grad(true);
+  Tensor m = zeros({4}), v = zeros({4});
+  auto step = std::make_shared<HostScalar>(1.0), lr = std::make_shared<HostScalar>(0.05);
+  Tensor x = make({4}, {1, 2, 3, 4});
+  std::shared_ptr<plan::Plan> p;
+  {
+    plan::Trace trace({x});
+    Tensor loss = sum(square(dropout(mul(x, w), 0.25)));
+    w.set_grad(Tensor());
+    backward(loss);
+    adam_step({w}, {w.grad()}, {m}, {v}, step, lr, AdamConfig{0.05});
+    p = trace.finish({loss});
+  }
+  plan::PlanRecord rec = plan::record_of(*p);
+  ASSERT_EQ(rec.scalars.size(), 2u);
+  ASSERT_EQ(rec.draws.size(), 1u);
+  // The copy updates copies of the state: the record's captured tensors, swapped for copies.
+  for (auto& c : rec.captured) c.second = make(c.second.shape(), values(c.second));
+  auto again = plan::plan_from(rec);
+  step->value = 2;
+  Generator::global().seed(11);
+  const double a = values(p->run({x})[0])[0];
+  Generator::global().seed(11);
+  const double b = values(again->run({x})[0])[0];
+  EXPECT_DOUBLE_EQ(a, b);
+  rec.nodes[0].op = "no_such_op";
+  EXPECT_THROW(plan::plan_from(rec), ValueError);
+}

@@ -353,6 +353,13 @@ register(
 )
 
 
+register(
+    # A path to nothing, a folder, or not a path at all: an error, never a crash.
+    Op("pcp.load_plan", lambda a, kw: ("", f"pcp.load_plan({a[0]})"), lambda x: R.Expect.ERROR, None,
+       classes=TENSOR_CLASSES + LITERAL_CLASSES, grid_dtypes=_FLOAT, names=(), errors=(OSError,)),
+)
+
+
 def _mode_args(ctx):
     return [tensor((3,), "float32", "distinct", ctx.device, grad=True)]
 

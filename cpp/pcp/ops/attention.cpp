@@ -111,6 +111,7 @@ class AttentionBackward : public Primitive {
   AttentionBackward(double scale, bool causal, int64_t packed_heads, const gpu::AttentionDropout& drop)
       : scale_(scale), causal_(causal), packed_heads_(packed_heads), drop_(drop) {}
   const char* name() const override { return "attention_backward"; }
+  Attributes attributes() const override { return {{"scale", scale_}, {"causal", causal_}, {"packed_heads", packed_heads_}, {"dropout_p", drop_.p}}; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     if (packed_heads_) return {in[0]};
     return {in[0], in[1], in[2]};
@@ -164,6 +165,8 @@ class Attention : public Primitive {
   Attention(double scale, bool causal, int64_t packed_heads, WeightDropout drop)
       : scale_(scale), causal_(causal), packed_heads_(packed_heads), drop_(std::move(drop)) {}
   const char* name() const override { return "attention"; }
+  Attributes attributes() const override { return {{"scale", scale_}, {"causal", causal_}, {"packed_heads", packed_heads_}, {"dropout_p", drop_.p}}; }
+  SharedState shared_state() const override { return drop_.draw ? SharedState{{}, {drop_.draw}} : SharedState{}; }
   bool draws_random() const override { return drop_.p != 0.0; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   bool runs_on_gpu() const override { return true; }
@@ -331,5 +334,20 @@ Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal, std::opt
   auto [q, k, v] = split_qkv(low && qkv.dtype() == DType::Float32 ? astype(qkv, *low) : qkv, num_heads);
   return merge_heads(scaled_dot_product_attention(q, k, v, causal, sc, dropout_p));
 }
+
+namespace {
+// Plan files make these again by name (ops/primitive.h).
+const bool registered = register_primitive("attention", [](const std::string& n, const Attributes& a,
+                                                           const SharedState& s) {
+  const double p = attr_double(n, a, "dropout_p");
+  return std::shared_ptr<Primitive>(std::make_shared<Attention>(
+      attr_double(n, a, "scale"), attr_bool(n, a, "causal"), attr_int(n, a, "packed_heads"),
+      WeightDropout{p, p != 0.0 ? shared_draw(n, s, 0) : nullptr}));
+}) && register_primitive("attention_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
+  return std::shared_ptr<Primitive>(std::make_shared<AttentionBackward>(
+      attr_double(n, a, "scale"), attr_bool(n, a, "causal"), attr_int(n, a, "packed_heads"),
+      gpu::AttentionDropout{attr_double(n, a, "dropout_p"), 0, 0}));  // the backward reads the forward's mask
+});
+}  // namespace
 
 }  // namespace pcp

@@ -28,6 +28,7 @@ Tensor generate(const Shape& shape, DType dtype, F f) {
 class Copy : public Primitive {
  public:
   const char* name() const override { return "copy"; }
+  Attributes attributes() const override { return {}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
@@ -51,6 +52,7 @@ class ToDevice : public Primitive {
  public:
   explicit ToDevice(Device device) : device_(device) {}
   const char* name() const override { return "to_device"; }
+  Attributes attributes() const override { return {{"device", device_.str()}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -268,5 +270,14 @@ Tensor to_device(const Tensor& x, Device device) {
   if (x.device() == device) return x;
   return pcp::apply<ToDevice>({x}, device);
 }
+
+namespace {
+// Plan files make these again by name (ops/primitive.h).
+const bool registered = register_primitive("copy", [](const std::string&, const Attributes&, const SharedState&) {
+  return std::shared_ptr<Primitive>(std::make_shared<Copy>());
+}) && register_primitive("to_device", [](const std::string& n, const Attributes& a, const SharedState&) {
+  return std::shared_ptr<Primitive>(std::make_shared<ToDevice>(parse_device(attr_str(n, a, "device"))));
+});
+}  // namespace
 
 }  // namespace pcp

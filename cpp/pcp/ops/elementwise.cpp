@@ -37,6 +37,7 @@ class Unary : public Primitive {
  public:
   explicit Unary(UnaryOp op) : op_(op) {}
   const char* name() const override { return unary_name(op_); }
+  Attributes attributes() const override { return {}; }
   CastPolicy cast_policy() const override {
     return op_ == UnaryOp::Exp || op_ == UnaryOp::Log || op_ == UnaryOp::Rsqrt ? CastPolicy::Float32 : CastPolicy::Keep;
   }
@@ -105,6 +106,7 @@ class Binary : public Primitive {
  public:
   Binary(BinaryOp op, Shape shape, DType dtype) : op_(op), shape_(std::move(shape)), dtype_(dtype) {}
   const char* name() const override { return binary_name(op_); }
+  Attributes attributes() const override { return {{"shape", shape_}, {"dtype", std::string(dtype_name(dtype_))}}; }
   bool vjp_reads_inputs() const override { return op_ != BinaryOp::Add && op_ != BinaryOp::Sub; }
   bool vjp_reads_output() const override { return op_ == BinaryOp::Div || op_ == BinaryOp::Pow; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -158,6 +160,7 @@ class Where : public Primitive {
  public:
   explicit Where(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "where"; }
+  Attributes attributes() const override { return {{"shape", shape_}}; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, in[1].dtype, in[1].device}};
@@ -184,6 +187,7 @@ class Cast : public Primitive {
  public:
   explicit Cast(DType to) : to_(to) {}
   const char* name() const override { return "astype"; }
+  Attributes attributes() const override { return {{"dtype", std::string(dtype_name(to_))}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
@@ -409,5 +413,34 @@ Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   if (hi.defined()) r = minimum(r, hi);
   return r;
 }
+
+namespace {
+// Plan files make these again by name (ops/primitive.h).
+template <class Op, class Name>
+Op op_named(const std::string& name, Op last, Name op_name) {
+  for (int i = 0; i <= int(last); ++i)
+    if (name == op_name(Op(i))) return Op(i);
+  fail<ValueError>("plan: no elementwise op is called '", name, "'");
+}
+const bool registered = [] {
+  for (int i = 0; i <= int(UnaryOp::BitwiseNot); ++i)
+    register_primitive(unary_name(UnaryOp(i)), [](const std::string& n, const Attributes&, const SharedState&) {
+      return std::shared_ptr<Primitive>(std::make_shared<Unary>(op_named(n, UnaryOp::BitwiseNot, unary_name)));
+    });
+  for (int i = 0; i <= int(BinaryOp::BitwiseXor); ++i)
+    register_primitive(binary_name(BinaryOp(i)), [](const std::string& n, const Attributes& a, const SharedState&) {
+      return std::shared_ptr<Primitive>(std::make_shared<Binary>(op_named(n, BinaryOp::BitwiseXor, binary_name),
+                                                                 attr_ints(n, a, "shape"),
+                                                                 dtype_from_name(attr_str(n, a, "dtype"))));
+    });
+  register_primitive("where", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<Where>(attr_ints(n, a, "shape")));
+  });
+  register_primitive("astype", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<Cast>(dtype_from_name(attr_str(n, a, "dtype"))));
+  });
+  return true;
+}();
+}  // namespace
 
 }  // namespace pcp

@@ -47,6 +47,7 @@ class Take : public Primitive {
  public:
   Take(int axis, const char* op) : axis_(axis), op_(op) {}
   const char* name() const override { return "take"; }
+  Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"op", std::string(op_)}}; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape& xs = in[0].shape;
@@ -82,6 +83,7 @@ class ScatterAdd : public Primitive {
  public:
   ScatterAdd(Shape shape, int axis) : shape_(std::move(shape)), axis_(axis) {}
   const char* name() const override { return "scatter_add"; }
+  Attributes attributes() const override { return {{"shape", shape_}, {"axis", int64_t(axis_)}}; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, in[0].dtype, in[0].device}};
@@ -394,5 +396,20 @@ void index_assign(const Tensor& x, const std::vector<IndexItem>& items, const Te
   else
     cpu::cast_copy(src.host_copy(), view);
 }
+
+namespace {
+// Plan files make these again by name (ops/primitive.h); the op name in index errors is one of
+// these (Take keeps a pointer to it).
+const char* take_op(const std::string& op) {
+  for (const char* known : {"take", "embedding", "index", "scatter_add"})
+    if (op == known) return known;
+  return "take";
+}
+const bool registered = register_primitive("take", [](const std::string& n, const Attributes& a, const SharedState&) {
+  return std::shared_ptr<Primitive>(std::make_shared<Take>(int(attr_int(n, a, "axis")), take_op(attr_str(n, a, "op"))));
+}) && register_primitive("scatter_add", [](const std::string& n, const Attributes& a, const SharedState&) {
+  return std::shared_ptr<Primitive>(std::make_shared<ScatterAdd>(attr_ints(n, a, "shape"), int(attr_int(n, a, "axis"))));
+});
+}  // namespace
 
 }  // namespace pcp

@@ -14,6 +14,7 @@ class Matmul : public Primitive {
  public:
   explicit Matmul(Shape batch) : batch_(std::move(batch)) {}
   const char* name() const override { return "matmul"; }
+  Attributes attributes() const override { return {{"batch", batch_}}; }
   CastPolicy cast_policy() const override { return CastPolicy::Low; }
 
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -102,5 +103,12 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (b_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-1});
   return out;
 }
+
+namespace {
+// Plan files make it again by name (ops/primitive.h).
+const bool registered = register_primitive("matmul", [](const std::string& n, const Attributes& a, const SharedState&) {
+  return std::shared_ptr<Primitive>(std::make_shared<Matmul>(attr_ints(n, a, "batch")));
+});
+}  // namespace
 
 }  // namespace pcp

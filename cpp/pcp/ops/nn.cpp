@@ -27,6 +27,7 @@ class SoftmaxBackward : public Primitive {
  public:
   SoftmaxBackward(bool log, int64_t causal_T) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax_backward" : "softmax_backward"; }
+  Attributes attributes() const override { return {{"causal_T", causal_T_}}; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
@@ -48,6 +49,7 @@ class Softmax : public Primitive {
  public:
   Softmax(bool log, int64_t causal_T = 0) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
+  Attributes attributes() const override { return {{"causal_T", causal_T_}}; }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
@@ -97,6 +99,7 @@ TensorSpec row_stats(const TensorSpec& x) {
 class LayerNormBackward : public Primitive {
  public:
   const char* name() const override { return "layer_norm_backward"; }
+  Attributes attributes() const override { return {}; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const TensorSpec& x = in[0];
@@ -120,6 +123,7 @@ class LayerNorm : public Primitive {
  public:
   explicit LayerNorm(double eps) : eps_(eps) {}
   const char* name() const override { return "layer_norm"; }
+  Attributes attributes() const override { return {{"eps", eps_}}; }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   bool differentiable_output(size_t i) const override { return i == 0; }
@@ -202,6 +206,7 @@ class CrossEntropyBackward : public Primitive {
  public:
   explicit CrossEntropyBackward(int64_t ignore) : ignore_(ignore) {}
   const char* name() const override { return "cross_entropy_backward"; }
+  Attributes attributes() const override { return {{"ignore_index", ignore_}}; }
   bool runs_on_gpu() const override { return true; }
   bool host_input(size_t i) const override { return i == 2; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
@@ -228,6 +233,7 @@ class CrossEntropy : public Primitive {
  public:
   explicit CrossEntropy(int64_t ignore_index) : ignore_(ignore_index) {}
   const char* name() const override { return "cross_entropy"; }
+  Attributes attributes() const override { return {{"ignore_index", ignore_}}; }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   bool host_input(size_t i) const override { return i == 1; }
@@ -285,6 +291,8 @@ class Dropout : public Primitive {
  public:
   Dropout(double p, RandomDrawPtr draw) : p_(p), draw_(std::move(draw)) {}
   const char* name() const override { return "dropout"; }
+  Attributes attributes() const override { return {{"p", p_}}; }
+  SharedState shared_state() const override { return {{}, {draw_}}; }
   bool draws_random() const override { return true; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
@@ -412,5 +420,36 @@ Tensor dropout_with(const Tensor& x, double p, RandomDrawPtr draw) {
 Tensor dropout_with(const Tensor& x, double p, uint64_t key, uint64_t start) {
   return dropout_with(x, p, std::make_shared<RandomDraw>(RandomDraw{uint64_t(x.numel() + 3) / 4, key, start}));
 }
+
+namespace {
+// Plan files make these again by name (ops/primitive.h).
+const bool registered = [] {
+  for (const char* name : {"softmax", "log_softmax"})
+    register_primitive(name, [](const std::string& n, const Attributes& a, const SharedState&) {
+      return std::shared_ptr<Primitive>(std::make_shared<Softmax>(n == "log_softmax", attr_int(n, a, "causal_T")));
+    });
+  for (const char* name : {"softmax_backward", "log_softmax_backward"})
+    register_primitive(name, [](const std::string& n, const Attributes& a, const SharedState&) {
+      return std::shared_ptr<Primitive>(
+          std::make_shared<SoftmaxBackward>(n == "log_softmax_backward", attr_int(n, a, "causal_T")));
+    });
+  register_primitive("layer_norm", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps")));
+  });
+  register_primitive("layer_norm_backward", [](const std::string&, const Attributes&, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>());
+  });
+  register_primitive("cross_entropy", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(attr_int(n, a, "ignore_index")));
+  });
+  register_primitive("cross_entropy_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<CrossEntropyBackward>(attr_int(n, a, "ignore_index")));
+  });
+  register_primitive("dropout", [](const std::string& n, const Attributes& a, const SharedState& s) {
+    return std::shared_ptr<Primitive>(std::make_shared<Dropout>(attr_double(n, a, "p"), shared_draw(n, s, 0)));
+  });
+  return true;
+}();
+}  // namespace
 
 }  // namespace pcp

@@ -54,6 +54,8 @@ class AdamStep : public Primitive {
  public:
   AdamStep(AdamConfig cfg, HostScalarPtr step, HostScalarPtr lr) : cfg_(cfg), step_(std::move(step)), lr_(std::move(lr)) {}
   const char* name() const override { return cfg_.decoupled ? "adamw_step" : "adam_step"; }
+  Attributes attributes() const override { return {{"beta1", cfg_.beta1}, {"beta2", cfg_.beta2}, {"eps", cfg_.eps}, {"weight_decay", cfg_.weight_decay}}; }
+  SharedState shared_state() const override { return {{step_, lr_}, {}}; }
   bool runs_on_gpu() const override { return true; }
   bool writes_inputs() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>&) const override { return {}; }
@@ -86,6 +88,8 @@ class SgdStep : public Primitive {
   SgdStep(SgdConfig cfg, HostScalarPtr first_step, HostScalarPtr lr)
       : cfg_(cfg), first_(std::move(first_step)), lr_(std::move(lr)) {}
   const char* name() const override { return "sgd_step"; }
+  Attributes attributes() const override { return {{"momentum", cfg_.momentum}, {"dampening", cfg_.dampening}, {"weight_decay", cfg_.weight_decay}, {"nesterov", cfg_.nesterov}}; }
+  SharedState shared_state() const override { return {{first_, lr_}, {}}; }
   bool runs_on_gpu() const override { return true; }
   bool writes_inputs() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>&) const override { return {}; }
@@ -119,6 +123,7 @@ class ClipGradNorm : public Primitive {
  public:
   ClipGradNorm(double max_norm, double eps) : max_norm_(max_norm), eps_(eps) {}
   const char* name() const override { return "clip_grad_norm"; }
+  Attributes attributes() const override { return {{"max_norm", max_norm_}, {"eps", eps_}}; }
   bool runs_on_gpu() const override { return true; }
   bool writes_inputs() const override { return true; }
   bool differentiable_output(size_t) const override { return false; }
@@ -216,5 +221,33 @@ Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double 
   if (grads.empty()) return scalar(0.0, DType::Float64);
   return pcp::apply<ClipGradNorm>(grads, max_norm, eps);
 }
+
+namespace {
+// Plan files make these again by name (ops/primitive.h): the step count and learning rate (SGD:
+// its first-step flag and learning rate) are the plan's host scalars.
+AdamConfig adam_config(const std::string& n, const Attributes& a) {
+  AdamConfig c;
+  c.beta1 = attr_double(n, a, "beta1"), c.beta2 = attr_double(n, a, "beta2"), c.eps = attr_double(n, a, "eps");
+  c.weight_decay = attr_double(n, a, "weight_decay"), c.decoupled = n == "adamw_step";
+  return c;
+}
+const bool registered = [] {
+  for (const char* name : {"adam_step", "adamw_step"})
+    register_primitive(name, [](const std::string& n, const Attributes& a, const SharedState& s) {
+      return std::shared_ptr<Primitive>(
+          std::make_shared<AdamStep>(adam_config(n, a), shared_scalar(n, s, 0), shared_scalar(n, s, 1)));
+    });
+  register_primitive("sgd_step", [](const std::string& n, const Attributes& a, const SharedState& s) {
+    SgdConfig c;
+    c.momentum = attr_double(n, a, "momentum"), c.dampening = attr_double(n, a, "dampening");
+    c.weight_decay = attr_double(n, a, "weight_decay"), c.nesterov = attr_bool(n, a, "nesterov");
+    return std::shared_ptr<Primitive>(std::make_shared<SgdStep>(c, shared_scalar(n, s, 0), shared_scalar(n, s, 1)));
+  });
+  register_primitive("clip_grad_norm", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<ClipGradNorm>(attr_double(n, a, "max_norm"), attr_double(n, a, "eps")));
+  });
+  return true;
+}();
+}  // namespace
 
 }  // namespace pcp

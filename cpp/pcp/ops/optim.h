@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pcp/core/tensor.h"
+#include "pcp/ops/primitive.h"
 
 namespace pcp {
 
@@ -12,14 +13,6 @@ struct AdamConfig {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
   bool decoupled = true;  // AdamW (decay the weights) vs Adam (decay added to the gradient)
 };
-
-// A number the host may change between replays of a plan (an optimizer's step count and learning
-// rate): a step traced into a plan reads it each time it runs (cpp/pcp/plan/).
-struct HostScalar {
-  explicit HostScalar(double v) : value(v) {}
-  double value;
-};
-using HostScalarPtr = std::shared_ptr<HostScalar>;
 
 // One step for every (param, grad, exp_avg, exp_avg_sq); `step` counts from 1.
 void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& exp_avg,

@@ -198,6 +198,55 @@ std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tenso
   return outs;
 }
 
+namespace {
+std::map<std::string, PrimitiveMaker>& makers() {
+  static std::map<std::string, PrimitiveMaker> m;
+  return m;
+}
+
+template <class T>
+const T& attr(const std::string& prim, const Attributes& a, const char* key, const char* kind) {
+  auto it = a.find(key);
+  if (it == a.end()) fail<ValueError>("plan: ", prim, " needs the attribute '", key, "'");
+  if (const T* v = std::get_if<T>(&it->second)) return *v;
+  fail<ValueError>("plan: ", prim, "'s attribute '", key, "' must be ", kind);
+}
+}  // namespace
+
+bool register_primitive(const std::string& name, PrimitiveMaker make) {
+  makers()[name] = make;
+  return true;
+}
+
+std::shared_ptr<Primitive> make_primitive(const std::string& name, const Attributes& attrs, const SharedState& shared) {
+  auto it = makers().find(name);
+  if (it == makers().end()) fail<ValueError>("plan: no primitive is called '", name, "'");
+  return it->second(name, attrs, shared);
+}
+
+bool attr_bool(const std::string& p, const Attributes& a, const char* k) { return attr<bool>(p, a, k, "a bool"); }
+int64_t attr_int(const std::string& p, const Attributes& a, const char* k) { return attr<int64_t>(p, a, k, "an int"); }
+double attr_double(const std::string& p, const Attributes& a, const char* k) {
+  auto it = a.find(k);  // an int where a float was written (1 for 1.0) is fine
+  if (it != a.end())
+    if (const int64_t* v = std::get_if<int64_t>(&it->second)) return double(*v);
+  return attr<double>(p, a, k, "a number");
+}
+std::string attr_str(const std::string& p, const Attributes& a, const char* k) {
+  return attr<std::string>(p, a, k, "a string");
+}
+std::vector<int64_t> attr_ints(const std::string& p, const Attributes& a, const char* k) {
+  return attr<std::vector<int64_t>>(p, a, k, "a list of ints");
+}
+HostScalarPtr shared_scalar(const std::string& prim, const SharedState& s, size_t i) {
+  if (i >= s.scalars.size()) fail<ValueError>("plan: ", prim, " needs host scalar ", i);
+  return s.scalars[i];
+}
+RandomDrawPtr shared_draw(const std::string& prim, const SharedState& s, size_t i) {
+  if (i >= s.draws.size()) fail<ValueError>("plan: ", prim, " needs random draw ", i);
+  return s.draws[i];
+}
+
 Tensor apply(std::shared_ptr<Primitive> prim, std::vector<Tensor> inputs) {
   return std::move(apply_all(std::move(prim), std::move(inputs))[0]);
 }

@@ -9,10 +9,13 @@
 // recorded node keeps every output, so nothing is stashed in the primitive object, and one
 // object can be applied again (create_graph re-applies it) without clobbering state.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "pcp/core/random.h"
 #include "pcp/core/tensor.h"
 #include "pcp/ops/autocast.h"
 
@@ -33,6 +36,24 @@ TensorSpec spec_of(const Tensor& t);
 std::vector<TensorSpec> specs_of(const std::vector<Tensor>& ts);
 // A new uninitialized tensor as `spec` describes.
 Tensor empty(const TensorSpec& spec);
+
+// A primitive's settings, for plan files (python/pcp/_compile.py): numbers, flags, names, shapes.
+using AttrValue = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>>;
+using Attributes = std::map<std::string, AttrValue>;
+
+// A number the host may change between replays of a plan (an optimizer's step count and learning
+// rate): a primitive traced into a plan reads it each time it runs.
+struct HostScalar {
+  explicit HostScalar(double v) : value(v) {}
+  double value;
+};
+using HostScalarPtr = std::shared_ptr<HostScalar>;
+
+// What a primitive shares with the plan it runs in: host scalars it reads, random draws it uses.
+struct SharedState {
+  std::vector<HostScalarPtr> scalars;
+  std::vector<RandomDrawPtr> draws;
+};
 
 class Primitive {
  public:
@@ -68,7 +89,26 @@ class Primitive {
   virtual bool host_input(size_t) const { return false; }
   // How autocast casts the floating inputs before forward() (ops/autocast.h).
   virtual CastPolicy cast_policy() const { return CastPolicy::Keep; }
+  // What make_primitive(name(), ...) needs to make this primitive again (a plan file holds it).
+  virtual Attributes attributes() const { return {}; }
+  virtual SharedState shared_state() const { return {}; }
 };
+
+// Plan files make primitives again by name: each op family registers a maker for the names its
+// primitives take. make_primitive raises ValueError for an unknown name or missing attributes.
+using PrimitiveMaker = std::shared_ptr<Primitive> (*)(const std::string& name, const Attributes& attrs,
+                                                      const SharedState& shared);
+bool register_primitive(const std::string& name, PrimitiveMaker make);
+std::shared_ptr<Primitive> make_primitive(const std::string& name, const Attributes& attrs, const SharedState& shared);
+// An attribute of a given type; ValueError naming the primitive and the key otherwise.
+bool attr_bool(const std::string& prim, const Attributes& a, const char* key);
+int64_t attr_int(const std::string& prim, const Attributes& a, const char* key);
+double attr_double(const std::string& prim, const Attributes& a, const char* key);
+std::string attr_str(const std::string& prim, const Attributes& a, const char* key);
+std::vector<int64_t> attr_ints(const std::string& prim, const Attributes& a, const char* key);
+// shared.scalars[i] / shared.draws[i]; ValueError when the file gave fewer.
+HostScalarPtr shared_scalar(const std::string& prim, const SharedState& s, size_t i);
+RandomDrawPtr shared_draw(const std::string& prim, const SharedState& s, size_t i);
 
 // Per-primitive call counts and forward times, collected at the dispatch point while enabled.
 struct OpProfile {

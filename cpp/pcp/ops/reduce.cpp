@@ -45,6 +45,7 @@ class Reduce : public Primitive {
  public:
   Reduce(ReduceOp op, std::vector<int> axes, bool keepdims) : op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
   const char* name() const override { return reduce_name(op_); }
+  Attributes attributes() const override { return {{"axes", std::vector<int64_t>(axes_.begin(), axes_.end())}, {"keepdims", keepdims_}}; }
   CastPolicy cast_policy() const override { return op_ == ReduceOp::Sum ? CastPolicy::Float32 : CastPolicy::Keep; }
   bool vjp_reads_inputs() const override { return op_ != ReduceOp::Sum; }
   bool vjp_reads_output() const override { return op_ != ReduceOp::Sum; }
@@ -209,5 +210,21 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   }
   return reshape(sum(x, axes, true), shape);
 }
+
+namespace {
+// Plan files make it again by name (ops/primitive.h).
+const bool registered = [] {
+  for (int i = 0; i <= int(ReduceOp::ArgMin); ++i)
+    register_primitive(reduce_name(ReduceOp(i)), [](const std::string& n, const Attributes& a, const SharedState&) {
+      ReduceOp op = ReduceOp::Sum;
+      for (int k = 0; k <= int(ReduceOp::ArgMin); ++k)
+        if (n == reduce_name(ReduceOp(k))) op = ReduceOp(k);
+      const std::vector<int64_t> axes = attr_ints(n, a, "axes");
+      return std::shared_ptr<Primitive>(
+          std::make_shared<Reduce>(op, std::vector<int>(axes.begin(), axes.end()), attr_bool(n, a, "keepdims")));
+    });
+  return true;
+}();
+}  // namespace
 
 }  // namespace pcp

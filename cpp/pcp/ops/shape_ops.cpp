@@ -53,6 +53,7 @@ class Reshape : public Primitive {
  public:
   explicit Reshape(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "reshape"; }
+  Attributes attributes() const override { return {{"shape", shape_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view (reshape may copy)
@@ -79,6 +80,7 @@ class Permute : public Primitive {
  public:
   explicit Permute(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "permute"; }
+  Attributes attributes() const override { return {{"perm", std::vector<int64_t>(perm_.begin(), perm_.end())}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
@@ -108,6 +110,7 @@ class BroadcastTo : public Primitive {
  public:
   explicit BroadcastTo(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "broadcast_to"; }
+  Attributes attributes() const override { return {{"shape", shape_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
@@ -133,6 +136,7 @@ class Slice : public Primitive {
  public:
   Slice(int axis, int64_t start, int64_t len, int64_t step) : axis_(axis), start_(start), len_(len), step_(step) {}
   const char* name() const override { return "slice"; }
+  Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"start", start_}, {"len", len_}, {"step", step_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // a view
@@ -164,6 +168,7 @@ class SliceScatter : public Primitive {
   SliceScatter(Shape shape, int axis, int64_t start, int64_t step)
       : shape_(std::move(shape)), axis_(axis), start_(start), step_(step) {}
   const char* name() const override { return "slice_scatter"; }
+  Attributes attributes() const override { return {{"shape", shape_}, {"axis", int64_t(axis_)}, {"start", start_}, {"step", step_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
@@ -199,6 +204,7 @@ class Concat : public Primitive {
  public:
   explicit Concat(int axis) : axis_(axis) {}
   const char* name() const override { return "concatenate"; }
+  Attributes attributes() const override { return {{"axis", int64_t(axis_)}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }
@@ -242,6 +248,7 @@ class Split : public Primitive {
  public:
   Split(int axis, std::vector<int64_t> lengths) : axis_(axis), lengths_(std::move(lengths)) {}
   const char* name() const override { return "split"; }
+  Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"lengths", lengths_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
   bool runs_on_gpu() const override { return true; }  // views
@@ -515,5 +522,36 @@ static Tensor triangle(const Tensor& x, int64_t k, bool lower, const char* op) {
 
 Tensor tril(const Tensor& x, int64_t k) { return triangle(x, k, true, "tril"); }
 Tensor triu(const Tensor& x, int64_t k) { return triangle(x, k, false, "triu"); }
+
+namespace {
+// Plan files make these again by name (ops/primitive.h).
+const bool registered = [] {
+  register_primitive("reshape", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<Reshape>(attr_ints(n, a, "shape")));
+  });
+  register_primitive("permute", [](const std::string& n, const Attributes& a, const SharedState&) {
+    const std::vector<int64_t> p = attr_ints(n, a, "perm");
+    return std::shared_ptr<Primitive>(std::make_shared<Permute>(std::vector<int>(p.begin(), p.end())));
+  });
+  register_primitive("broadcast_to", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<BroadcastTo>(attr_ints(n, a, "shape")));
+  });
+  register_primitive("slice", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<Slice>(int(attr_int(n, a, "axis")), attr_int(n, a, "start"),
+                                                              attr_int(n, a, "len"), attr_int(n, a, "step")));
+  });
+  register_primitive("slice_scatter", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<SliceScatter>(attr_ints(n, a, "shape"), int(attr_int(n, a, "axis")),
+                                                                     attr_int(n, a, "start"), attr_int(n, a, "step")));
+  });
+  register_primitive("concatenate", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<Concat>(int(attr_int(n, a, "axis"))));
+  });
+  register_primitive("split", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<Split>(int(attr_int(n, a, "axis")), attr_ints(n, a, "lengths")));
+  });
+  return true;
+}();
+}  // namespace
 
 }  // namespace pcp

@@ -58,11 +58,17 @@ void Plan::check() const {
     const Node& n = nodes[k];
     std::vector<TensorSpec> in;
     for (int id : n.inputs) in.push_back(id < 0 ? TensorSpec{{}, DType::Float32, cpu_device(), false} : values[id]);
+    if (in.empty() && !n.prim->writes_inputs())
+      fail<ValueError>("plan: node ", k, " (", n.prim->name(), ") has no inputs");
     const std::vector<TensorSpec> out = n.prim->infer(in);
     bool ok = out.size() == n.outputs.size();
     for (size_t j = 0; ok && j < out.size(); ++j) ok = out[j] == values[n.outputs[j]];
-    if (!ok)
-      fail<RuntimeError>("plan: node ", k, " (", n.prim->name(), ") infers outputs that differ from the recorded ones");
+    if (!ok) {
+      std::string got, want;
+      for (const TensorSpec& o : out) got += " " + describe(o);
+      for (int id : n.outputs) want += " " + describe(values[id]);
+      fail<ValueError>("plan: node ", k, " (", n.prim->name(), ") infers", got, " but the plan records", want);
+    }
   }
 }
 
@@ -102,6 +108,86 @@ std::string Plan::str() const {
   os << "return";
   for (size_t j = 0; j < outputs.size(); ++j) os << (j ? ", %" : " %") << outputs[j];
   return os.str();
+}
+
+namespace {
+const bool registered = register_primitive("alias", [](const std::string& n, const Attributes& a, const SharedState&) {
+  return std::shared_ptr<Primitive>(
+      std::make_shared<AliasView>(attr_ints(n, a, "shape"), attr_ints(n, a, "strides"), attr_int(n, a, "offset")));
+});
+
+template <class T>
+int index_in(std::vector<std::shared_ptr<T>>& all, const std::shared_ptr<T>& x) {
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i] == x) return int(i);
+  all.push_back(x);
+  return int(all.size() - 1);
+}
+}  // namespace
+
+PlanRecord record_of(const Plan& plan) {
+  PlanRecord r;
+  r.values = plan.values, r.args = plan.args, r.arg_strides = plan.arg_strides, r.captured = plan.captured;
+  r.outputs = plan.outputs, r.traced_nodes = plan.traced_nodes;
+  std::vector<RandomDrawPtr> draws = plan.draws;  // in the order the plan draws them
+  for (const Node& n : plan.nodes) {
+    NodeRecord nr{n.prim->name(), n.prim->attributes(), n.inputs, n.outputs, {}, {}};
+    const SharedState shared = n.prim->shared_state();
+    for (const HostScalarPtr& h : shared.scalars) nr.scalars.push_back(index_in(r.scalars, h));
+    for (const RandomDrawPtr& d : shared.draws) nr.draws.push_back(index_in(draws, d));
+    r.nodes.push_back(std::move(nr));
+  }
+  for (const RandomDrawPtr& d : draws) r.draws.push_back(d->n);
+  for (const auto& [t, id] : plan.grads) {
+    int k = -1;
+    for (size_t i = 0; i < plan.captured.size() && k < 0; ++i)
+      if (plan.captured[i].second.is_same(t)) k = int(i);
+    if (k < 0) fail<ValueError>("plan: a .grad effect on a tensor the plan does not hold cannot be saved");
+    r.grads.push_back({k, id});
+  }
+  return r;
+}
+
+std::shared_ptr<Plan> plan_from(const PlanRecord& r) {
+  auto p = std::make_shared<Plan>();
+  const int n = int(r.values.size());
+  auto check_id = [&](int id, bool optional) {
+    if (id < (optional ? -1 : 0) || id >= n) fail<ValueError>("plan: value ", id, " is out of range (", n, " values)");
+  };
+  p->values = r.values, p->args = r.args, p->arg_strides = r.arg_strides, p->captured = r.captured;
+  p->outputs = r.outputs, p->traced_nodes = r.traced_nodes;
+  if (r.arg_strides.size() != r.args.size()) fail<ValueError>("plan: ", r.args.size(), " arguments but ",
+                                                               r.arg_strides.size(), " stride lists");
+  for (int id : r.args) check_id(id, false);
+  for (int id : r.outputs) check_id(id, false);
+  for (const auto& [id, t] : r.captured) {
+    check_id(id, false);
+    if (!t.defined() || !(spec_of(t) == r.values[id]))
+      fail<ValueError>("plan: captured tensor for value ", id, " does not match its spec");
+  }
+  for (uint64_t count : r.draws) p->draws.push_back(std::make_shared<RandomDraw>(RandomDraw{count, 0, 0}));
+  for (const NodeRecord& nr : r.nodes) {
+    SharedState shared;
+    for (int i : nr.scalars) {
+      if (i < 0 || size_t(i) >= r.scalars.size()) fail<ValueError>("plan: ", nr.op, " refers to host scalar ", i);
+      shared.scalars.push_back(r.scalars[i]);
+    }
+    for (int i : nr.draws) {
+      if (i < 0 || size_t(i) >= p->draws.size()) fail<ValueError>("plan: ", nr.op, " refers to random draw ", i);
+      shared.draws.push_back(p->draws[i]);
+    }
+    for (int id : nr.inputs) check_id(id, true);
+    for (int id : nr.outputs) check_id(id, false);
+    p->nodes.push_back({make_primitive(nr.op, nr.attrs, shared), nr.inputs, nr.outputs});
+  }
+  for (const auto& [k, id] : r.grads) {
+    if (k < 0 || size_t(k) >= r.captured.size()) fail<ValueError>("plan: a .grad effect on captured tensor ", k);
+    check_id(id, true);
+    p->grads.push_back({r.captured[k].second, id});
+  }
+  p->check();
+  p->plan_releases();
+  return p;
 }
 
 }  // namespace pcp::plan

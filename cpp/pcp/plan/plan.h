@@ -28,6 +28,7 @@ class AliasView : public Primitive {
   AliasView(Shape shape, Strides strides, int64_t offset)
       : shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {}
   const char* name() const override { return "alias"; }
+  Attributes attributes() const override { return {{"shape", shape_}, {"strides", strides_}, {"offset", offset_}}; }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override;
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override;
@@ -68,5 +69,30 @@ struct Plan {
   // One line per node: "%5 = matmul(%2, %4)  (64, 128) float32 on cpu".
   std::string str() const;
 };
+
+// A plan as plain data, what a plan file holds (python/pcp/_compile.py writes it as JSON beside
+// the captured tensors in one safetensors file): each node's primitive by name and attributes,
+// the host scalars and random draws it shares by index into the plan-wide lists.
+struct NodeRecord {
+  std::string op;
+  Attributes attrs;
+  std::vector<int> inputs, outputs, scalars, draws;
+};
+struct PlanRecord {
+  std::vector<TensorSpec> values;
+  std::vector<int> args;
+  std::vector<Strides> arg_strides;
+  std::vector<std::pair<int, Tensor>> captured;
+  std::vector<NodeRecord> nodes;
+  std::vector<int> outputs;
+  std::vector<std::pair<int, int>> grads;  // (index into captured, value; -1: none)
+  std::vector<HostScalarPtr> scalars;      // their values when saved
+  std::vector<uint64_t> draws;             // each draw's count
+  int traced_nodes = 0;
+};
+PlanRecord record_of(const Plan& plan);
+// The plan a record describes, its primitives made by name (ops/primitive.h), checked by
+// Plan::check(); ValueError naming what does not fit.
+std::shared_ptr<Plan> plan_from(const PlanRecord& record);
 
 }  // namespace pcp::plan
