@@ -156,3 +156,25 @@ TEST(PlanRecord, ATrainingStepMadeAgainFromItsRecordRunsTheSame) {
   rec.nodes[0].op = "no_such_op";
   EXPECT_THROW(plan::plan_from(rec), ValueError);
 }
+
+TEST(PlanPasses, CommonSubexpressionsMergeButNotAcrossWrites) {
+  Tensor x = make({3}, {0.5, 1, 2});
+  Tensor w = make({3}, {1, 1, 1});  // state a step writes
+  std::shared_ptr<plan::Plan> p;
+  {
+    plan::Trace trace({x});
+    Tensor a = add(exp(x), exp(x));          // the second exp is the first
+    Tensor before = mul(x, w);
+    clip_grad_norm({w}, 0.5);                // writes w: what reads w after is new
+    Tensor after = mul(x, w);
+    p = trace.finish({a, before, after});
+  }
+  std::vector<std::string> ops;
+  for (const plan::Node& n : p->nodes) ops.push_back(n.prim->name());
+  EXPECT_EQ(ops, (std::vector<std::string>{"exp", "add", "mul", "clip_grad_norm", "mul"}));
+  const std::vector<Tensor> out = p->run({make({3}, {0, 0, 1})});
+  EXPECT_NEAR(values(out[0])[2], 2 * std::exp(1.0), 1e-5);
+  // w was clipped to norm 0.5 by the trace; the replay's clip leaves it (nearly) so.
+  EXPECT_NEAR(values(out[1])[2], 0.5 / std::sqrt(3.0), 1e-5);
+  EXPECT_NEAR(values(out[2])[2], values(out[1])[2], 1e-6);
+}

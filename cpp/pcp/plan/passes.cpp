@@ -1,6 +1,12 @@
 #include "pcp/plan/passes.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <variant>
 
 namespace pcp::plan {
 
@@ -27,6 +33,59 @@ int fold_constants(Plan& plan, const std::vector<Tensor>& traced, const std::vec
   }
   plan.nodes = std::move(kept);
   return folded;
+}
+
+namespace {
+// The primitive's name and attributes and the node's inputs, as one string.
+std::string node_key(const Node& n) {
+  std::string key = n.prim->name();
+  for (const auto& [name, value] : n.prim->attributes()) {
+    key += "|" + name + "=";
+    std::visit([&](const auto& v) {
+      using V = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<V, std::string>) key += v;
+      else if constexpr (std::is_same_v<V, std::vector<int64_t>>) for (int64_t x : v) key += std::to_string(x) + ",";
+      else if constexpr (std::is_same_v<V, double>) key += std::to_string(std::bit_cast<uint64_t>(v));
+      else key += std::to_string(v);
+    }, value);
+  }
+  key += "|in";
+  for (int id : n.inputs) key += "," + std::to_string(id);
+  return key;
+}
+}  // namespace
+
+int eliminate_common_subexpressions(Plan& plan) {
+  std::vector<int> same(plan.values.size());  // value -> the value it is the same as
+  for (size_t i = 0; i < same.size(); ++i) same[i] = int(i);
+  auto remap = [&](std::vector<int>& ids) {
+    for (int& id : ids)
+      if (id >= 0) id = same[id];
+  };
+  std::map<std::string, size_t> seen;  // key -> index in kept
+  std::vector<Node> kept;
+  int merged = 0;
+  for (Node& n : plan.nodes) {
+    remap(n.inputs);
+    if (n.prim->writes_inputs()) seen.clear();  // what was computed before may read what it writes
+    if (n.prim->writes_inputs() || n.prim->draws_random() || !n.prim->shared_state().scalars.empty()) {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    const std::string key = node_key(n);
+    if (auto it = seen.find(key); it != seen.end() && kept[it->second].outputs.size() == n.outputs.size()) {
+      for (size_t j = 0; j < n.outputs.size(); ++j) same[n.outputs[j]] = kept[it->second].outputs[j];
+      ++merged;
+      continue;
+    }
+    seen[key] = kept.size();
+    kept.push_back(std::move(n));
+  }
+  plan.nodes = std::move(kept);
+  remap(plan.outputs);
+  for (auto& g : plan.grads)
+    if (g.second >= 0) g.second = same[g.second];
+  return merged;
 }
 
 int eliminate_dead_code(Plan& plan) {

@@ -13,6 +13,12 @@ namespace pcp::plan {
 // Returns how many nodes were folded.
 int fold_constants(Plan& plan, const std::vector<Tensor>& traced, const std::vector<bool>& constant);
 
+// Merges nodes that apply the same primitive (name and attributes) to the same inputs: later
+// readers of the second read the first's outputs. Nodes that write their inputs or draw random
+// numbers are never merged, and nothing is merged across a node that writes its inputs (the
+// inputs may have changed). Returns how many nodes were merged away.
+int eliminate_common_subexpressions(Plan& plan);
+
 // Removes nodes none of whose outputs is read (by a later node, an output or a .grad effect),
 // unless they write their inputs, and captured tensors nothing reads. Returns how many nodes.
 int eliminate_dead_code(Plan& plan);

@@ -152,6 +152,7 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
   std::vector<bool> constant(plan_->values.size(), false);  // what the code made itself and no step writes
   for (const auto& [id, t] : plan_->captured) constant[id] = made_here(t);
   fold_constants(*plan_, tensors_, constant);
+  eliminate_common_subexpressions(*plan_);
   eliminate_dead_code(*plan_);
   plan_->plan_releases();
   return plan_;
