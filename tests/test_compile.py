@@ -393,6 +393,11 @@ def test_a_plan_file_whose_graph_does_not_fit_is_refused_before_it_runs(tmp_path
     with pytest.raises(ValueError, match=r"plan: node \d+ \(sum\) infers \(2,\) float32 .* records \(5,\) float32"):
         pcp.load_plan(path)
     graph["values"][out][0] = [2]
+    graph["nodes"][-1]["inputs"] = []  # a sum of nothing: refused before infer() could read past it
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    with pytest.raises(ValueError, match="sum cannot take 0 inputs"):
+        pcp.load_plan(path)
+    graph["nodes"][-1]["inputs"] = [graph["args"][0]]
     graph["nodes"][-1]["op"] = "frobnicate"
     save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
     with pytest.raises(ValueError, match="no primitive is called 'frobnicate'"):

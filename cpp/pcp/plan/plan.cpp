@@ -1,5 +1,7 @@
 #include "pcp/plan/plan.h"
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "pcp/core/error.h"
@@ -116,6 +118,32 @@ const bool registered = register_primitive("alias", [](const std::string& n, con
       std::make_shared<AliasView>(attr_ints(n, a, "shape"), attr_ints(n, a, "strides"), attr_int(n, a, "offset")));
 });
 
+// Whether a node has as many inputs as its primitive takes (and none left out where it needs
+// one), so that a plan file cannot make infer() or forward() read past its inputs.
+bool inputs_fit(const NodeRecord& n) {
+  static const std::map<std::string, std::vector<size_t>> fixed = {
+      {"where", {3}}, {"astype", {1}}, {"copy", {1}}, {"to_device", {1}}, {"matmul", {2}}, {"take", {2}},
+      {"scatter_add", {2}}, {"softmax", {1}}, {"log_softmax", {1}}, {"softmax_backward", {2}},
+      {"log_softmax_backward", {2}}, {"layer_norm", {3}}, {"layer_norm_backward", {5}}, {"cross_entropy", {2}},
+      {"cross_entropy_backward", {3, 4}}, {"dropout", {1}}, {"reshape", {1}}, {"permute", {1}},
+      {"broadcast_to", {1}}, {"slice", {1}}, {"slice_scatter", {1}}, {"split", {1}}, {"alias", {1}},
+      {"attention", {1, 3}}, {"attention_backward", {5, 7}}, {"sum", {1}}, {"max", {1}}, {"min", {1}},
+      {"argmax", {1}}, {"argmin", {1}}};
+  const size_t k = n.inputs.size();
+  for (size_t i = 0; i < k; ++i)  // only layer norm's weight and bias may be left out
+    if (n.inputs[i] < 0 && !(n.op == "layer_norm" && i > 0)) return false;
+  if (auto it = fixed.find(n.op); it != fixed.end())
+    return std::find(it->second.begin(), it->second.end(), k) != it->second.end();
+  if (n.op == "adam_step" || n.op == "adamw_step") return k % 4 == 0;
+  if (n.op == "sgd_step") return k % 2 == 0 || k % 3 == 0;
+  if (n.op == "concatenate") return k >= 1;
+  if (n.op == "clip_grad_norm") return true;
+  static const std::vector<std::string> binary = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
+                                                  "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt", "ge",
+                                                  "bitwise_and", "bitwise_or", "bitwise_xor"};
+  return k == (std::find(binary.begin(), binary.end(), n.op) != binary.end() ? 2u : 1u);  // elementwise
+}
+
 template <class T>
 int index_in(std::vector<std::shared_ptr<T>>& all, const std::shared_ptr<T>& x) {
   for (size_t i = 0; i < all.size(); ++i)
@@ -178,6 +206,7 @@ std::shared_ptr<Plan> plan_from(const PlanRecord& r) {
     }
     for (int id : nr.inputs) check_id(id, true);
     for (int id : nr.outputs) check_id(id, false);
+    if (!inputs_fit(nr)) fail<ValueError>("plan: ", nr.op, " cannot take ", nr.inputs.size(), " inputs");
     p->nodes.push_back({make_primitive(nr.op, nr.attrs, shared), nr.inputs, nr.outputs});
   }
   for (const auto& [k, id] : r.grads) {
