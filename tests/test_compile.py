@@ -239,6 +239,18 @@ def test_plan_run_checks_its_arguments():
         plan.run([pcp.ones(3), pcp.ones(3)])
 
 
+def _training_step(model, opt):
+    """forward, backward, clipping and the optimizer's step, as a training loop runs them."""
+    def step(x, y):
+        _, loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        pcp.optim.clip_grad_norm(model.parameters(), 0.5)
+        opt.step()
+        return loss
+    return step
+
+
 def _train(device, compiled, optimizer="adamw", steps=5):
     """Losses and final parameters of a few GPT training steps (forward with dropout, backward,
     clip, step, a learning rate changed before each step, as a schedule does), the whole step
@@ -249,14 +261,7 @@ def _train(device, compiled, optimizer="adamw", steps=5):
     else:
         opt = pcp.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
-    def step(x, y):
-        _, loss = model(x, y)
-        opt.zero_grad()
-        loss.backward()
-        pcp.optim.clip_grad_norm(model.parameters(), 0.5)
-        opt.step()
-        return loss
-
+    step = _training_step(model, opt)
     f = pcp.compile(step) if compiled else step
     losses = []
     for i in range(steps):
@@ -335,14 +340,7 @@ def test_a_saved_training_step_runs_in_a_fresh_process_as_the_original(device, t
     model, cfg = _gpt(device, dropout=0.1)
     opt = pcp.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
 
-    @pcp.compile
-    def step(x, y):
-        _, loss = model(x, y)
-        opt.zero_grad()
-        loss.backward()
-        pcp.optim.clip_grad_norm(model.parameters(), 0.5)
-        opt.step()
-        return loss
+    step = pcp.compile(_training_step(model, opt))
 
     for i in range(2):  # traced, then replayed once
         step(*_batch(cfg, 400 + i))

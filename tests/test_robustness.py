@@ -504,3 +504,19 @@ def test_messages_name_the_op_called():
     raises_named(ValueError, "flatten", lambda: x.flatten(1, 0))
     raises_named(TypeError, "zeros", lambda: pcp.zeros((2, "a")), "shape")
     raises_named(OverflowError, "eye", lambda: pcp.eye(2**70), "int64")
+
+
+def test_file_functions_refuse_an_int_path_instead_of_closing_that_descriptor(tmp_path):
+    # open(3) would read (and then close) file descriptor 3: a pipe of this very process.
+    from pcp.serialization import load_safetensors, read_metadata, save_safetensors
+    r, w = os.pipe()
+    try:
+        for call in (lambda: pcp.load_plan(r), lambda: load_safetensors(r), lambda: read_metadata(r),
+                     lambda: save_safetensors({"a": pcp.ones(2)}, r)):
+            with pytest.raises(TypeError, match="path must be a str or os.PathLike"):
+                call()
+        os.write(w, b"still open")  # both ends survived
+        assert os.read(r, 10) == b"still open"
+    finally:
+        os.close(r)
+        os.close(w)

@@ -296,7 +296,8 @@ def save_plan(plan, path, tree=None):
     names, advance = [], []
     for h_index in range(len(rec["scalars"])):
         node = next(n for n in rec["nodes"] if h_index in n["scalars"])
-        role = _SCALAR_ROLES.get(node["op"], ())[node["scalars"].index(h_index)] if node["op"] in _SCALAR_ROLES else "value"
+        roles = _SCALAR_ROLES.get(node["op"])
+        role = roles[node["scalars"].index(h_index)] if roles else "value"
         name = f"{node['op']}.{role}"
         names.append(name if name not in names else f"{name}.{h_index}")
         advance.append(_ADVANCE.get(role, "keep"))
