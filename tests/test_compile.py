@@ -400,3 +400,21 @@ def test_a_plan_file_whose_graph_does_not_fit_is_refused_before_it_runs(tmp_path
     save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
     with pytest.raises(ValueError, match="no primitive is called 'frobnicate'"):
         pcp.load_plan(path)
+
+
+def test_every_elementwise_op_replays_on_new_values(device):
+    """An op that computed outside a primitive would be frozen into the plan as a constant
+    (logical_not once was): each op's replay on new values must equal its eager result."""
+    from test_ops_elementwise import UNARY
+    ops = {name: f for name, (f, _, _) in UNARY.items()}
+    ops.update({"logical_not": lambda x: pcp.logical_not(x > 0), "bitwise_not": lambda x: ~(x > 0.5),
+                "logical_and": lambda x: pcp.logical_and(x > 0, x < 1), "logical_or": lambda x: pcp.logical_or(x > 1, x < 0),
+                "logical_xor": lambda x: pcp.logical_xor(x > 0, x < 1), "int_not": lambda x: ~x.astype(pcp.int32),
+                "where": lambda x: pcp.where(x > 0, x, -x), "clip": lambda x: pcp.clip(x, -0.5, 0.5)})
+    if device != "cpu":
+        del ops["int_not"]  # GPUs have no integer bitwise_not (float32 kernels only)
+    for name, op in ops.items():
+        f = pcp.compile(op)
+        f(pcp.tensor(rnd(5, seed=1), device=device))  # traced
+        x = pcp.tensor(np.abs(rnd(5, seed=2)) + 0.1, device=device)
+        np.testing.assert_allclose(f(x).numpy(), op(x).numpy(), rtol=1e-6, err_msg=name)

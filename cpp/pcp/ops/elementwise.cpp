@@ -268,9 +268,7 @@ Tensor unary(UnaryOp op, const Tensor& x_in) {
   if (op == UnaryOp::LogicalNot) {
     x = astype(x, DType::Bool);
     if (x.device().is_gpu()) return eq(x, weak_scalar_bool(false));
-    Tensor out = Tensor::empty(x.shape(), DType::Bool);
-    cpu::unary(op, x, out);
-    return out;
+    return pcp::apply<Unary>({x}, op);  // a primitive, so that a traced plan records it
   }
   if (float_only(op))
     x = astype(x, to_floating(x.dtype()));
