@@ -31,6 +31,9 @@ $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore nump
 # PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
   || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"
+# jax: XLA compiles and runs the StableHLO that pcp.export writes (tests/test_export.py; skipped when missing).
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore jax==0.10.2 2>/dev/null \
+  || echo "   (jax unavailable: the StableHLO export tests will be skipped)"
 # Hugging Face transformers: reference GPT-2 for tests/test_gpt2.py (skipped when missing).
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore transformers 2>/dev/null \
   || echo "   (transformers unavailable: the Hugging Face GPT-2 comparison will be skipped)"

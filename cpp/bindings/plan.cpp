@@ -72,6 +72,7 @@ void bind_plan(py::module_& m) {
       .def(py::init<const std::vector<Tensor>&>(), arg("args"))
       .def("finish", &plan::Trace::finish, arg("outputs"), "Ends the trace with the function's outputs: the plan")
       .def("close", [](plan::Trace& t) { t.close(); }, "Closes the trace without a plan (the function raised)");
+  m.def("primitive_names", &primitive_names, "The name of every primitive a plan may hold, sorted");
   m.def("is_tracing", [] { return plan::Trace::active() != nullptr; }, "Whether a trace is open on this thread");
 }
 

@@ -92,6 +92,24 @@ def _rebuild(tree, tensors):
     return kind(items) if kind is list else tuple(items) if kind is tuple else kind(*items)
 
 
+def trace(fn, leaves, args, kwargs):
+    """Runs fn(*args, **kwargs) once under a trace whose arguments are the tensors in leaves:
+    (what it returned, the plan, the output structure, the replay hooks it registered)."""
+    global _replay_hooks
+    t = _core.Trace(leaves)
+    _replay_hooks = hooks = []
+    try:
+        out = fn(*args, **kwargs)
+        tensors = []
+        tree = _flatten_out(out, tensors)
+        plan = t.finish(tensors)
+    finally:
+        _replay_hooks = None
+        t.close()
+        del t  # frees what the trace held
+    return _rebuild(tree, tensors), plan, tree, hooks
+
+
 class CacheEntry:
     """One plan of a compiled function: its signature, why it was traced, its size and use."""
 
@@ -132,22 +150,11 @@ class Compiled:
         return _rebuild(entry.out_tree, entry.plan.run(leaves))
 
     def _trace(self, key, described, leaves, args, kwargs):
-        global _replay_hooks
         reason = self._why(described)
         start = time.perf_counter()
-        trace = _core.Trace(leaves)
-        _replay_hooks = hooks = []
-        try:
-            out = self._fn(*args, **kwargs)
-            tensors = []
-            tree = _flatten_out(out, tensors)
-            plan = trace.finish(tensors)
-        finally:
-            _replay_hooks = None
-            trace.close()
-            del trace  # frees what the trace held
+        out, plan, tree, hooks = trace(self._fn, leaves, args, kwargs)
         self._plans[key] = CacheEntry(plan, tree, described, reason, time.perf_counter() - start, hooks)
-        return _rebuild(tree, tensors)
+        return out
 
     def _why(self, described):
         """Why a new plan: the first call, or what differs from the most recent plan's signature."""
@@ -274,6 +281,20 @@ def _tree_from_json(j):
     return (list if kind == "list" else tuple, [_tree_from_json(x) for x in body])
 
 
+def scalar_names(rec):
+    """Names for a plan record's host scalars ("adamw_step.lr", ...) and how each advances
+    before a run ("count", "zero" or "keep")."""
+    names, advance = [], []
+    for h_index in range(len(rec["scalars"])):
+        node = next(n for n in rec["nodes"] if h_index in n["scalars"])
+        roles = _SCALAR_ROLES.get(node["op"])
+        role = roles[node["scalars"].index(h_index)] if roles else "value"
+        name = f"{node['op']}.{role}"
+        names.append(name if name not in names else f"{name}.{h_index}")
+        advance.append(_ADVANCE.get(role, "keep"))
+    return names, advance
+
+
 def save_plan(plan, path, tree=None):
     """Writes a plan (a CacheEntry's .plan) to one safetensors file: its captured tensors
     (parameters, optimizer state, constants: their values now) and its graph as JSON in the
@@ -293,14 +314,7 @@ def save_plan(plan, path, tree=None):
     import json
     from .serialization import save_safetensors
     rec = _core.plan_record(plan)
-    names, advance = [], []
-    for h_index in range(len(rec["scalars"])):
-        node = next(n for n in rec["nodes"] if h_index in n["scalars"])
-        roles = _SCALAR_ROLES.get(node["op"])
-        role = roles[node["scalars"].index(h_index)] if roles else "value"
-        name = f"{node['op']}.{role}"
-        names.append(name if name not in names else f"{name}.{h_index}")
-        advance.append(_ADVANCE.get(role, "keep"))
+    names, advance = scalar_names(rec)
     graph = {k: v for k, v in rec.items() if k not in ("captured", "scalars")}
     graph["captured"] = [vid for vid, _ in rec["captured"]]
     graph["scalars"] = [{"name": n, "value": h.value, "advance": a} for n, h, a in zip(names, rec["scalars"], advance)]

@@ -3539,6 +3539,11 @@ def pow(a: typing.Any, b: typing.Any) -> Tensor:
         [4.0, 9.0]
     """
 
+def primitive_names() -> list[str]:
+    """
+    The name of every primitive a plan may hold, sorted
+    """
+
 def profile_results() -> list[typing.Any]:
     """
     [(primitive name, calls, seconds)] sorted by time

@@ -224,6 +224,12 @@ std::shared_ptr<Primitive> make_primitive(const std::string& name, const Attribu
   return it->second(name, attrs, shared);
 }
 
+std::vector<std::string> primitive_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, make] : makers()) names.push_back(name);
+  return names;
+}
+
 bool attr_bool(const std::string& p, const Attributes& a, const char* k) { return attr<bool>(p, a, k, "a bool"); }
 int64_t attr_int(const std::string& p, const Attributes& a, const char* k) { return attr<int64_t>(p, a, k, "an int"); }
 double attr_double(const std::string& p, const Attributes& a, const char* k) {

@@ -100,6 +100,8 @@ using PrimitiveMaker = std::shared_ptr<Primitive> (*)(const std::string& name, c
                                                       const SharedState& shared);
 bool register_primitive(const std::string& name, PrimitiveMaker make);
 std::shared_ptr<Primitive> make_primitive(const std::string& name, const Attributes& attrs, const SharedState& shared);
+// Every registered name, sorted (an exporter checks that it covers them all).
+std::vector<std::string> primitive_names();
 // An attribute of a given type; ValueError naming the primitive and the key otherwise.
 bool attr_bool(const std::string& prim, const Attributes& a, const char* key);
 int64_t attr_int(const std::string& prim, const Attributes& a, const char* key);

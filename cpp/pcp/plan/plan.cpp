@@ -115,7 +115,8 @@ std::string Plan::str() const {
 namespace {
 const bool registered = register_primitive("alias", [](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(
-      std::make_shared<AliasView>(attr_ints(n, a, "shape"), attr_ints(n, a, "strides"), attr_int(n, a, "offset")));
+      std::make_shared<AliasView>(attr_ints(n, a, "shape"), attr_ints(n, a, "strides"), attr_int(n, a, "offset"),
+                                  a.count("base_strides") ? attr_ints(n, a, "base_strides") : Strides{}));
 });
 
 // Whether a node has as many inputs as its primitive takes (and none left out where it needs

@@ -22,13 +22,17 @@ struct Node {
 
 // A view of a value with its own shape and strides, starting `offset` elements past the
 // value's own offset: how a plan refers to a tensor the traced code made from another without
-// an op (detach(), .data, a Python-side view of the same memory).
+// an op (detach(), .data, a Python-side view of the same memory). base_strides: the value's own
+// strides when traced, which say which of its elements the view reads (the StableHLO exporter
+// needs them; running the view does not).
 class AliasView : public Primitive {
  public:
-  AliasView(Shape shape, Strides strides, int64_t offset)
-      : shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {}
+  AliasView(Shape shape, Strides strides, int64_t offset, Strides base_strides)
+      : shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset), base_strides_(std::move(base_strides)) {}
   const char* name() const override { return "alias"; }
-  Attributes attributes() const override { return {{"shape", shape_}, {"strides", strides_}, {"offset", offset_}}; }
+  Attributes attributes() const override {
+    return {{"shape", shape_}, {"strides", strides_}, {"offset", offset_}, {"base_strides", base_strides_}};
+  }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override;
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override;
@@ -37,6 +41,7 @@ class AliasView : public Primitive {
   Shape shape_;
   Strides strides_;
   int64_t offset_;
+  Strides base_strides_;
 };
 
 struct Plan {

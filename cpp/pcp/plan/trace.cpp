@@ -12,6 +12,16 @@ thread_local Trace* g_active = nullptr;
 
 std::string shape_of(const Tensor& t) { return shape_str(t.shape()) + " " + dtype_name(t.dtype()); }
 
+// The first and last element of its storage that a (non-empty) view reaches.
+std::pair<int64_t, int64_t> memory_span(const Tensor& t) {
+  int64_t lo = t.offset(), hi = t.offset();
+  for (int i = 0; i < t.ndim(); ++i) {
+    const int64_t reach = (t.shape()[i] - 1) * t.strides()[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
+}
+
 void on_record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
   g_active->record(prim, in, out);
 }
@@ -41,6 +51,8 @@ void on_inplace_write(const Tensor& t, const char* what) {
 
 void on_storage_created(const Storage* s) { g_active->note_storage(s); }
 
+long on_held_refs(const Storage* s) { return g_active->held_refs(s); }
+
 void on_replayable_draw(const RandomDrawPtr& d) { g_active->note_draw(d); }
 
 }  // namespace
@@ -66,6 +78,7 @@ Trace::Trace(const std::vector<Tensor>& args) : plan_(std::make_shared<Plan>()) 
   h.random_draw = on_random_draw;
   h.inplace_write = on_inplace_write;
   h.storage_created = on_storage_created;
+  h.held_refs = on_held_refs;
   h.replayable_draw = on_replayable_draw;
 }
 
@@ -83,6 +96,15 @@ bool Trace::made_here(const Tensor& t) const { return made_.count(t.storage().ge
 void Trace::note_storage(const Storage* s) { made_.insert(s); }
 void Trace::note_draw(const RandomDrawPtr& d) { plan_->draws.push_back(d); }
 
+void Trace::hold(const std::shared_ptr<TensorImpl>& t) {
+  if (t && t->storage) ++held_[t->storage.get()];
+}
+
+long Trace::held_refs(const Storage* s) const {
+  auto it = held_.find(s);
+  return it == held_.end() ? 0 : it->second;
+}
+
 bool Trace::knows(const Tensor& t) const {
   return by_impl_.count(t.impl()) || by_storage_.count(t.storage().get());
 }
@@ -91,8 +113,9 @@ int Trace::add_value(const Tensor& t) {
   const int id = int(plan_->values.size());
   plan_->values.push_back(spec_of(t));
   tensors_.push_back(t);
+  hold(t.impl_ptr());
   by_impl_[t.impl()] = id;
-  by_storage_.emplace(t.storage().get(), id);
+  by_storage_[t.storage().get()].push_back(id);
   return id;
 }
 
@@ -100,23 +123,36 @@ int Trace::value_of(const Tensor& t) {
   if (!t.defined()) return -1;
   if (auto it = by_impl_.find(t.impl()); it != by_impl_.end()) return it->second;
   if (auto it = by_storage_.find(t.storage().get()); it != by_storage_.end()) {
-    const Tensor& base = tensors_[it->second];
+    // The view's base: a value with the same view (detach()), else one whose memory holds the
+    // view's (a multi-output op's outputs may share one buffer), else the first on the storage.
+    int base_id = it->second.front();
+    for (int id : it->second) {
+      const Tensor& v = tensors_[id];
+      if (v.shape() == t.shape() && v.strides() == t.strides() && v.offset() == t.offset()) {
+        by_impl_[t.impl()] = id;  // the same view under another handle
+        aliases_.push_back(t);    // kept alive: its address stays unique
+        hold(t.impl_ptr());
+        return id;
+      }
+      if (base_id == it->second.front() && memory_span(v).first <= memory_span(t).first &&
+          memory_span(t).second <= memory_span(v).second)
+        base_id = id;
+    }
+    const Tensor& base = tensors_[base_id];
     if (base.dtype() != t.dtype())
       fail<ValueError>("pcp.compile: a tensor ", shape_of(t), " reinterprets the memory of a traced ",
                        shape_of(base), "; a plan cannot replay that");
-    if (t.shape() == base.shape() && t.strides() == base.strides() && t.offset() == base.offset()) {
-      by_impl_[t.impl()] = it->second;  // the same view under another handle (detach())
-      aliases_.push_back(t);            // kept alive: its address stays unique
-      return it->second;
-    }
-    auto prim = std::make_shared<AliasView>(t.shape(), t.strides(), t.offset() - base.offset());
+    auto prim = std::make_shared<AliasView>(t.shape(), t.strides(), t.offset() - base.offset(), base.strides());
     const int id = add_value(t);
-    plan_->nodes.push_back({prim, {it->second}, {id}});
+    plan_->nodes.push_back({prim, {base_id}, {id}});
     return id;
   }
   const int id = add_value(t);  // read from outside: captured by reference
   plan_->captured.push_back({id, t});
   grads_.push_back({t, t.impl()->grad});
+  hold(t.impl_ptr());  // twice: in captured and in grads_
+  hold(t.impl_ptr());
+  hold(t.impl()->grad);
   return id;
 }
 

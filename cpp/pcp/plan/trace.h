@@ -35,22 +35,25 @@ class Trace {
   void record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
   bool knows(const Tensor& t) const;
   bool made_here(const Tensor& t) const;  // its memory was allocated during the trace
+  long held_refs(const Storage* s) const;  // references to s this trace holds
   void note_storage(const Storage* s);
   void note_draw(const RandomDrawPtr& d);
   void close();  // ends the trace without a plan (the function raised); finish() closes too
 
  private:
   int add_value(const Tensor& t);
+  void hold(const std::shared_ptr<TensorImpl>& t);  // counts a reference kept to t's storage
   int value_of(const Tensor& t);  // the value a tensor is: known, an alias of one, or captured
 
   std::shared_ptr<Plan> plan_;
   std::unordered_map<const TensorImpl*, int> by_impl_;
-  std::unordered_map<const Storage*, int> by_storage_;  // the first value seen on each storage
+  std::unordered_map<const Storage*, std::vector<int>> by_storage_;  // the values seen on each storage
   std::vector<Tensor> tensors_;  // value id -> the traced tensor (kept alive: addresses stay unique)
   std::vector<Tensor> aliases_;  // other handles found to be a value
   // Captured tensors and their .grad when captured (held: its address stays unique).
   std::vector<std::pair<Tensor, std::shared_ptr<TensorImpl>>> grads_;
   std::unordered_set<const Storage*> made_;  // storages allocated during the trace
+  std::unordered_map<const Storage*, long> held_;  // references the members above hold, per storage
   bool open_ = false;
 };
 

@@ -1,0 +1,168 @@
+"""pcp.export.stablehlo: a traced function written as StableHLO MLIR text, the IR that XLA and
+IREE compile.
+
+The function is traced as pcp.compile traces it (run once eagerly, every primitive recorded)
+and its plan is written as one function, @main, that is pure: the tensors the plan reads from
+outside (a model's parameters, an optimizer's state) are arguments after the traced ones, the
+host scalars its ops read (an optimizer's step count and learning rate) are 0-d float64
+arguments after those, and what the plan writes in place (parameters and state updated by an
+optimizer step) and the .grad it leaves are results after the function's own outputs.
+"""
+from .. import _core
+from .._compile import _signature, scalar_names, trace
+from . import _mlir
+from ._rules import REFUSED, RULES, ExportError
+
+__all__ = ["stablehlo", "Exported", "ExportError"]
+
+# Primitives whose outputs may share their input's memory: an in-place write to one changes the
+# others, which a pure function cannot express once they are read again.
+_VIEWS = {"reshape", "permute", "broadcast_to", "slice", "split", "alias"}
+
+
+class ExportedValue:
+    """An argument or result of the exported function: its name, role, shape and dtype.
+
+    role is "argument" (the traced function's tensor argument `index`, flattened: .tensor is the
+    example given), "captured" (a tensor the function reads from outside, e.g. a parameter:
+    .tensor is it), "scalar" (a host scalar:
+    .value is what it held when traced; index: its name, e.g. "adamw_step.lr") for arguments; "output" (the function's output `index`,
+    flattened), "updated" (the new value of captured tensor `index`, written in place by the
+    traced code) or "grad" (the .grad left on captured tensor `index`) for results."""
+
+    def __init__(self, name, role, index, shape, dtype, tensor=None, value=None):
+        self.name, self.role, self.index = name, role, index
+        self.shape, self.dtype, self.tensor, self.value = tuple(shape), dtype, tensor, value
+
+    def __repr__(self):
+        return f"<{self.name}: {self.role} {self.index}, {self.shape} {self.dtype}>"
+
+
+class Exported:
+    """A function exported as StableHLO: .text (the MLIR module), .arguments and .results
+    (ExportedValue each, in the order of @main's arguments and results), .ops (the plan's
+    primitives, in order)."""
+
+    def __init__(self, text, arguments, results, ops):
+        self.text, self.arguments, self.results, self.ops = text, arguments, results, ops
+
+    def save(self, path):
+        """Writes .text to path (conventionally a .mlir file)."""
+        with open(path, "w") as f:
+            f.write(self.text)
+
+    def __str__(self):
+        return self.text
+
+
+def stablehlo(fn, *args, **kwargs):
+    """Traces fn(*args, **kwargs) (running it once, as pcp.compile's first call does) and
+    writes the plan as StableHLO MLIR text.
+
+    Args:
+        fn: a function of tensors (nested in tuples, lists and dicts with Python values), as for
+            pcp.compile; a whole training step (forward, backward, clipping, optimizer step)
+            exports, its parameter and state updates becoming results.
+        *args, **kwargs: example arguments: the exported function takes tensors of their shapes
+            and dtypes.
+
+    Returns:
+        An Exported: .text is the module (one public function @main); .arguments and .results
+        say what each of @main's arguments and results is.
+
+    Raises:
+        ValueError (pcp.export.ExportError): a primitive that no exported function can hold as
+            PCP runs it (dropout: its random draws), a view of memory that is not dense, or a
+            tensor read again after another view of its memory was written in place; and the
+            trace's own errors (see pcp.compile).
+
+    Example:
+        >>> w = pcp.tensor([[1.0], [2.0]])
+        >>> exp = pcp.export.stablehlo(lambda x: (x @ w).tanh(), pcp.ones((3, 2)))
+        >>> [(a.role, a.shape) for a in exp.arguments]
+        [('argument', (3, 2)), ('captured', (2, 1))]
+        >>> "stablehlo.dot_general" in exp.text
+        True
+    """
+    if not callable(fn):
+        raise TypeError(f"export.stablehlo: expected a callable, got {type(fn).__name__}")
+    leaves, _, _ = _signature(args, kwargs)
+    _, plan, _, _ = trace(fn, leaves, args, kwargs)
+    return export_plan(plan, leaves)
+
+
+def export_plan(plan, examples=None):
+    """The StableHLO of a traced plan (a pcp.compile CacheEntry's .plan; examples: its tensor
+    arguments, for .arguments' .tensor); see stablehlo()."""
+    rec = _core.plan_record(plan)
+    specs = [(tuple(shape), dtype) for shape, dtype, _ in rec["values"]]
+    em = _mlir.Emitter()
+    env, arguments, params = {}, [], []
+
+    def argument(vid, role, index, shape, dtype, **extra):
+        v = _mlir.Value(f"%arg{len(params)}", shape, dtype)
+        params.append(v)
+        arguments.append(ExportedValue(v.name, role, index, shape, dtype, **extra))
+        if vid is not None:
+            env[vid] = v
+        return v
+
+    for i, vid in enumerate(rec["args"]):
+        argument(vid, "argument", i, *specs[vid], tensor=examples[i] if examples else None)
+    for i, (vid, t) in enumerate(rec["captured"]):
+        argument(vid, "captured", i, *specs[vid], tensor=t)
+    names, _ = scalar_names(rec)
+    scalars = [argument(None, "scalar", name, (), "float64", value=h.value) for name, h in zip(names, rec["scalars"])]
+
+    group = {}  # value -> the values sharing its memory (through view primitives)
+    stale = {}  # value -> the op whose in-place write left it out of date
+    for n in rec["nodes"]:
+        op = n["op"]
+        rule = RULES.get(op)
+        if rule is None:
+            why = REFUSED.get(op, "no StableHLO lowering is written for it")
+            raise ExportError(f"export.stablehlo: the plan holds '{op}': {why}")
+        ins = []
+        for vid in n["inputs"]:
+            if vid in stale:
+                raise ExportError(f"export.stablehlo: {op} reads a value whose memory {stale[vid]} wrote in place "
+                                  "through another view; a pure function cannot express that")
+            ins.append(env[vid] if vid >= 0 else None)
+        out = rule(em, ins, n["attrs"], [specs[o] for o in n["outputs"]], [scalars[k] for k in n["scalars"]])
+        outs, writes = out if isinstance(out, tuple) else (out, {})
+        for vid, v in zip(n["outputs"], outs):
+            _check(op, v, specs[vid])
+            env[vid] = v
+            group[vid] = group.setdefault(n["inputs"][0], {n["inputs"][0]}) if op in _VIEWS else set()
+            group[vid].add(vid)
+        for i, v in writes.items():
+            vid = n["inputs"][i]
+            _check(op, v, specs[vid])
+            env[vid] = v
+            for other in group.setdefault(vid, {vid}) - {vid}:
+                stale[other] = op
+
+    results, values = [], []
+
+    def result(vid, role, index):
+        if vid in stale:
+            raise ExportError(f"export.stablehlo: {role} {index} is a value {stale[vid]} wrote in place through "
+                              "another view; a pure function cannot express that")
+        values.append(env[vid])
+        results.append(ExportedValue(f"result {len(results)}", role, index, *specs[vid]))
+
+    for i, vid in enumerate(rec["outputs"]):
+        result(vid, "output", i)
+    for i, (vid, _) in enumerate(rec["captured"]):
+        if env[vid] is not params[len(rec["args"]) + i]:
+            result(vid, "updated", i)
+    for k, vid in rec["grads"]:
+        if vid >= 0:
+            result(vid, "grad", k)
+    return Exported(_mlir.module("pcp_plan", params, values, em.lines), arguments, results,
+                    [n["op"] for n in rec["nodes"]])
+
+
+def _check(op, v, spec):
+    if (v.shape, v.dtype) != spec:
+        raise AssertionError(f"export.stablehlo: the {op} rule made {v.shape} {v.dtype}, the plan has {spec}")
