@@ -354,6 +354,15 @@ register(
 
 
 register(
+    # Any tensor (zero-size, any dtype, a view) exports or raises; a non-tensor is a Python value.
+    Op("pcp.export.stablehlo", lambda a, kw: ("", f"pcp.export.stablehlo(lambda x: x * x + 1.0, {a[0]}).text"),
+       lambda x: R.Check(lambda r: isinstance(r, str) and "func.func public @main" in r, "an MLIR module")
+       if getattr(x, "pdt", None) in FLOAT_SET else R.Expect.ANY, None, grid_dtypes=_FLOAT,
+       names=("export", "stablehlo"), classes=TENSOR_CLASSES),
+)
+
+
+register(
     # A path to nothing, a folder, or not a path at all: an error, never a crash.
     Op("pcp.load_plan", lambda a, kw: ("", f"pcp.load_plan({a[0]})"), lambda x: R.Expect.ERROR, None,
        classes=TENSOR_CLASSES + LITERAL_CLASSES, grid_dtypes=_FLOAT, names=(), errors=(OSError,)),
