@@ -92,6 +92,9 @@ def main():
           f"the passes (constants, common subexpressions, dead code), {entry.plan.num_captured} "
           f"captured tensors; losses: max relative difference {np.max(np.abs(lc - le) / np.abs(le)):.2e} "
           f"(last: eager {le[-1]:.4f}, compiled {lc[-1]:.4f})")
+    mem = entry.plan.memory()
+    print(f"memory plan: peak {mem['peak_bytes'] / 2**20:.1f} MiB of values alive at once (node {mem['peak_node']}), "
+          f"{mem['allocated_bytes'] / 2**20:.1f} MiB made over {mem['allocations']} values per step")
 
     # Small ops: 16 elementwise ops on 64 floats, per op.
     x = pcp.tensor(np.linspace(-1, 1, 64, dtype=np.float32), device=pdev)

@@ -418,3 +418,33 @@ def test_every_elementwise_op_replays_on_new_values(device):
         f(pcp.tensor(rnd(5, seed=1), device=device))  # traced
         x = pcp.tensor(np.abs(rnd(5, seed=2)) + 0.1, device=device)
         np.testing.assert_allclose(f(x).numpy(), op(x).numpy(), rtol=1e-6, err_msg=name)
+
+
+def test_the_plan_reports_its_peak_memory_and_runs_within_it(device):
+    dev = "cpu" if device == "cpu" else "gpu"
+
+    def measured_peak(f, *args):
+        pcp.synchronize()
+        pcp.reset_peak_memory_stats(dev)
+        base = pcp.memory_stats(dev)["active_bytes"]
+        f(*args)
+        pcp.synchronize()
+        return pcp.memory_stats(dev)["peak_bytes"] - base
+
+    # A chain of four 1 MiB values: each is freed after its last reader, so two are alive at once.
+    f = pcp.compile(lambda x: (((x * 2.0) + 1.0).exp() * x).sum())
+    x = pcp.ones(1 << 18, device=device)
+    f(x)
+    mem = f.cache_info()[0].plan.memory()
+    assert mem["peak_bytes"] == 2 << 20 and mem["allocated_bytes"] == (4 << 20) + 4
+    assert measured_peak(f, x) == mem["peak_bytes"]
+    # A GPT training step: the allocator serves the planned peak (plus kernels' scratch).
+    model, cfg = _gpt(device)
+    opt = pcp.optim.AdamW(model.parameters(), lr=1e-3)
+    step = pcp.compile(_training_step(model, opt))
+    batch = _batch(cfg, 0)
+    step(*batch)
+    step(*batch)
+    mem = step.cache_info()[0].plan.memory()
+    assert mem["allocated_bytes"] > 2 * mem["peak_bytes"]  # memory is reused
+    assert mem["peak_bytes"] <= measured_peak(step, *batch) <= 1.1 * mem["peak_bytes"]

@@ -3,6 +3,7 @@
 
 #include "convert.h"
 #include "pcp/ops/optim.h"
+#include "pcp/plan/memory.h"
 #include "pcp/plan/trace.h"
 
 namespace pcp::bindings {
@@ -19,6 +20,13 @@ void bind_plan(py::module_& m) {
       .def_property_readonly("num_nodes", [](const plan::Plan& p) { return p.nodes.size(); })
       .def_property_readonly("traced_nodes", [](const plan::Plan& p) { return p.traced_nodes; },
                              "Nodes as traced, before constant folding and dead-code elimination")
+      .def("memory", [](const plan::Plan& p) {
+             const plan::MemoryPlan m = plan::plan_memory(p);
+             return py::dict(py::arg("peak_bytes") = m.peak_bytes, py::arg("peak_node") = m.peak_node,
+                             py::arg("allocated_bytes") = m.allocated_bytes, py::arg("allocations") = m.allocations);
+           }, "Buffer planning by liveness: the most bytes of values the run holds at once (peak_bytes, "
+              "reached at node peak_node), against the bytes of every value it makes (allocated_bytes, over "
+              "allocations values); views and the caller's tensors are not counted")
       .def_property_readonly("num_captured", [](const plan::Plan& p) { return p.captured.size(); })
       .def_property_readonly("ops", [](const plan::Plan& p) {
         std::vector<std::string> names;

@@ -140,6 +140,10 @@ class Plan:
         """
         Infers every node's outputs again (no kernel runs) and compares them with the recorded ones
         """
+    def memory(self) -> dict[typing.Any, typing.Any]:
+        """
+        Buffer planning by liveness: the most bytes of values the run holds at once (peak_bytes, reached at node peak_node), against the bytes of every value it makes (allocated_bytes, over allocations values); views and the caller's tensors are not counted
+        """
     @property
     def num_captured(self) -> int:
         ...

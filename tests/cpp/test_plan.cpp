@@ -12,6 +12,7 @@
 #include "pcp/core/random.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/optim.h"
+#include "pcp/plan/memory.h"
 #include "pcp/plan/trace.h"
 #include "test_util.h"
 
@@ -177,4 +178,23 @@ TEST(PlanPasses, CommonSubexpressionsMergeButNotAcrossWrites) {
   // w was clipped to norm 0.5 by the trace; the replay's clip leaves it (nearly) so.
   EXPECT_NEAR(values(out[1])[2], 0.5 / std::sqrt(3.0), 1e-5);
   EXPECT_NEAR(values(out[2])[2], values(out[1])[2], 1e-6);
+}
+
+TEST(PlanMemory, ValuesAliveAtOnceViewsSharingTheirInputs) {
+  Tensor x0 = Tensor::empty({256, 4}, DType::Float32);
+  std::shared_ptr<plan::Plan> p;
+  {
+    plan::Trace trace({x0});
+    Tensor a = exp(x0);                     // 4 KiB
+    Tensor v = reshape(permute(a, {1, 0}), {1024});  // views of a: no bytes
+    Tensor b = add(v, scalar(1.0));         // 4 KiB, a still read below
+    Tensor c = mul(b, reshape(a, {1024}));  // 4 KiB: a, b and c alive; then a and b freed
+    Tensor d = sqrt(c);                     // 4 KiB: c and d
+    p = trace.finish({sum(d)});
+  }
+  const plan::MemoryPlan m = plan::plan_memory(*p);
+  EXPECT_EQ(m.peak_bytes, 3 * 4096);
+  EXPECT_EQ(m.allocated_bytes, 4 * 4096 + 4);  // and the 0-d sum
+  EXPECT_EQ(m.allocations, 5);
+  EXPECT_EQ(p->nodes[size_t(m.peak_node)].prim->name(), std::string("mul"));
 }

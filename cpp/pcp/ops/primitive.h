@@ -82,6 +82,9 @@ class Primitive {
   // Whether forward() writes into its inputs (an optimizer step): a plan keeps such a node and
   // its order even when nothing reads its outputs.
   virtual bool writes_inputs() const { return false; }
+  // Whether its outputs are views of its first input's memory (reshape, slice, ...): a plan's
+  // memory planning (plan/memory.h) counts no new bytes for them.
+  virtual bool output_views_input() const { return false; }
   // Whether forward() uses random numbers (a dropout mask): a plan never folds it into a constant.
   virtual bool draws_random() const { return false; }
   // Whether input i may stay on the host while the others are on a GPU (a gather's indices,

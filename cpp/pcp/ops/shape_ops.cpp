@@ -53,6 +53,7 @@ class Reshape : public Primitive {
  public:
   explicit Reshape(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "reshape"; }
+  bool output_views_input() const override { return true; }  // (copies when it must)
   Attributes attributes() const override { return {{"shape", shape_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
@@ -80,6 +81,7 @@ class Permute : public Primitive {
  public:
   explicit Permute(std::vector<int> perm) : perm_(std::move(perm)) {}
   const char* name() const override { return "permute"; }
+  bool output_views_input() const override { return true; }
   Attributes attributes() const override { return {{"perm", std::vector<int64_t>(perm_.begin(), perm_.end())}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
@@ -110,6 +112,7 @@ class BroadcastTo : public Primitive {
  public:
   explicit BroadcastTo(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "broadcast_to"; }
+  bool output_views_input() const override { return true; }
   Attributes attributes() const override { return {{"shape", shape_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
@@ -136,6 +139,7 @@ class Slice : public Primitive {
  public:
   Slice(int axis, int64_t start, int64_t len, int64_t step) : axis_(axis), start_(start), len_(len), step_(step) {}
   const char* name() const override { return "slice"; }
+  bool output_views_input() const override { return true; }
   Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"start", start_}, {"len", len_}, {"step", step_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
@@ -248,6 +252,7 @@ class Split : public Primitive {
  public:
   Split(int axis, std::vector<int64_t> lengths) : axis_(axis), lengths_(std::move(lengths)) {}
   const char* name() const override { return "split"; }
+  bool output_views_input() const override { return true; }
   Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"lengths", lengths_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }

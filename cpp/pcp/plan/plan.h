@@ -30,6 +30,7 @@ class AliasView : public Primitive {
   AliasView(Shape shape, Strides strides, int64_t offset, Strides base_strides)
       : shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset), base_strides_(std::move(base_strides)) {}
   const char* name() const override { return "alias"; }
+  bool output_views_input() const override { return true; }
   Attributes attributes() const override {
     return {{"shape", shape_}, {"strides", strides_}, {"offset", offset_}, {"base_strides", base_strides_}};
   }
