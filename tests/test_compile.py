@@ -448,3 +448,26 @@ def test_the_plan_reports_its_peak_memory_and_runs_within_it(device):
     mem = step.cache_info()[0].plan.memory()
     assert mem["allocated_bytes"] > 2 * mem["peak_bytes"]  # memory is reused
     assert mem["peak_bytes"] <= measured_peak(step, *batch) <= 1.1 * mem["peak_bytes"]
+
+
+def test_tracing_holds_no_more_memory_than_the_eager_step(device):
+    """The trace keeps no value alive that the eager code would free (only what may fold into
+    a constant), so the first, traced call fits wherever an eager step fits."""
+    dev = "cpu" if device == "cpu" else "gpu"
+
+    def peak(f, *args):
+        pcp.synchronize()
+        pcp.reset_peak_memory_stats(dev)
+        base = pcp.memory_stats(dev)["active_bytes"]
+        f(*args)
+        pcp.synchronize()
+        return pcp.memory_stats(dev)["peak_bytes"] - base
+
+    model, cfg = _gpt(device)
+    opt = pcp.optim.AdamW(model.parameters(), lr=1e-3)
+    step = _training_step(model, opt)
+    batch = _batch(cfg, 0)
+    step(*batch)  # the optimizer's state exists
+    eager = peak(step, *batch)
+    traced = peak(pcp.compile(step), *batch)
+    assert traced <= 1.05 * eager, (traced, eager)

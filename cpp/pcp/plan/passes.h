@@ -9,7 +9,7 @@ namespace pcp::plan {
 
 // Nodes whose inputs are all constants (captured tensors the traced code made and no step writes,
 // and values folded before) become captured constants themselves: their outputs as traced,
-// `traced[id]` for each value id. Nodes that write their inputs or draw random numbers stay.
+// `traced[id]` (defined for every value such a node makes). Nodes that write their inputs or draw random numbers stay.
 // Returns how many nodes were folded.
 int fold_constants(Plan& plan, const std::vector<Tensor>& traced, const std::vector<bool>& constant);
 

@@ -12,16 +12,6 @@ thread_local Trace* g_active = nullptr;
 
 std::string shape_of(const Tensor& t) { return shape_str(t.shape()) + " " + dtype_name(t.dtype()); }
 
-// The first and last element of its storage that a (non-empty) view reaches.
-std::pair<int64_t, int64_t> memory_span(const Tensor& t) {
-  int64_t lo = t.offset(), hi = t.offset();
-  for (int i = 0; i < t.ndim(); ++i) {
-    const int64_t reach = (t.shape()[i] - 1) * t.strides()[i];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  return {lo, hi};
-}
-
 void on_record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
   g_active->record(prim, in, out);
 }
@@ -63,10 +53,10 @@ Trace::Trace(const std::vector<Tensor>& args) : plan_(std::make_shared<Plan>()) 
   if (g_active) fail<RuntimeError>("pcp.compile: a trace is already open on this thread");
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].defined()) fail<ValueError>("pcp.compile: argument ", i, " is an undefined tensor");
-    if (by_impl_.count(args[i].impl())) {  // the same tensor passed twice: one value
-      plan_->args.push_back(by_impl_[args[i].impl()]);
+    if (const int id = impl_value(args[i]); id >= 0) {  // the same tensor passed twice: one value
+      plan_->args.push_back(id);
     } else {
-      plan_->args.push_back(add_value(args[i]));
+      plan_->args.push_back(add_value(args[i], false));
     }
     plan_->arg_strides.push_back(args[i].strides());
   }
@@ -106,53 +96,82 @@ long Trace::held_refs(const Storage* s) const {
 }
 
 bool Trace::knows(const Tensor& t) const {
-  return by_impl_.count(t.impl()) || by_storage_.count(t.storage().get());
+  Trace& self = const_cast<Trace&>(*this);  // forgets dead entries as it looks
+  return self.impl_value(t) >= 0 || self.storage_values(t) != nullptr;
 }
 
-int Trace::add_value(const Tensor& t) {
+int Trace::impl_value(const Tensor& t) {
+  auto it = by_impl_.find(t.impl());
+  if (it == by_impl_.end()) return -1;
+  if (it->second.second.expired()) {  // that tensor is gone; t is another at its address
+    by_impl_.erase(it);
+    return -1;
+  }
+  return it->second.first;
+}
+
+const std::vector<int>* Trace::storage_values(const Tensor& t) {
+  auto it = by_storage_.find(t.storage().get());
+  if (it == by_storage_.end()) return nullptr;
+  if (it->second.first.expired()) {
+    by_storage_.erase(it);
+    return nullptr;
+  }
+  return &it->second.second;
+}
+
+int Trace::add_value(const Tensor& t, bool foldable) {
   const int id = int(plan_->values.size());
   plan_->values.push_back(spec_of(t));
-  tensors_.push_back(t);
-  hold(t.impl_ptr());
-  by_impl_[t.impl()] = id;
-  by_storage_[t.storage().get()].push_back(id);
+  seen_.push_back({t.shape(), t.strides(), t.offset(), t.dtype()});
+  foldable_.push_back(foldable ? t : Tensor());
+  if (foldable) hold(t.impl_ptr());
+  by_impl_[t.impl()] = {id, t.impl_ptr()};
+  auto& on_storage = by_storage_[t.storage().get()];
+  if (on_storage.first.expired()) on_storage = {t.storage(), {}};
+  on_storage.second.push_back(id);
   return id;
 }
 
 int Trace::value_of(const Tensor& t) {
   if (!t.defined()) return -1;
-  if (auto it = by_impl_.find(t.impl()); it != by_impl_.end()) return it->second;
-  if (auto it = by_storage_.find(t.storage().get()); it != by_storage_.end()) {
+  if (const int id = impl_value(t); id >= 0) return id;
+  if (const std::vector<int>* ids = storage_values(t)) {
     // The view's base: a value with the same view (detach()), else one whose memory holds the
     // view's (a multi-output op's outputs may share one buffer), else the first on the storage.
-    int base_id = it->second.front();
-    for (int id : it->second) {
-      const Tensor& v = tensors_[id];
-      if (v.shape() == t.shape() && v.strides() == t.strides() && v.offset() == t.offset()) {
-        by_impl_[t.impl()] = id;  // the same view under another handle
-        aliases_.push_back(t);    // kept alive: its address stays unique
-        hold(t.impl_ptr());
+    const auto span = [](const Seen& v) {
+      int64_t lo = v.offset, hi = v.offset;
+      for (size_t i = 0; i < v.shape.size(); ++i) {
+        const int64_t reach = (v.shape[i] - 1) * v.strides[i];
+        (reach < 0 ? lo : hi) += reach;
+      }
+      return std::make_pair(lo, hi);
+    };
+    const Seen view{t.shape(), t.strides(), t.offset(), t.dtype()};
+    int base_id = ids->front();
+    for (int id : *ids) {
+      const Seen& v = seen_[size_t(id)];
+      if (v.shape == view.shape && v.strides == view.strides && v.offset == view.offset) {
+        by_impl_[t.impl()] = {id, t.impl_ptr()};  // the same view under another handle
         return id;
       }
-      if (base_id == it->second.front() && memory_span(v).first <= memory_span(t).first &&
-          memory_span(t).second <= memory_span(v).second)
+      if (base_id == ids->front() && span(v).first <= span(view).first && span(view).second <= span(v).second)
         base_id = id;
     }
-    const Tensor& base = tensors_[base_id];
-    if (base.dtype() != t.dtype())
+    const Seen& base = seen_[size_t(base_id)];
+    if (base.dtype != t.dtype())
       fail<ValueError>("pcp.compile: a tensor ", shape_of(t), " reinterprets the memory of a traced ",
-                       shape_of(base), "; a plan cannot replay that");
-    auto prim = std::make_shared<AliasView>(t.shape(), t.strides(), t.offset() - base.offset(), base.strides());
-    const int id = add_value(t);
+                       shape_str(base.shape), " ", dtype_name(base.dtype), "; a plan cannot replay that");
+    auto prim = std::make_shared<AliasView>(t.shape(), t.strides(), t.offset() - base.offset, base.strides);
+    const int id = add_value(t, foldable_[size_t(base_id)].defined());
     plan_->nodes.push_back({prim, {base_id}, {id}});
     return id;
   }
-  const int id = add_value(t);  // read from outside: captured by reference
+  const int id = add_value(t, made_here(t));  // read from outside: captured by reference
   plan_->captured.push_back({id, t});
-  grads_.push_back({t, t.impl()->grad});
-  hold(t.impl_ptr());  // twice: in captured and in grads_
+  grads_.push_back({t, t.impl()->grad, t.impl()->grad != nullptr});
+  hold(t.impl_ptr());  // in captured and in grads_
   hold(t.impl_ptr());
-  hold(t.impl()->grad);
   return id;
 }
 
@@ -160,7 +179,10 @@ void Trace::record(const std::shared_ptr<Primitive>& prim, const std::vector<Ten
                    const std::vector<Tensor>& out) {
   Node n{prim, {}, {}};
   for (const Tensor& t : in) n.inputs.push_back(value_of(t));
-  for (const Tensor& t : out) n.outputs.push_back(t.defined() ? add_value(t) : -1);
+  // Outputs that fold_constants may turn into constants (its rule, seen before any write).
+  bool foldable = !prim->writes_inputs() && !prim->draws_random();
+  for (int id : n.inputs) foldable = foldable && (id < 0 || foldable_[size_t(id)].defined());
+  for (const Tensor& t : out) n.outputs.push_back(t.defined() ? add_value(t, foldable) : -1);
   for (int id : n.outputs)
     if (id < 0) fail<RuntimeError>("pcp.compile: ", prim->name(), " produced an undefined output");
   plan_->nodes.push_back(std::move(n));
@@ -174,10 +196,11 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
   }
   // .grad left on captured tensors becomes an effect of the plan. Gradients accumulated into a
   // .grad the tensor had before would add that old tensor on every replay: refused.
-  for (const auto& [t, before] : grads_) {
+  for (const auto& [t, was, had_grad] : grads_) {
+    const std::shared_ptr<TensorImpl> before = was.lock();  // null if gone: then not the .grad now
     const TensorImpl* now = t.impl()->grad.get();
-    if (now == before.get()) continue;
-    if (before && by_impl_.count(before.get()))
+    if (had_grad ? before && now == before.get() : !now) continue;  // unchanged
+    if (before && impl_value(Tensor(before)) >= 0)
       fail<ValueError>("pcp.compile: backward() inside the compiled function added to the .grad a tensor ",
                        shape_of(t), " had before the call; a replay would add that old gradient again: call "
                        "optimizer.zero_grad() (or set .grad = None) inside the compiled function");
@@ -187,7 +210,7 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
   plan_->traced_nodes = int(plan_->nodes.size());
   std::vector<bool> constant(plan_->values.size(), false);  // what the code made itself and no step writes
   for (const auto& [id, t] : plan_->captured) constant[id] = made_here(t);
-  fold_constants(*plan_, tensors_, constant);
+  fold_constants(*plan_, foldable_, constant);
   eliminate_common_subexpressions(*plan_);
   eliminate_dead_code(*plan_);
   plan_->plan_releases();

@@ -41,17 +41,35 @@ class Trace {
   void close();  // ends the trace without a plan (the function raised); finish() closes too
 
  private:
-  int add_value(const Tensor& t);
+  int add_value(const Tensor& t, bool foldable);
+  int impl_value(const Tensor& t);  // the value t's TensorImpl is, or -1
+  const std::vector<int>* storage_values(const Tensor& t);  // the values on t's storage, or null
   void hold(const std::shared_ptr<TensorImpl>& t);  // counts a reference kept to t's storage
   int value_of(const Tensor& t);  // the value a tensor is: known, an alias of one, or captured
 
   std::shared_ptr<Plan> plan_;
-  std::unordered_map<const TensorImpl*, int> by_impl_;
-  std::unordered_map<const Storage*, std::vector<int>> by_storage_;  // the values seen on each storage
-  std::vector<Tensor> tensors_;  // value id -> the traced tensor (kept alive: addresses stay unique)
-  std::vector<Tensor> aliases_;  // other handles found to be a value
-  // Captured tensors and their .grad when captured (held: its address stays unique).
-  std::vector<std::pair<Tensor, std::shared_ptr<TensorImpl>>> grads_;
+  // What the trace knows of each value's tensor, without keeping it alive (a trace holds no more
+  // memory than the eager run it watches): tensors and storages by address, each with a weak
+  // reference that says whether the address still means that object.
+  struct Seen {
+    Shape shape;
+    Strides strides;
+    int64_t offset;
+    DType dtype;
+  };
+  std::vector<Seen> seen_;  // value id ->
+  std::unordered_map<const TensorImpl*, std::pair<int, std::weak_ptr<TensorImpl>>> by_impl_;
+  std::unordered_map<const Storage*, std::pair<std::weak_ptr<Storage>, std::vector<int>>> by_storage_;
+  // Values that may fold into constants (computed from constants the code made): kept, since
+  // fold_constants captures their traced values; undefined for the others.
+  std::vector<Tensor> foldable_;
+  // Captured tensors and their .grad when captured (not kept alive: zero_grad() frees it).
+  struct GradBefore {
+    Tensor tensor;
+    std::weak_ptr<TensorImpl> grad;
+    bool had_grad;
+  };
+  std::vector<GradBefore> grads_;
   std::unordered_set<const Storage*> made_;  // storages allocated during the trace
   std::unordered_map<const Storage*, long> held_;  // references the members above hold, per storage
   bool open_ = false;
