@@ -431,12 +431,12 @@ def test_the_plan_reports_its_peak_memory_and_runs_within_it(device):
         pcp.synchronize()
         return pcp.memory_stats(dev)["peak_bytes"] - base
 
-    # A chain of four 1 MiB values: each is freed after its last reader, so two are alive at once.
-    f = pcp.compile(lambda x: (((x * 2.0) + 1.0).exp() * x).sum())
-    x = pcp.ones(1 << 18, device=device)
+    # A chain of three 1 MiB values: each is freed after its last reader, so two are alive at once.
+    f = pcp.compile(lambda x: pcp.softmax(pcp.softmax(pcp.softmax(x, -1), -1), -1).sum())
+    x = pcp.ones((256, 1024), device=device)
     f(x)
     mem = f.cache_info()[0].plan.memory()
-    assert mem["peak_bytes"] == 2 << 20 and mem["allocated_bytes"] == (4 << 20) + 4
+    assert mem["peak_bytes"] == 2 << 20 and mem["allocated_bytes"] == (3 << 20) + 4
     assert measured_peak(f, x) == mem["peak_bytes"]
     # A GPT training step: the allocator serves the planned peak (plus kernels' scratch).
     model, cfg = _gpt(device)
@@ -471,3 +471,51 @@ def test_tracing_holds_no_more_memory_than_the_eager_step(device):
     eager = peak(step, *batch)
     traced = peak(pcp.compile(step), *batch)
     assert traced <= 1.05 * eager, (traced, eager)
+
+
+def test_elementwise_chains_fuse_into_one_node_each_on_the_cpu(device):
+    w = pcp.tensor(rnd(6, 3, seed=3), device=device)
+
+    def f(x, b, c, t):
+        h = (x * 2.0 + b).tanh() * c - (x * 0.5).exp().sqrt()  # row and column broadcasts, a scalar
+        mid = (x + 1.0) * x                                    # read by a matmul too: a fused output
+        return h, (x + b).sigmoid(), mid @ w, pcp.gelu(mid * 3.0), (t.T * 2.0).square() - 1.0, h[:0] * 2.0
+
+    def args(seed):
+        return (pcp.tensor(rnd(5, 6, seed=seed), device=device), pcp.tensor(rnd(6, seed=seed + 1), device=device),
+                pcp.tensor(rnd(5, 1, seed=seed + 2), device=device), pcp.tensor(rnd(6, 5, seed=seed + 3), device=device))
+
+    cf = pcp.compile(f)
+    cf(*args(0))
+    for got, want in zip(cf(*args(10)), f(*args(10))):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
+    plan = cf.cache_info()[0].plan
+    fused = plan.ops.count("fused_elementwise")
+    if device == "cpu":
+        assert fused >= 4 and plan.num_nodes <= plan.traced_nodes - 10, plan
+    else:
+        assert fused == 0  # GPU plans keep their ops (no fused GPU kernel yet)
+
+
+def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
+    import json
+    from pcp.serialization import load_safetensors, save_safetensors
+    f = pcp.compile(lambda x: ((x * 2.0 + 1.0).tanh() * x).sum())
+    f(pcp.ones(8, device="cpu"))  # fused on the CPU
+    path = str(tmp_path / "p.pcpplan")
+    f.save(path)
+    x = pcp.tensor(rnd(8, seed=4), device="cpu")
+    np.testing.assert_allclose(pcp.load_plan(path)(x).numpy(), ((x * 2.0 + 1.0).tanh() * x).sum().numpy(), rtol=1e-6)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    node = next(n for n in graph["nodes"] if n["op"] == "fused_elementwise")
+    for key, bad, message in (("code", [1, 2, 0, 99], "reads a register not yet written"),
+                              ("code", [0, 17, 0, 0], "an op it cannot run"),
+                              ("outputs", [0], "outputs a register it does not write"),
+                              ("code", [1, 2], "4 per instruction")):
+        saved = node["attrs"][key]
+        node["attrs"][key] = bad
+        save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+        with pytest.raises(ValueError, match=message):
+            pcp.load_plan(path)
+        node["attrs"][key] = saved

@@ -386,7 +386,7 @@ def load_plan(path):
         for i, vid in enumerate(graph["captured"]):
             t = tensors[f"captured.{i}"]
             device = values[vid][2]
-            captured.append((vid, t if device == "cpu" else t.to(device)))
+            captured.append((vid, t if str(t.device) == device else t.to(device)))  # loads on the default device
         scalars = {s["name"]: _core.HostScalar(float(s["value"])) for s in graph["scalars"]}
         advance = {s["name"]: s["advance"] for s in graph["scalars"]}
         rec = dict(graph, captured=captured, scalars=[scalars[s["name"]] for s in graph["scalars"]])

@@ -10,6 +10,7 @@
 #include "pcp/autograd/engine.h"
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
+#include "pcp/ops/fused.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/optim.h"
 #include "pcp/plan/memory.h"
@@ -114,7 +115,7 @@ TEST(PlanPasses, FoldConstantsDropDeadNodesKeepRandomOnes) {
   }
   std::vector<std::string> ops;
   for (const plan::Node& n : p->nodes) ops.push_back(n.prim->name());
-  EXPECT_EQ(ops, (std::vector<std::string>{"dropout", "mul", "add"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"dropout", "fused_elementwise"}));  // mul and add, fused
   EXPECT_EQ(p->traced_nodes, 5);  // mul, exp, dropout, mul, add
   Generator::global().seed(7);
   const std::vector<double> a = values(p->run({x})[0]);
@@ -172,7 +173,8 @@ TEST(PlanPasses, CommonSubexpressionsMergeButNotAcrossWrites) {
   }
   std::vector<std::string> ops;
   for (const plan::Node& n : p->nodes) ops.push_back(n.prim->name());
-  EXPECT_EQ(ops, (std::vector<std::string>{"exp", "add", "mul", "clip_grad_norm", "mul"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"fused_elementwise", "mul", "clip_grad_norm", "mul"}));
+  EXPECT_EQ(dynamic_cast<const FusedElementwise&>(*p->nodes[0].prim).program().code.size(), 2u);  // one exp, add
   const std::vector<Tensor> out = p->run({make({3}, {0, 0, 1})});
   EXPECT_NEAR(values(out[0])[2], 2 * std::exp(1.0), 1e-5);
   // w was clipped to norm 0.5 by the trace; the replay's clip leaves it (nearly) so.
@@ -181,20 +183,42 @@ TEST(PlanPasses, CommonSubexpressionsMergeButNotAcrossWrites) {
 }
 
 TEST(PlanMemory, ValuesAliveAtOnceViewsSharingTheirInputs) {
-  Tensor x0 = Tensor::empty({256, 4}, DType::Float32);
+  Tensor x0 = Tensor::empty({256, 4}, DType::Float64);  // float64: not fused, each op its own value
   std::shared_ptr<plan::Plan> p;
   {
     plan::Trace trace({x0});
-    Tensor a = exp(x0);                     // 4 KiB
+    Tensor a = exp(x0);                              // 8 KiB
     Tensor v = reshape(permute(a, {1, 0}), {1024});  // views of a: no bytes
-    Tensor b = add(v, scalar(1.0));         // 4 KiB, a still read below
-    Tensor c = mul(b, reshape(a, {1024}));  // 4 KiB: a, b and c alive; then a and b freed
-    Tensor d = sqrt(c);                     // 4 KiB: c and d
+    Tensor b = add(v, scalar(1.0));                  // 8 KiB, a still read below
+    Tensor c = mul(b, reshape(a, {1024}));           // 8 KiB: a, b and c alive; then a and b freed
+    Tensor d = sqrt(c);                              // 8 KiB: c and d
     p = trace.finish({sum(d)});
   }
   const plan::MemoryPlan m = plan::plan_memory(*p);
-  EXPECT_EQ(m.peak_bytes, 3 * 4096);
-  EXPECT_EQ(m.allocated_bytes, 4 * 4096 + 4);  // and the 0-d sum
+  EXPECT_EQ(m.peak_bytes, 3 * 8192);
+  EXPECT_EQ(m.allocated_bytes, 4 * 8192 + 8);  // and the 0-d sum
   EXPECT_EQ(m.allocations, 5);
   EXPECT_EQ(p->nodes[size_t(m.peak_node)].prim->name(), std::string("mul"));
+}
+
+TEST(PlanPasses, ElementwiseChainsFuseIntoOneNodeThatComputesTheSame) {
+  const std::vector<double> xv = {0.5, -1, 2, 0.25, -0.75, 1.5};
+  Tensor x = make({2, 3}, xv), b = make({3}, {0.1, -0.2, 0.3}), w = make({3, 1}, {1, 2, 3});
+  const auto f = [&](const Tensor& in) {
+    Tensor h = tanh(add(mul(in, scalar(2.0)), b));  // a row broadcast and a scalar
+    return std::vector<Tensor>{sub(h, exp(in)), matmul(h, w)};  // h: read by a matmul too
+  };
+  std::shared_ptr<plan::Plan> p;
+  {
+    plan::Trace trace({x});
+    p = trace.finish(f(x));
+  }
+  std::vector<std::string> ops;
+  for (const plan::Node& n : p->nodes) ops.push_back(n.prim->name());
+  EXPECT_EQ(ops, (std::vector<std::string>{"fused_elementwise", "matmul"}));
+  EXPECT_EQ(p->nodes[0].outputs.size(), 2u);  // h and the difference
+  const Tensor x2 = make({2, 3}, {1, 0, -2, 0.5, 3, -1});
+  const std::vector<Tensor> got = p->run({x2}), want = f(x2);
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t j = 0; j < values(want[i]).size(); ++j) EXPECT_NEAR(values(got[i])[j], values(want[i])[j], 1e-6);
 }

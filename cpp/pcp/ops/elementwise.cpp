@@ -7,10 +7,10 @@
 #include "pcp/core/error.h"
 #include "pcp/ops/formula.h"
 #include "pcp/ops/ops.h"
+#include "pcp/ops/fused.h"
 #include "pcp/ops/primitive.h"
 
 namespace pcp {
-namespace {
 
 const char* unary_name(UnaryOp op) {
   static const char* names[] = {"neg",  "abs",     "exp",  "log",       "sqrt", "rsqrt",  "sin",
@@ -25,6 +25,8 @@ const char* binary_name(BinaryOp op) {
                                 "bitwise_and", "bitwise_or", "bitwise_xor"};
   return names[int(op)];
 }
+
+namespace {
 
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 bool is_bitwise(BinaryOp op) { return op >= BinaryOp::BitwiseAnd; }

@@ -56,8 +56,15 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& given) const {
 }
 
 void Plan::check() const {
+  std::vector<bool> ready(values.size(), false);  // made (or given) by this point of the run
+  for (int id : args) ready[size_t(id)] = true;
+  for (const auto& c : captured) ready[size_t(c.first)] = true;
   for (size_t k = 0; k < nodes.size(); ++k) {
     const Node& n = nodes[k];
+    for (int id : n.inputs)
+      if (id >= 0 && !ready[size_t(id)])
+        fail<ValueError>("plan: node ", k, " (", n.prim->name(), ") reads %", id, " before any node makes it");
+    for (int id : n.outputs) ready[size_t(id)] = true;
     std::vector<TensorSpec> in;
     for (int id : n.inputs) in.push_back(id < 0 ? TensorSpec{{}, DType::Float32, cpu_device(), false} : values[id]);
     if (in.empty() && !n.prim->writes_inputs())
@@ -72,6 +79,10 @@ void Plan::check() const {
       fail<ValueError>("plan: node ", k, " (", n.prim->name(), ") infers", got, " but the plan records", want);
     }
   }
+  for (int id : outputs)
+    if (!ready[size_t(id)]) fail<ValueError>("plan: returns %", id, ", which no node makes");
+  for (const auto& g : grads)
+    if (g.second >= 0 && !ready[size_t(g.second)]) fail<ValueError>("plan: sets a .grad to %", g.second, ", which no node makes");
 }
 
 void Plan::plan_releases() {
@@ -137,7 +148,7 @@ bool inputs_fit(const NodeRecord& n) {
     return std::find(it->second.begin(), it->second.end(), k) != it->second.end();
   if (n.op == "adam_step" || n.op == "adamw_step") return k % 4 == 0;
   if (n.op == "sgd_step") return k % 2 == 0 || k % 3 == 0;
-  if (n.op == "concatenate") return k >= 1;
+  if (n.op == "concatenate" || n.op == "fused_elementwise") return k >= 1;
   if (n.op == "clip_grad_norm") return true;
   static const std::vector<std::string> binary = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
                                                   "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt", "ge",

@@ -67,8 +67,9 @@ struct Plan {
   // Runs every node in order on `args`, whose specs must be the traced ones (ValueError naming
   // the argument otherwise), and returns the outputs. Values are freed after their last use.
   std::vector<Tensor> run(const std::vector<Tensor>& args) const;
-  // Infers every node's outputs again from its inputs' specs and compares them with the
-  // recorded ones (no kernel runs); RuntimeError naming the node otherwise.
+  // Checks that every node reads only values made before it (and the outputs are made), infers
+  // every node's outputs again from its inputs' specs and compares them with the recorded ones
+  // (no kernel runs); ValueError naming the node otherwise.
   void check() const;
   // Fills release_after from the nodes and outputs (after the graph changes).
   void plan_releases();

@@ -11,7 +11,7 @@ optimizer step) and the .grad it leaves are results after the function's own out
 from .. import _core
 from .._compile import _signature, scalar_names, trace
 from . import _mlir
-from ._rules import REFUSED, RULES, ExportError
+from ._rules import REFUSED, RULES, ExportError, fused_ops
 
 __all__ = ["stablehlo", "Exported", "ExportError"]
 
@@ -41,7 +41,7 @@ class ExportedValue:
 class Exported:
     """A function exported as StableHLO: .text (the MLIR module), .arguments and .results
     (ExportedValue each, in the order of @main's arguments and results), .ops (the plan's
-    primitives, in order)."""
+    primitives, in order, each fused node followed by the ops it runs)."""
 
     def __init__(self, text, arguments, results, ops):
         self.text, self.arguments, self.results, self.ops = text, arguments, results, ops
@@ -159,8 +159,10 @@ def export_plan(plan, examples=None):
     for k, vid in rec["grads"]:
         if vid >= 0:
             result(vid, "grad", k)
-    return Exported(_mlir.module("pcp_plan", params, values, em.lines), arguments, results,
-                    [n["op"] for n in rec["nodes"]])
+    ops = []
+    for n in rec["nodes"]:
+        ops += [n["op"]] + (fused_ops(n["attrs"]) if n["op"] == "fused_elementwise" else [])
+    return Exported(_mlir.module("pcp_plan", params, values, em.lines), arguments, results, ops)
 
 
 def _check(op, v, spec):

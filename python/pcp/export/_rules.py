@@ -376,6 +376,31 @@ def _dropout(em, ins, attrs, outs, scalars):
     return [ins[0]]
 
 
+# The op numbering of a fused program's instructions (cpp/pcp/core/op_kinds.h).
+UNARY_OPS = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
+             "gelu_tanh", "silu", "square", "sign", "erf", "logical_not", "bitwise_not"]
+BINARY_OPS = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "gelu_grad", "gelu_tanh_grad", "eq", "ne",
+              "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor"]
+
+
+def fused_ops(attrs):
+    """The op names of a fused_elementwise program, in order."""
+    code = attrs["code"]
+    return [(BINARY_OPS if code[i] else UNARY_OPS)[code[i + 1]] for i in range(0, len(code), 4)]
+
+
+def _fused(em, ins, attrs, outs, scalars):
+    """A fused_elementwise program, instruction by instruction (float32 registers)."""
+    regs, code, shape = list(ins), attrs["code"], attrs["shape"]
+    for i, op in zip(range(0, len(code), 4), fused_ops(attrs)):
+        a, b = regs[code[i + 2]], regs[code[i + 3]]
+        if code[i]:
+            regs.append(_binary(op)(em, [a, b], {"dtype": "float32", "shape": shape}, None, None)[0])
+        else:
+            regs.append(em.broadcast(_unary(op)(em, [a], {}, None, None)[0], shape))
+    return [regs[r] for r in attrs["outputs"]]
+
+
 # ---------------------------------------------------------------- optimizers (write their inputs)
 def _f32(em, x64):
     return em.convert(x64, "float32")
@@ -452,7 +477,7 @@ RULES = {
     "layer_norm": _layer_norm, "layer_norm_backward": _layer_norm_backward,
     "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward,
     "attention": _attention, "attention_backward": _attention_backward, "dropout": _dropout,
-    "adam_step": _adam(False), "adamw_step": _adam(True), "sgd_step": _sgd, "clip_grad_norm": _clip_grad_norm,
+    "fused_elementwise": _fused, "adam_step": _adam(False), "adamw_step": _adam(True), "sgd_step": _sgd, "clip_grad_norm": _clip_grad_norm,
 }
 for _op in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
             "gelu_tanh", "silu", "square", "sign", "erf", "logical_not", "bitwise_not"):

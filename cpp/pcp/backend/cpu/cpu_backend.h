@@ -4,6 +4,7 @@
 #include "pcp/backend/cpu/kernel_table.h"
 #include <vector>
 
+#include "pcp/core/fused_program.h"
 #include "pcp/core/tensor.h"
 
 namespace pcp::cpu {
@@ -13,6 +14,9 @@ namespace pcp::cpu {
 void unary(UnaryOp op, const Tensor& x, const Tensor& out);
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+// Runs a fused elementwise program (core/fused_program.h) on float32 inputs into contiguous
+// outputs, in cache-sized blocks.
+void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
 void cast_copy(const Tensor& src, const Tensor& dst);  // converts dtype; same dtype is a strided copy
 
 // Reduces contiguous x viewed as (O, R, I) along R into contiguous out (O, I).

@@ -93,6 +93,92 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
                  });
 }
 
+namespace {
+// dst[0..n) = x (broadcast to `shape` with element strides st) at the flat positions s .. s+n.
+void gather_block(const float* x, const Shape& shape, const Strides& st, int64_t s, int64_t n, float* dst) {
+  const int nd = int(shape.size());
+  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+  int64_t rem = s, off = 0;
+  for (int d = nd - 1; d >= 0; --d) {
+    idx[size_t(d)] = rem % shape[size_t(d)];
+    rem /= shape[size_t(d)];
+    off += idx[size_t(d)] * st[size_t(d)];
+  }
+  const int64_t inner = st[size_t(nd - 1)], len = shape[size_t(nd - 1)];
+  while (n > 0) {
+    const int64_t run = std::min(len - idx[size_t(nd - 1)], n);
+    for (int64_t i = 0; i < run; ++i) dst[i] = x[off + i * inner];
+    dst += run, n -= run;
+    off += run * inner;
+    idx[size_t(nd - 1)] += run;
+    for (int d = nd - 1; d > 0 && idx[size_t(d)] == shape[size_t(d)]; --d) {  // carry
+      off -= shape[size_t(d)] * st[size_t(d)];
+      idx[size_t(d)] = 0;
+      ++idx[size_t(d - 1)];
+      off += st[size_t(d - 1)];
+    }
+  }
+}
+}  // namespace
+
+void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  const auto& k = kernels();
+  const int64_t total = numel(p.shape);
+  if (total == 0) return;
+  constexpr int64_t kBlock = 1024;  // floats per register: the whole program's block stays in L1/L2
+  // How each input is read: in place (contiguous, or one value), else gathered per block.
+  struct Source {
+    const float* data;
+    Strides st;
+    int64_t step;  // elements per output element when read in place; -1: gather
+  };
+  std::vector<Source> src;
+  for (const Tensor& t : in) {
+    Strides st = broadcast_strides(t, p.shape);
+    int64_t step = -1;
+    if (t.numel() == 1) step = 0;
+    else if (t.shape() == p.shape && t.is_contiguous()) step = 1;
+    src.push_back({t.data<float>(), st, step});
+  }
+  const size_t regs = size_t(p.n_inputs) + p.code.size();
+  std::vector<int> out_of(regs, -1);  // register -> the output it is written to
+  for (size_t j = 0; j < p.outputs.size(); ++j) out_of[size_t(p.outputs[j])] = int(j);
+  const int64_t grain = std::max<int64_t>(kBlock, kGrain / int64_t(p.code.size()));
+  parallel_for(total, grain, [&](int64_t begin, int64_t end) {
+    std::vector<float> scratch(regs * size_t(kBlock));
+    std::vector<const float*> ptr(regs);
+    std::vector<int64_t> stride(regs, 1);
+    for (int64_t s = begin; s < end; s += kBlock) {
+      const int64_t n = std::min(kBlock, end - s);
+      for (int i = 0; i < p.n_inputs; ++i) {
+        const Source& x = src[size_t(i)];
+        if (x.step >= 0) {
+          ptr[size_t(i)] = x.data + (x.step ? s : 0);
+          stride[size_t(i)] = x.step;
+        } else {
+          float* dst = scratch.data() + size_t(i) * kBlock;
+          gather_block(x.data, p.shape, x.st, s, n, dst);
+          ptr[size_t(i)] = dst;
+          stride[size_t(i)] = 1;
+        }
+      }
+      for (size_t c = 0; c < p.code.size(); ++c) {
+        const FusedProgram::Instr& ins = p.code[c];
+        const size_t r = size_t(p.n_inputs) + c;
+        float* dst = out_of[r] >= 0 ? out[size_t(out_of[r])].data<float>() + s : scratch.data() + r * kBlock;
+        const char* a = reinterpret_cast<const char*>(ptr[size_t(ins.a)]);
+        if (ins.binary)
+          k.binary(BinaryOp(ins.op), DType::Float32, n, reinterpret_cast<char*>(dst), 1, a, stride[size_t(ins.a)],
+                   reinterpret_cast<const char*>(ptr[size_t(ins.b)]), stride[size_t(ins.b)]);
+        else
+          k.unary(UnaryOp(ins.op), DType::Float32, n, reinterpret_cast<char*>(dst), 1, a, stride[size_t(ins.a)]);
+        ptr[r] = dst;
+        stride[r] = 1;
+      }
+    }
+  });
+}
+
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
   const auto& k = kernels();
   char *o = ptr(out), *pc = ptr(cond), *pa = ptr(a), *pb = ptr(b);

@@ -1,0 +1,72 @@
+#include "pcp/ops/fused.h"
+
+#include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/core/error.h"
+
+namespace pcp {
+
+bool fusable_unary(UnaryOp op) { return op != UnaryOp::LogicalNot && op != UnaryOp::BitwiseNot; }
+bool fusable_binary(BinaryOp op) { return op <= BinaryOp::GeluTanhGrad; }
+
+FusedElementwise::FusedElementwise(FusedProgram program) : program_(std::move(program)) {
+  // A plan file's program is checked before anything runs it.
+  const auto fail_if = [](bool bad, const char* what) {
+    if (bad) fail<ValueError>("fused_elementwise: ", what);
+  };
+  const FusedProgram& p = program_;
+  fail_if(p.n_inputs < 1 || p.code.empty() || p.outputs.empty(), "needs inputs, instructions and outputs");
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const FusedProgram::Instr& c = p.code[i];
+    const int defined = p.n_inputs + int(i);  // registers written before instruction i
+    fail_if(c.a < 0 || c.a >= defined || (c.binary && (c.b < 0 || c.b >= defined)), "reads a register not yet written");
+    fail_if(c.binary ? !(c.op >= 0 && c.op <= int(BinaryOp::BitwiseXor) && fusable_binary(BinaryOp(c.op)))
+                     : !(c.op >= 0 && c.op <= int(UnaryOp::BitwiseNot) && fusable_unary(UnaryOp(c.op))),
+            "an op it cannot run");
+  }
+  for (int r : p.outputs) fail_if(r < p.n_inputs || r >= p.n_inputs + int(p.code.size()), "outputs a register it does not write");
+  for (int64_t d : p.shape) fail_if(d < 0, "a negative dimension");
+}
+
+Attributes FusedElementwise::attributes() const {
+  std::vector<int64_t> code;
+  for (const FusedProgram::Instr& c : program_.code) code.insert(code.end(), {int64_t(c.binary), c.op, c.a, c.b});
+  return {{"shape", program_.shape}, {"inputs", int64_t(program_.n_inputs)}, {"code", code},
+          {"outputs", std::vector<int64_t>(program_.outputs.begin(), program_.outputs.end())}};
+}
+
+std::vector<TensorSpec> FusedElementwise::infer(const std::vector<TensorSpec>& in) const {
+  if (int(in.size()) != program_.n_inputs)
+    fail<ValueError>("fused_elementwise: takes ", program_.n_inputs, " inputs, got ", in.size());
+  for (const TensorSpec& s : in) {
+    if (s.dtype != DType::Float32 || s.device != in[0].device)
+      fail<ValueError>("fused_elementwise: inputs must be float32 on one device");
+    if (broadcast_shapes(s.shape, program_.shape, "fused_elementwise") != program_.shape)
+      fail<ValueError>("fused_elementwise: an input ", shape_str(s.shape), " does not broadcast to ",
+                       shape_str(program_.shape));
+  }
+  return std::vector<TensorSpec>(program_.outputs.size(), TensorSpec{program_.shape, DType::Float32, in[0].device});
+}
+
+std::vector<Tensor> FusedElementwise::forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) {
+  std::vector<Tensor> out;
+  for (const TensorSpec& s : specs) out.push_back(empty(s));
+  cpu::fused_elementwise(program_, in, out);
+  return out;
+}
+
+namespace {
+const bool registered = register_primitive("fused_elementwise", [](const std::string& n, const Attributes& a,
+                                                                   const SharedState&) {
+  FusedProgram p;
+  p.shape = attr_ints(n, a, "shape");
+  p.n_inputs = int(attr_int(n, a, "inputs"));
+  const std::vector<int64_t> code = attr_ints(n, a, "code");
+  if (code.size() % 4) fail<ValueError>("fused_elementwise: code of ", code.size(), " numbers (4 per instruction)");
+  for (size_t i = 0; i < code.size(); i += 4)
+    p.code.push_back({code[i] != 0, int(code[i + 1]), int(code[i + 2]), int(code[i + 3])});
+  for (int64_t r : attr_ints(n, a, "outputs")) p.outputs.push_back(int(r));
+  return std::shared_ptr<Primitive>(std::make_shared<FusedElementwise>(std::move(p)));
+});
+}  // namespace
+
+}  // namespace pcp

@@ -1,0 +1,136 @@
+// Elementwise fusion (passes.h): groups of float32 unary and binary ops on the CPU become one
+// fused_elementwise node each.
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "pcp/ops/fused.h"
+#include "pcp/plan/passes.h"
+
+namespace pcp::plan {
+namespace {
+
+// The instruction a node would be in a fused program (registers left to fill), if it may fuse.
+std::optional<FusedProgram::Instr> as_instruction(const Plan& plan, const Node& n) {
+  if (n.outputs.size() != 1) return std::nullopt;
+  for (int id : n.inputs)
+    if (id < 0) return std::nullopt;
+  for (int id : n.inputs)
+    if (plan.values[size_t(id)].dtype != DType::Float32) return std::nullopt;
+  const TensorSpec& out = plan.values[size_t(n.outputs[0])];
+  if (out.dtype != DType::Float32 || out.device.is_gpu()) return std::nullopt;
+  const std::string name = n.prim->name();
+  if (n.inputs.size() == 1)
+    for (int op = 0; op <= int(UnaryOp::BitwiseNot); ++op)
+      if (name == unary_name(UnaryOp(op)) && fusable_unary(UnaryOp(op))) return FusedProgram::Instr{false, op, 0, 0};
+  if (n.inputs.size() == 2)
+    for (int op = 0; op <= int(BinaryOp::BitwiseXor); ++op)
+      if (name == binary_name(BinaryOp(op)) && fusable_binary(BinaryOp(op))) return FusedProgram::Instr{true, op, 0, 0};
+  return std::nullopt;
+}
+
+}  // namespace
+
+int fuse_elementwise(Plan& plan) {
+  const size_t n_nodes = plan.nodes.size();
+  std::vector<std::vector<int>> readers(plan.values.size());
+  for (size_t k = 0; k < n_nodes; ++k)
+    for (int id : plan.nodes[k].inputs)
+      if (id >= 0) readers[size_t(id)].push_back(int(k));
+  std::vector<bool> kept(plan.values.size(), false);  // read after the run
+  for (int id : plan.outputs) kept[size_t(id)] = true;
+  for (const auto& g : plan.grads)
+    if (g.second >= 0) kept[size_t(g.second)] = true;
+
+  // Groups, in node order: a node joins the group that makes one of its inputs when that group
+  // has its shape and nothing outside it has read the group's values yet (the fused node runs
+  // where its last member ran) and no in-place write happened since the group began.
+  std::vector<std::vector<int>> groups;
+  std::vector<int> group_of_value(plan.values.size(), -1), group_of_node(n_nodes, -1);
+  std::vector<std::optional<FusedProgram::Instr>> instr(n_nodes);
+  int last_write = -1;
+  for (size_t k = 0; k < n_nodes; ++k) {
+    const Node& n = plan.nodes[k];
+    if (n.prim->writes_inputs()) last_write = int(k);
+    instr[k] = as_instruction(plan, n);
+    if (!instr[k]) continue;
+    const Shape& shape = plan.values[size_t(n.outputs[0])].shape;
+    // Every group making one of its inputs that it may join: they merge, with it, into one.
+    int join = -1;
+    for (int id : n.inputs) {
+      const int g = group_of_value[size_t(id)];
+      if (g < 0 || g == join || groups[size_t(g)].front() <= last_write) continue;
+      if (plan.values[size_t(plan.nodes[size_t(groups[size_t(g)].front())].outputs[0])].shape != shape) continue;
+      bool read_outside = false;
+      for (int m : groups[size_t(g)])
+        for (int r : readers[size_t(plan.nodes[size_t(m)].outputs[0])])
+          read_outside = read_outside || (r < int(k) && (group_of_node[size_t(r)] < 0 ||
+                                                         (group_of_node[size_t(r)] != g && group_of_node[size_t(r)] != join)));
+      if (read_outside) continue;
+      if (join < 0) {
+        join = g;
+        continue;
+      }
+      for (int m : groups[size_t(g)]) {  // merge g into join
+        group_of_node[size_t(m)] = join;
+        group_of_value[size_t(plan.nodes[size_t(m)].outputs[0])] = join;
+        groups[size_t(join)].push_back(m);
+      }
+      groups[size_t(g)].clear();
+      std::sort(groups[size_t(join)].begin(), groups[size_t(join)].end());
+    }
+    if (join < 0) {
+      join = int(groups.size());
+      groups.emplace_back();
+    }
+    groups[size_t(join)].push_back(int(k));
+    group_of_node[k] = join;
+    group_of_value[size_t(n.outputs[0])] = join;
+  }
+
+  // Each group of two or more: one node where its last member was.
+  std::map<int, Node> fused_at;  // last member -> the fused node
+  int fused = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<int>& members = groups[g];
+    if (members.size() < 2) continue;
+    FusedProgram p;
+    p.shape = plan.values[size_t(plan.nodes[size_t(members.back())].outputs[0])].shape;
+    std::map<int, int> reg;  // value -> register
+    std::vector<int> inputs, outputs;
+    for (int m : members)
+      for (int id : plan.nodes[size_t(m)].inputs)
+        if (group_of_value[size_t(id)] != int(g) && !reg.count(id)) {
+          reg[id] = int(inputs.size());
+          inputs.push_back(id);
+        }
+    p.n_inputs = int(inputs.size());
+    for (int m : members) {
+      const Node& n = plan.nodes[size_t(m)];
+      FusedProgram::Instr c = *instr[size_t(m)];
+      c.a = reg.at(n.inputs[0]);
+      c.b = n.inputs.size() > 1 ? reg.at(n.inputs[1]) : 0;
+      const int out = n.outputs[0];
+      reg[out] = p.n_inputs + int(p.code.size());
+      p.code.push_back(c);
+      bool outside = kept[size_t(out)];
+      for (int r : readers[size_t(out)]) outside = outside || group_of_node[size_t(r)] != int(g);
+      if (outside) {
+        p.outputs.push_back(reg[out]);
+        outputs.push_back(out);
+      }
+    }
+    fused_at[members.back()] = Node{std::make_shared<FusedElementwise>(std::move(p)), inputs, outputs};
+    ++fused;
+  }
+  if (!fused) return 0;
+  std::vector<Node> nodes;
+  for (size_t k = 0; k < n_nodes; ++k) {
+    if (auto it = fused_at.find(int(k)); it != fused_at.end()) nodes.push_back(std::move(it->second));
+    else if (group_of_node[k] < 0 || groups[size_t(group_of_node[k])].size() < 2) nodes.push_back(std::move(plan.nodes[k]));
+  }
+  plan.nodes = std::move(nodes);
+  return fused;
+}
+
+}  // namespace pcp::plan
