@@ -1,5 +1,6 @@
 // The program of a fused elementwise op (ops/fused.h): plain data the backends run.
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "pcp/core/shape.h"
@@ -19,5 +20,27 @@ struct FusedProgram {
   std::vector<Instr> code;
   std::vector<int> outputs;  // the registers the op outputs, in order
 };
+
+// What the GPU's fused kernel (metal/fused.comp) takes: at most 4 inputs, 2 outputs, 12
+// instructions; each input one block of the output's dimensions, read at (i / div) % period of
+// the flat output index i.
+constexpr int kGpuFusedInputs = 4, kGpuFusedOutputs = 2, kGpuFusedCode = 12;
+inline bool gpu_fused_input(const Shape& in, const Shape& out, int64_t* div = nullptr, int64_t* period = nullptr) {
+  if (in.size() > out.size()) return false;
+  const size_t lead = out.size() - in.size();
+  size_t first = out.size(), last = 0;  // the input's dimensions above 1
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1) first = std::min(first, lead + i), last = lead + i;
+  int64_t d = 1, n = 1;
+  for (size_t j = 0; j < out.size(); ++j) {
+    const bool inside = first <= j && j <= last;
+    if (inside && in[j - lead] != out[j]) return false;  // a 1 between broadcast dimensions
+    if (inside) n *= out[j];
+    if (j > last || first == out.size()) d *= out[j];
+  }
+  if (div) *div = first == out.size() ? 1 : d;
+  if (period) *period = n;
+  return true;
+}
 
 }  // namespace pcp

@@ -1,7 +1,9 @@
 #include "pcp/ops/fused.h"
 
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
+#include "pcp/ops/ops.h"
 
 namespace pcp {
 
@@ -50,7 +52,13 @@ std::vector<TensorSpec> FusedElementwise::infer(const std::vector<TensorSpec>& i
 std::vector<Tensor> FusedElementwise::forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) {
   std::vector<Tensor> out;
   for (const TensorSpec& s : specs) out.push_back(empty(s));
-  cpu::fused_elementwise(program_, in, out);
+  if (in[0].device().is_gpu()) {
+    std::vector<Tensor> dense;  // the GPU kernel reads contiguous inputs
+    for (const Tensor& t : in) dense.push_back(contiguous(t));
+    gpu::fused_elementwise(program_, dense, out);
+  } else {
+    cpu::fused_elementwise(program_, in, out);
+  }
   return out;
 }
 

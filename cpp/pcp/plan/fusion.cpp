@@ -1,5 +1,5 @@
-// Elementwise fusion (passes.h): groups of float32 unary and binary ops on the CPU become one
-// fused_elementwise node each.
+// Elementwise fusion (passes.h): groups of float32 unary and binary ops become one
+// fused_elementwise node each (on a GPU, groups within its fused kernel's limits).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -18,7 +18,7 @@ std::optional<FusedProgram::Instr> as_instruction(const Plan& plan, const Node& 
   for (int id : n.inputs)
     if (plan.values[size_t(id)].dtype != DType::Float32) return std::nullopt;
   const TensorSpec& out = plan.values[size_t(n.outputs[0])];
-  if (out.dtype != DType::Float32 || out.device.is_gpu()) return std::nullopt;
+  if (out.dtype != DType::Float32) return std::nullopt;
   const std::string name = n.prim->name();
   if (n.inputs.size() == 1)
     for (int op = 0; op <= int(UnaryOp::BitwiseNot); ++op)
@@ -49,12 +49,28 @@ int fuse_elementwise(Plan& plan) {
   std::vector<int> group_of_value(plan.values.size(), -1), group_of_node(n_nodes, -1);
   std::vector<std::optional<FusedProgram::Instr>> instr(n_nodes);
   int last_write = -1;
+  // On a GPU, whether groups a and b (-1: none) and node k together stay within the fused
+  // kernel's inputs and instructions (metal/fused.comp).
+  const auto fits_gpu = [&](int a, int b, int k) {
+    std::vector<int> members{k};
+    for (int g : {a, b})
+      if (g >= 0) members.insert(members.end(), groups[size_t(g)].begin(), groups[size_t(g)].end());
+    std::vector<int> made, inputs;
+    for (int m : members) made.push_back(plan.nodes[size_t(m)].outputs[0]);
+    for (int m : members)
+      for (int id : plan.nodes[size_t(m)].inputs)
+        if (std::find(made.begin(), made.end(), id) == made.end() &&
+            std::find(inputs.begin(), inputs.end(), id) == inputs.end())
+          inputs.push_back(id);
+    return int(members.size()) <= kGpuFusedCode && int(inputs.size()) <= kGpuFusedInputs;
+  };
   for (size_t k = 0; k < n_nodes; ++k) {
     const Node& n = plan.nodes[k];
     if (n.prim->writes_inputs()) last_write = int(k);
     instr[k] = as_instruction(plan, n);
     if (!instr[k]) continue;
     const Shape& shape = plan.values[size_t(n.outputs[0])].shape;
+    const bool shape_gpu = plan.values[size_t(n.outputs[0])].device.is_gpu();
     // Every group making one of its inputs that it may join: they merge, with it, into one.
     int join = -1;
     for (int id : n.inputs) {
@@ -67,6 +83,7 @@ int fuse_elementwise(Plan& plan) {
           read_outside = read_outside || (r < int(k) && (group_of_node[size_t(r)] < 0 ||
                                                          (group_of_node[size_t(r)] != g && group_of_node[size_t(r)] != join)));
       if (read_outside) continue;
+      if (shape_gpu && !fits_gpu(join, g, int(k))) continue;
       if (join < 0) {
         join = g;
         continue;
@@ -105,6 +122,9 @@ int fuse_elementwise(Plan& plan) {
           inputs.push_back(id);
         }
     p.n_inputs = int(inputs.size());
+    const bool gpu = plan.values[size_t(inputs[0])].device.is_gpu();
+    bool fits = !gpu || p.n_inputs <= kGpuFusedInputs;
+    for (int id : inputs) fits = fits && (!gpu || gpu_fused_input(plan.values[size_t(id)].shape, p.shape));
     for (int m : members) {
       const Node& n = plan.nodes[size_t(m)];
       FusedProgram::Instr c = *instr[size_t(m)];
@@ -119,6 +139,10 @@ int fuse_elementwise(Plan& plan) {
         p.outputs.push_back(reg[out]);
         outputs.push_back(out);
       }
+    }
+    if (!fits || (gpu && int(outputs.size()) > kGpuFusedOutputs)) {  // beyond the GPU kernel: left as they are
+      for (int m : members) group_of_node[size_t(m)] = -1;
+      continue;
     }
     fused_at[members.back()] = Node{std::make_shared<FusedElementwise>(std::move(p)), inputs, outputs};
     ++fused;

@@ -23,9 +23,10 @@ int eliminate_common_subexpressions(Plan& plan);
 // unless they write their inputs, and captured tensors nothing reads. Returns how many nodes.
 int eliminate_dead_code(Plan& plan);
 
-// Groups of float32 elementwise ops on the CPU (unary math, binary arithmetic and gelu's
-// gradients) whose intermediate values nothing else reads become one fused_elementwise node
-// each (ops/fused.h), run in cache-sized blocks. Returns how many groups were fused.
+// Groups of float32 elementwise ops (unary math, binary arithmetic and gelu's gradients) whose
+// intermediate values nothing else reads become one fused_elementwise node each (ops/fused.h):
+// on the CPU run in cache-sized blocks, on a GPU in one dispatch (groups within the kernel's
+// limits: core/fused_program.h). Returns how many groups were fused.
 int fuse_elementwise(Plan& plan);
 
 }  // namespace pcp::plan

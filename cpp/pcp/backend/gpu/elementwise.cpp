@@ -61,6 +61,42 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   launch(a, "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
 }
 
+void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  const int n_in = int(in.size()), n_out = int(out.size()), n_code = int(prog.code.size());
+  if (n_in > kGpuFusedInputs || n_out > kGpuFusedOutputs || n_code > kGpuFusedCode || n_in + n_code > 16)
+    fail<NotImplementedError>("fused_elementwise: a program of ", n_in, " inputs, ", n_code, " ops and ", n_out,
+                              " outputs is beyond the GPU kernel's 4, 12 and 2");
+  if (!out[0].numel()) return;
+  struct {
+    uint32_t n, counts, outs, code[kGpuFusedCode], in_off[4], in_div[4], in_period[4], out_off[2];
+  } p{};
+  p.n = u32(out[0].numel(), "size");
+  p.counts = uint32_t(n_in) | uint32_t(n_code) << 8 | uint32_t(n_out) << 16;
+  for (int j = 0; j < n_out; ++j) {
+    p.outs |= uint32_t(prog.outputs[size_t(j)]) << (8 * j);
+    p.out_off[j] = u32(out[size_t(j)].offset(), "offset");
+  }
+  for (int c = 0; c < n_code; ++c) {
+    const FusedProgram::Instr& ins = prog.code[size_t(c)];
+    p.code[c] = uint32_t(ins.binary) | uint32_t(ins.op) << 1 | uint32_t(ins.a) << 8 | uint32_t(ins.b) << 16;
+  }
+  std::vector<Buffer*> bufs;
+  for (int k = 0; k < n_in; ++k) {
+    const Tensor& x = in[size_t(k)];
+    int64_t div = 1, period = 1;
+    if (!x.is_contiguous() || !gpu_fused_input(x.shape(), prog.shape, &div, &period))
+      fail<NotImplementedError>("fused_elementwise: an input ", shape_str(x.shape()), " broadcast to ",
+                                shape_str(prog.shape), " in a way the GPU kernel does not read");
+    p.in_off[k] = u32(x.offset(), "offset");
+    p.in_div[k] = u32(div, "size");
+    p.in_period[k] = u32(period, "size");
+    bufs.push_back(buffer_of(x));
+  }
+  while (bufs.size() < 4) bufs.push_back(bufs[0]);  // unused bindings
+  for (int j = 0; j < 2; ++j) bufs.push_back(buffer_of(out[size_t(j < n_out ? j : 0)]));
+  launch(out[0], "fused", bufs, p, out[0].numel());
+}
+
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (is_half(a) || is_half(b)) return compare(op, widened(a), widened(b), out);
   const uint32_t type = type_code("comparison", a);

@@ -3,6 +3,7 @@
 // push constants and records one kernel dispatch on the tensors' device.
 #pragma once
 #include "pcp/core/op_kinds.h"
+#include "pcp/core/fused_program.h"
 #include "pcp/core/tensor.h"
 
 namespace pcp::gpu {
@@ -20,6 +21,9 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);  
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
 // out (contiguous) = cond ? a : b with broadcasting; cond bool, a and b of one 32-bit dtype.
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+// A fused elementwise program (core/fused_program.h) in one dispatch (metal/fused.comp), within
+// the kernel's limits (kGpuFused*); float32 inputs, contiguous float32 outputs.
+void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
 // out = x converted, between float32, float16, bfloat16, int32 and bool; both may be strided.
 void cast(const Tensor& x, const Tensor& out);
 // Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
