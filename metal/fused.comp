@@ -1,10 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // A fused chain of float32 elementwise ops (pcp::FusedProgram, a plan's fusion pass): each
 // thread loads its element of up to 4 inputs into registers, runs the program and stores up to
-// 2 of the registers. Input k is contiguous, read at in_off + (i / in_div) % in_period: the
-// same shape (div 1, period n), a scalar (period 1), a row repeated (div 1) or a column (div
-// the row length). Instruction c: bit 0 binary, bits 1-7 the op, 8-15 and 16-23 its registers.
+// 2 of the registers. The program is specialization constants, so the driver unrolls it into
+// straight-line code for each program (a pipeline per program; no shader compiler at run time).
+// Input k is contiguous, read at in_off + (i / in_div) % in_period: the same shape (div 1,
+// period n), a scalar (period 1), a row repeated (div 1) or a column (div the row length).
+// Instruction c: bit 0 binary, bits 1-7 the op, 8-15 and 16-23 its registers.
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 1) readonly buffer I0 { float in0[]; };
@@ -15,14 +18,43 @@ layout(std430, set = 0, binding = 5) buffer O0 { float out0[]; };
 layout(std430, set = 0, binding = 6) buffer O1 { float out1[]; };
 layout(push_constant) uniform Params {
   uint n;
-  uint counts;  // inputs | instructions << 8 | outputs << 16
-  uint outs;    // the output registers, 8 bits each
-  uint code[12];
   uint in_off[4];
   uint in_div[4];
   uint in_period[4];
   uint out_off[2];
 } p;
+layout(constant_id = 0) const uint N_IN = 1;
+layout(constant_id = 1) const uint N_CODE = 1;
+layout(constant_id = 2) const uint N_OUT = 1;
+layout(constant_id = 3) const uint OUTS = 0;  // the output registers, 8 bits each
+layout(constant_id = 4) const uint C0 = 0;
+layout(constant_id = 5) const uint C1 = 0;
+layout(constant_id = 6) const uint C2 = 0;
+layout(constant_id = 7) const uint C3 = 0;
+layout(constant_id = 8) const uint C4 = 0;
+layout(constant_id = 9) const uint C5 = 0;
+layout(constant_id = 10) const uint C6 = 0;
+layout(constant_id = 11) const uint C7 = 0;
+layout(constant_id = 12) const uint C8 = 0;
+layout(constant_id = 13) const uint C9 = 0;
+layout(constant_id = 14) const uint C10 = 0;
+layout(constant_id = 15) const uint C11 = 0;
+uint code(uint c) {  // constant once the loop below is unrolled
+  switch (c) {
+    case 0: return C0;
+    case 1: return C1;
+    case 2: return C2;
+    case 3: return C3;
+    case 4: return C4;
+    case 5: return C5;
+    case 6: return C6;
+    case 7: return C7;
+    case 8: return C8;
+    case 9: return C9;
+    case 10: return C10;
+  }
+  return C11;
+}
 
 #include "unary_ops.glsl"
 #include "binary_ops.glsl"
@@ -38,16 +70,15 @@ float load(uint k, uint i) {
 }
 
 void main() {
-  const uint n_in = p.counts & 255u, n_code = (p.counts >> 8) & 255u, n_out = (p.counts >> 16) & 255u;
   for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
     float r[16];
-    for (uint k = 0u; k < n_in; ++k) r[k] = load(k, i);
-    for (uint c = 0u; c < n_code; ++c) {
-      const uint ins = p.code[c], op = (ins >> 1) & 127u;
+    [[unroll]] for (uint k = 0u; k < N_IN; ++k) r[k] = load(k, i);
+    [[unroll]] for (uint c = 0u; c < N_CODE; ++c) {
+      const uint ins = code(c), op = (ins >> 1) & 127u;
       const float a = r[(ins >> 8) & 255u];
-      r[n_in + c] = (ins & 1u) != 0u ? apply(op, a, r[(ins >> 16) & 255u]) : apply(op, a);
+      r[N_IN + c] = (ins & 1u) != 0u ? apply(op, a, r[(ins >> 16) & 255u]) : apply(op, a);
     }
-    out0[p.out_off[0] + i] = r[p.outs & 255u];
-    if (n_out > 1u) out1[p.out_off[1] + i] = r[(p.outs >> 8) & 255u];
+    out0[p.out_off[0] + i] = r[OUTS & 255u];
+    if (N_OUT > 1u) out1[p.out_off[1] + i] = r[(OUTS >> 8) & 255u];
   }
 }

@@ -56,14 +56,14 @@ class Exported:
 
 
 def stablehlo(fn, *args, **kwargs):
-    """Traces fn(*args, **kwargs) (running it once, as pcp.compile's first call does) and
-    writes the plan as StableHLO MLIR text.
+    """Traces fn on the example arguments (running it once, as pcp.compile's first call does)
+    and writes the plan as StableHLO MLIR text.
 
     Args:
         fn: a function of tensors (nested in tuples, lists and dicts with Python values), as for
             pcp.compile; a whole training step (forward, backward, clipping, optimizer step)
             exports, its parameter and state updates becoming results.
-        *args, **kwargs: example arguments: the exported function takes tensors of their shapes
+        args, kwargs: example arguments: the exported function takes tensors of their shapes
             and dtypes.
 
     Returns:

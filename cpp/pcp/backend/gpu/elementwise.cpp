@@ -63,23 +63,22 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
 
 void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
   const int n_in = int(in.size()), n_out = int(out.size()), n_code = int(prog.code.size());
-  if (n_in > kGpuFusedInputs || n_out > kGpuFusedOutputs || n_code > kGpuFusedCode || n_in + n_code > 16)
+  if (n_in > kGpuFusedInputs || n_out > kGpuFusedOutputs || n_code > kGpuFusedCode)
     fail<NotImplementedError>("fused_elementwise: a program of ", n_in, " inputs, ", n_code, " ops and ", n_out,
                               " outputs is beyond the GPU kernel's 4, 12 and 2");
   if (!out[0].numel()) return;
+  // The program specializes the kernel (metal/fused.comp); offsets and sizes are push constants.
+  std::vector<uint32_t> constants{uint32_t(n_in), uint32_t(n_code), uint32_t(n_out), 0};
+  for (int j = 0; j < n_out; ++j) constants[3] |= uint32_t(prog.outputs[size_t(j)]) << (8 * j);
+  for (int c = 0; c < kGpuFusedCode; ++c) {
+    const FusedProgram::Instr ins = c < n_code ? prog.code[size_t(c)] : FusedProgram::Instr{false, 0, 0, 0};
+    constants.push_back(uint32_t(ins.binary) | uint32_t(ins.op) << 1 | uint32_t(ins.a) << 8 | uint32_t(ins.b) << 16);
+  }
   struct {
-    uint32_t n, counts, outs, code[kGpuFusedCode], in_off[4], in_div[4], in_period[4], out_off[2];
+    uint32_t n, in_off[4], in_div[4], in_period[4], out_off[2];
   } p{};
   p.n = u32(out[0].numel(), "size");
-  p.counts = uint32_t(n_in) | uint32_t(n_code) << 8 | uint32_t(n_out) << 16;
-  for (int j = 0; j < n_out; ++j) {
-    p.outs |= uint32_t(prog.outputs[size_t(j)]) << (8 * j);
-    p.out_off[j] = u32(out[size_t(j)].offset(), "offset");
-  }
-  for (int c = 0; c < n_code; ++c) {
-    const FusedProgram::Instr& ins = prog.code[size_t(c)];
-    p.code[c] = uint32_t(ins.binary) | uint32_t(ins.op) << 1 | uint32_t(ins.a) << 8 | uint32_t(ins.b) << 16;
-  }
+  for (int j = 0; j < n_out; ++j) p.out_off[j] = u32(out[size_t(j)].offset(), "offset");
   std::vector<Buffer*> bufs;
   for (int k = 0; k < n_in; ++k) {
     const Tensor& x = in[size_t(k)];
@@ -94,7 +93,7 @@ void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, 
   }
   while (bufs.size() < 4) bufs.push_back(bufs[0]);  // unused bindings
   for (int j = 0; j < 2; ++j) bufs.push_back(buffer_of(out[size_t(j < n_out ? j : 0)]));
-  launch(out[0], "fused", bufs, p, out[0].numel());
+  rt().dispatch(out[0].device().index, "fused", bufs, &p, sizeof(p), groups(out[0].numel()), constants);
 }
 
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
