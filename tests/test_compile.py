@@ -515,3 +515,85 @@ def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
         with pytest.raises(ValueError, match=message):
             pcp.load_plan(path)
         node["attrs"][key] = saved
+
+
+_MUTATE = r'''
+import json, random, sys
+import numpy as np
+import pcp
+from pcp.serialization import load_safetensors, save_safetensors
+from pcp.models import GPT2, GPT2Config
+
+cfg = GPT2Config(vocab_size=32, n_positions=16, n_embd=32, n_layer=1, n_head=4, bias=True, dropout=0.1)
+pcp.random.seed(0)
+model = GPT2(cfg)
+opt = pcp.optim.AdamW(model.parameters(), lr=1e-2)
+def step(x, y):
+    _, loss = model(x, y); opt.zero_grad(); loss.backward(); pcp.optim.clip_grad_norm(model.parameters(), 0.5)
+    opt.step(); return loss
+f = pcp.compile(step)
+rng = np.random.default_rng(0)
+args = [pcp.tensor(rng.integers(0, 32, (3, 16))) for _ in range(2)]
+f(*args)
+base, path = sys.argv[1] + "/base.pcpplan", sys.argv[1] + "/m.pcpplan"
+f.save(base)
+tensors, meta = load_safetensors(base)
+graph = json.loads(meta["graph"])
+r = random.Random(int(sys.argv[2]))
+
+def mutate(v):
+    if isinstance(v, bool): return not v
+    if isinstance(v, int): return r.choice([v + 1, v - 1, -1, 0, 2**31, -2**40, v * 7, 2**62])
+    if isinstance(v, float): return r.choice([-v, 0.0, 1e30, float("nan")])
+    if isinstance(v, str): return r.choice(["", "float64", "int32", "bogus"])
+    if isinstance(v, list):
+        if not v: return [r.choice([0, 1, -1, 5])]
+        w, k = list(v), r.randrange(len(v))
+        kind = r.randrange(4)
+        if kind == 0: w[k] = mutate(w[k])
+        elif kind == 1: w.pop(k)
+        elif kind == 2: w.append(w[k])
+        else: r.shuffle(w)
+        return w
+    return v
+
+errors = (ValueError, TypeError, IndexError, OverflowError, MemoryError, NotImplementedError, RuntimeError, KeyError)
+for i in range(int(sys.argv[3])):
+    g = json.loads(json.dumps(graph))
+    node = r.choice(g["nodes"])
+    roll = r.random()
+    if roll < 0.15:  # a value's recorded shape, an argument's strides, a .grad effect
+        part, k = r.choice([("values", r.randrange(len(g["values"]))), ("arg_strides", 0), ("grads", 0)])
+        g[part][k] = mutate(g[part][k] if part != "values" else g[part][k][0])
+        if part == "values":
+            g[part][k] = [g[part][k], graph["values"][k][1], graph["values"][k][2]]
+        what = f"{part}[{k}] = {g[part][k]}"
+    elif node["attrs"] and roll < 0.8:
+        key = r.choice(sorted(node["attrs"]))
+        node["attrs"][key] = mutate(node["attrs"][key])
+        what = f"{node['op']} attribute {key} = {node['attrs'][key]}"
+    else:
+        key = r.choice(["inputs", "outputs"])
+        node[key] = mutate(node[key])
+        what = f"{node['op']} {key} = {node[key]}"
+    print(what, flush=True)
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(g)))
+    try:
+        pcp.load_plan(path)(*args).numpy()
+    except errors:
+        pass
+print("done", flush=True)
+'''
+
+
+@pytest.mark.cpu_only
+def test_a_mutated_plan_file_raises_and_never_crashes(tmp_path):
+    """Plan files are input from outside: attributes, inputs and outputs changed at random must
+    give an exception (or a result), never a crash of the process."""
+    import subprocess
+    import sys
+    for seed in (1, 2):
+        run = subprocess.run([sys.executable, "-c", _MUTATE, str(tmp_path), str(seed), "150"], capture_output=True,
+                             text=True, timeout=300)
+        last = run.stdout.strip().splitlines()[-1:] if run.stdout.strip() else ["(nothing)"]
+        assert run.returncode == 0 and last == ["done"], (run.returncode, last, run.stderr[-2000:])

@@ -13,7 +13,20 @@ std::vector<TensorSpec> AliasView::infer(const std::vector<TensorSpec>& in) cons
 }
 
 std::vector<Tensor> AliasView::forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) {
-  return {in[0].alias(shape_, strides_, in[0].offset() + offset_)};
+  // A traced view lies in its memory by construction; one from a plan file is checked.
+  const Tensor& x = in[0];
+  int64_t lo = x.offset() + offset_, hi = lo;
+  bool overflow = numel(shape_) == 0 ? false : strides_.size() != shape_.size();
+  for (size_t i = 0; !overflow && i < shape_.size(); ++i) {
+    int64_t reach;
+    overflow = __builtin_mul_overflow(shape_[i] - 1, strides_[i], &reach) ||
+               __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi);
+  }
+  const int64_t items = int64_t(x.storage()->nbytes() / x.itemsize());
+  if (numel(shape_) && (overflow || lo < 0 || hi >= items))
+    fail<ValueError>("plan: a view ", shape_str(shape_), " with strides ", shape_str(strides_), " at offset ", offset_,
+                     " reaches outside its tensor's memory");
+  return {x.alias(shape_, strides_, x.offset() + offset_)};
 }
 
 static std::string describe(const TensorSpec& s) {
@@ -194,6 +207,7 @@ std::shared_ptr<Plan> plan_from(const PlanRecord& r) {
   auto check_id = [&](int id, bool optional) {
     if (id < (optional ? -1 : 0) || id >= n) fail<ValueError>("plan: value ", id, " is out of range (", n, " values)");
   };
+  for (const TensorSpec& v : r.values) check_shape(v.shape, "plan", itemsize(v.dtype));  // dims >= 0, sizes fit
   p->values = r.values, p->args = r.args, p->arg_strides = r.arg_strides, p->captured = r.captured;
   p->outputs = r.outputs, p->traced_nodes = r.traced_nodes;
   if (r.arg_strides.size() != r.args.size()) fail<ValueError>("plan: ", r.args.size(), " arguments but ",
@@ -219,6 +233,9 @@ std::shared_ptr<Plan> plan_from(const PlanRecord& r) {
     for (int id : nr.inputs) check_id(id, true);
     for (int id : nr.outputs) check_id(id, false);
     if (!inputs_fit(nr)) fail<ValueError>("plan: ", nr.op, " cannot take ", nr.inputs.size(), " inputs");
+    std::vector<TensorSpec> in;
+    for (int id : nr.inputs) in.push_back(id < 0 ? TensorSpec{{}, DType::Float32, cpu_device(), false} : r.values[size_t(id)]);
+    check_node_record(nr, in);
     p->nodes.push_back({make_primitive(nr.op, nr.attrs, shared), nr.inputs, nr.outputs});
   }
   for (const auto& [k, id] : r.grads) {

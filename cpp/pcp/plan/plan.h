@@ -98,8 +98,11 @@ struct PlanRecord {
   int traced_nodes = 0;
 };
 PlanRecord record_of(const Plan& plan);
-// The plan a record describes, its primitives made by name (ops/primitive.h), checked by
-// Plan::check(); ValueError naming what does not fit.
+// The plan a record describes, its primitives made by name (ops/primitive.h), each node's
+// attributes checked against its inputs' specs (check_node_record), the whole by Plan::check();
+// ValueError naming what does not fit.
 std::shared_ptr<Plan> plan_from(const PlanRecord& record);
+// ValueError when a node's attributes do not fit its inputs (plan/validate.cpp).
+void check_node_record(const NodeRecord& node, const std::vector<TensorSpec>& inputs);
 
 }  // namespace pcp::plan
