@@ -420,24 +420,25 @@ def test_every_elementwise_op_replays_on_new_values(device):
         np.testing.assert_allclose(f(x).numpy(), op(x).numpy(), rtol=1e-6, err_msg=name)
 
 
-def test_the_plan_reports_its_peak_memory_and_runs_within_it(device):
+def _peak_bytes(device, f, *args):
+    """The most memory f(*args) holds on the device beyond what was held before the call."""
     dev = "cpu" if device == "cpu" else "gpu"
+    pcp.synchronize()
+    pcp.reset_peak_memory_stats(dev)
+    base = pcp.memory_stats(dev)["active_bytes"]
+    f(*args)
+    pcp.synchronize()
+    return pcp.memory_stats(dev)["peak_bytes"] - base
 
-    def measured_peak(f, *args):
-        pcp.synchronize()
-        pcp.reset_peak_memory_stats(dev)
-        base = pcp.memory_stats(dev)["active_bytes"]
-        f(*args)
-        pcp.synchronize()
-        return pcp.memory_stats(dev)["peak_bytes"] - base
 
+def test_the_plan_reports_its_peak_memory_and_runs_within_it(device):
     # A chain of three 1 MiB values: each is freed after its last reader, so two are alive at once.
     f = pcp.compile(lambda x: pcp.softmax(pcp.softmax(pcp.softmax(x, -1), -1), -1).sum())
     x = pcp.ones((256, 1024), device=device)
     f(x)
     mem = f.cache_info()[0].plan.memory()
     assert mem["peak_bytes"] == 2 << 20 and mem["allocated_bytes"] == (3 << 20) + 4
-    assert measured_peak(f, x) == mem["peak_bytes"]
+    assert _peak_bytes(device, f, x) == mem["peak_bytes"]
     # A GPT training step: the allocator serves the planned peak (plus kernels' scratch).
     model, cfg = _gpt(device)
     opt = pcp.optim.AdamW(model.parameters(), lr=1e-3)
@@ -447,29 +448,19 @@ def test_the_plan_reports_its_peak_memory_and_runs_within_it(device):
     step(*batch)
     mem = step.cache_info()[0].plan.memory()
     assert mem["allocated_bytes"] > 2 * mem["peak_bytes"]  # memory is reused
-    assert mem["peak_bytes"] <= measured_peak(step, *batch) <= 1.1 * mem["peak_bytes"]
+    assert mem["peak_bytes"] <= _peak_bytes(device, step, *batch) <= 1.1 * mem["peak_bytes"]
 
 
 def test_tracing_holds_no_more_memory_than_the_eager_step(device):
     """The trace keeps no value alive that the eager code would free (only what may fold into
     a constant), so the first, traced call fits wherever an eager step fits."""
-    dev = "cpu" if device == "cpu" else "gpu"
-
-    def peak(f, *args):
-        pcp.synchronize()
-        pcp.reset_peak_memory_stats(dev)
-        base = pcp.memory_stats(dev)["active_bytes"]
-        f(*args)
-        pcp.synchronize()
-        return pcp.memory_stats(dev)["peak_bytes"] - base
-
     model, cfg = _gpt(device)
     opt = pcp.optim.AdamW(model.parameters(), lr=1e-3)
     step = _training_step(model, opt)
     batch = _batch(cfg, 0)
     step(*batch)  # the optimizer's state exists
-    eager = peak(step, *batch)
-    traced = peak(pcp.compile(step), *batch)
+    eager = _peak_bytes(device, step, *batch)
+    traced = _peak_bytes(device, pcp.compile(step), *batch)
     assert traced <= 1.05 * eager, (traced, eager)
 
 

@@ -6,6 +6,7 @@ import pytest
 import pcp
 from pcp.export import ExportError
 from pcp.export._rules import REFUSED, RULES
+from test_compile import _training_step
 
 jax = pytest.importorskip("jax")
 
@@ -196,15 +197,11 @@ def test_a_whole_adamw_training_step():
     model, (x, y) = _gpt(bias=False)
     opt = pcp.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
     outputs = []
+    train = _training_step(model, opt)  # forward, backward, clipping, AdamW
 
     def step(x, y):
-        _, loss = model(x, y)
-        opt.zero_grad()
-        loss.backward()
-        pcp.optim.clip_grad_norm(model.parameters(), 0.5)
-        opt.step()
-        outputs.append(loss)
-        return loss
+        outputs.append(train(x, y))
+        return outputs[-1]
 
     step(x, y)
     before = _state(model.parameters(), [opt])

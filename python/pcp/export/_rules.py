@@ -144,7 +144,7 @@ def _alias(em, ins, attrs, outs, scalars):
     """A view of the value's memory: its elements in memory order, then a slice of them."""
     x, shape, strides, offset = ins[0], attrs["shape"], attrs["strides"], attrs["offset"]
     base = attrs.get("base_strides")
-    if base is None:
+    if base is None or len(base) != len(x.shape):
         raise ExportError("export.stablehlo: this plan's views (alias) do not say how their base is laid out; "
                           "trace the function again with this PCP")
     # The base in memory order: dimensions by decreasing stride must tile its memory densely.
