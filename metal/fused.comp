@@ -2,8 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 // A fused chain of float32 elementwise ops (pcp::FusedProgram, a plan's fusion pass): each
-// thread loads its element of up to 4 inputs into registers, runs the program and stores up to
-// 2 of the registers. The program is specialization constants, so the driver unrolls it into
+// thread loads its element of up to 4 inputs into registers (then up to 8 immediates), runs the
+// program and stores up to 2 of the registers. The program is specialization constants, so the driver unrolls it into
 // straight-line code for each program (a pipeline per program; no shader compiler at run time).
 // Input k is contiguous, read at in_off + (i / in_div) % in_period: the same shape (div 1,
 // period n), a scalar (period 1), a row repeated (div 1) or a column (div the row length).
@@ -39,6 +39,28 @@ layout(constant_id = 12) const uint C8 = 0;
 layout(constant_id = 13) const uint C9 = 0;
 layout(constant_id = 14) const uint C10 = 0;
 layout(constant_id = 15) const uint C11 = 0;
+layout(constant_id = 16) const uint N_IMM = 0;  // immediates: registers after the inputs
+layout(constant_id = 17) const uint M0 = 0;      // their float32 bits
+layout(constant_id = 18) const uint M1 = 0;
+layout(constant_id = 19) const uint M2 = 0;
+layout(constant_id = 20) const uint M3 = 0;
+layout(constant_id = 21) const uint M4 = 0;
+layout(constant_id = 22) const uint M5 = 0;
+layout(constant_id = 23) const uint M6 = 0;
+layout(constant_id = 24) const uint M7 = 0;
+float immediate(uint j) {  // constant once the loop below is unrolled
+  switch (j) {
+    case 0: return uintBitsToFloat(M0);
+    case 1: return uintBitsToFloat(M1);
+    case 2: return uintBitsToFloat(M2);
+    case 3: return uintBitsToFloat(M3);
+    case 4: return uintBitsToFloat(M4);
+    case 5: return uintBitsToFloat(M5);
+    case 6: return uintBitsToFloat(M6);
+  }
+  return uintBitsToFloat(M7);
+}
+
 uint code(uint c) {  // constant once the loop below is unrolled
   switch (c) {
     case 0: return C0;
@@ -71,12 +93,13 @@ float load(uint k, uint i) {
 
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
-    float r[16];
+    float r[24];
     [[unroll]] for (uint k = 0u; k < N_IN; ++k) r[k] = load(k, i);
+    [[unroll]] for (uint j = 0u; j < N_IMM; ++j) r[N_IN + j] = immediate(j);
     [[unroll]] for (uint c = 0u; c < N_CODE; ++c) {
       const uint ins = code(c), op = (ins >> 1) & 127u;
       const float a = r[(ins >> 8) & 255u];
-      r[N_IN + c] = (ins & 1u) != 0u ? apply(op, a, r[(ins >> 16) & 255u]) : apply(op, a);
+      r[N_IN + N_IMM + c] = (ins & 1u) != 0u ? apply(op, a, r[(ins >> 16) & 255u]) : apply(op, a);
     }
     out0[p.out_off[0] + i] = r[OUTS & 255u];
     if (N_OUT > 1u) out1[p.out_off[1] + i] = r[(OUTS >> 8) & 255u];

@@ -483,6 +483,17 @@ def test_elementwise_chains_fuse_into_one_node_each(device):
     plan = cf.cache_info()[0].plan
     assert plan.ops.count("fused_elementwise") >= 4 and plan.num_nodes <= plan.traced_nodes - 10, plan
 
+    def chain(v):  # 16 ops, 4 distinct scalars: immediates of the program, not inputs
+        for _ in range(4):
+            v = ((v + 1.0) * 0.5 - 0.25) * 1.5
+        return v
+
+    cc = pcp.compile(chain)
+    cc(pcp.tensor(rnd(7, 3), device=device))
+    x = pcp.tensor(rnd(7, 3, seed=5), device=device)
+    np.testing.assert_allclose(cc(x).numpy(), chain(x).numpy(), rtol=1e-6, atol=1e-7)
+    assert cc.cache_info()[0].plan.ops == ["fused_elementwise"] * (1 if device == "cpu" else 2)  # GPU: 12 ops a kernel
+
 
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
     import json

@@ -7,8 +7,9 @@
 
 namespace pcp {
 
-// Registers 0 .. n_inputs-1 are the inputs (broadcast to `shape`); instruction i writes
-// register n_inputs + i from registers a (and b, for a binary op). All float32.
+// Registers 0 .. n_inputs-1 are the inputs (broadcast to `shape`), then the immediates (constant
+// scalars), then instruction i writes register n_inputs + immediates.size() + i from registers a
+// (and b, for a binary op). All float32.
 struct FusedProgram {
   struct Instr {
     bool binary;
@@ -17,14 +18,17 @@ struct FusedProgram {
   };
   Shape shape;
   int n_inputs = 0;
+  std::vector<float> immediates;
   std::vector<Instr> code;
   std::vector<int> outputs;  // the registers the op outputs, in order
+
+  int first_result() const { return n_inputs + int(immediates.size()); }
 };
 
-// What the GPU's fused kernel (metal/fused.comp) takes: at most 4 inputs, 2 outputs, 12
-// instructions; each input one block of the output's dimensions, read at (i / div) % period of
-// the flat output index i.
-constexpr int kGpuFusedInputs = 4, kGpuFusedOutputs = 2, kGpuFusedCode = 12;
+// What the GPU's fused kernel (metal/fused.comp) takes: at most 4 inputs, 8 immediates, 2
+// outputs, 12 instructions; each input one block of the output's dimensions, read at
+// (i / div) % period of the flat output index i.
+constexpr int kGpuFusedInputs = 4, kGpuFusedImmediates = 8, kGpuFusedOutputs = 2, kGpuFusedCode = 12;
 inline bool gpu_fused_input(const Shape& in, const Shape& out, int64_t* div = nullptr, int64_t* period = nullptr) {
   if (in.size() > out.size()) return false;
   const size_t lead = out.size() - in.size();

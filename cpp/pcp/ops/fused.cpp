@@ -1,5 +1,7 @@
 #include "pcp/ops/fused.h"
 
+#include <bit>
+
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
@@ -19,20 +21,30 @@ FusedElementwise::FusedElementwise(FusedProgram program) : program_(std::move(pr
   fail_if(p.n_inputs < 1 || p.code.empty() || p.outputs.empty(), "needs inputs, instructions and outputs");
   for (size_t i = 0; i < p.code.size(); ++i) {
     const FusedProgram::Instr& c = p.code[i];
-    const int defined = p.n_inputs + int(i);  // registers written before instruction i
+    const int defined = p.first_result() + int(i);  // registers written before instruction i
     fail_if(c.a < 0 || c.a >= defined || (c.binary && (c.b < 0 || c.b >= defined)), "reads a register not yet written");
     fail_if(c.binary ? !(c.op >= 0 && c.op <= int(BinaryOp::BitwiseXor) && fusable_binary(BinaryOp(c.op)))
                      : !(c.op >= 0 && c.op <= int(UnaryOp::BitwiseNot) && fusable_unary(UnaryOp(c.op))),
             "an op it cannot run");
   }
-  for (int r : p.outputs) fail_if(r < p.n_inputs || r >= p.n_inputs + int(p.code.size()), "outputs a register it does not write");
+  for (int r : p.outputs)
+    fail_if(r < p.first_result() || r >= p.first_result() + int(p.code.size()), "outputs a register it does not write");
   for (int64_t d : p.shape) fail_if(d < 0, "a negative dimension");
 }
+
+namespace {
+std::vector<int64_t> immediate_bits(const std::vector<float>& values) {
+  std::vector<int64_t> bits;
+  for (float v : values) bits.push_back(int64_t(std::bit_cast<uint32_t>(v)));
+  return bits;
+}
+}  // namespace
 
 Attributes FusedElementwise::attributes() const {
   std::vector<int64_t> code;
   for (const FusedProgram::Instr& c : program_.code) code.insert(code.end(), {int64_t(c.binary), c.op, c.a, c.b});
   return {{"shape", program_.shape}, {"inputs", int64_t(program_.n_inputs)}, {"code", code},
+          {"immediates", immediate_bits(program_.immediates)},
           {"outputs", std::vector<int64_t>(program_.outputs.begin(), program_.outputs.end())}};
 }
 
@@ -73,6 +85,11 @@ const bool registered = register_primitive("fused_elementwise", [](const std::st
   for (size_t i = 0; i < code.size(); i += 4)
     p.code.push_back({code[i] != 0, int(code[i + 1]), int(code[i + 2]), int(code[i + 3])});
   for (int64_t r : attr_ints(n, a, "outputs")) p.outputs.push_back(int(r));
+  if (a.count("immediates"))  // float32 bit patterns (exact, where decimals would round)
+    for (int64_t bits : attr_ints(n, a, "immediates")) {
+      if (bits < 0 || bits > 0xFFFFFFFFll) fail<ValueError>("fused_elementwise: an immediate is not 32 bits");
+      p.immediates.push_back(std::bit_cast<float>(uint32_t(bits)));
+    }
   return std::shared_ptr<Primitive>(std::make_shared<FusedElementwise>(std::move(p)));
 });
 }  // namespace

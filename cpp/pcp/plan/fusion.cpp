@@ -31,8 +31,14 @@ std::optional<FusedProgram::Instr> as_instruction(const Plan& plan, const Node& 
 
 }  // namespace
 
-int fuse_elementwise(Plan& plan) {
+int fuse_elementwise(Plan& plan, const std::vector<bool>& constant) {
   const size_t n_nodes = plan.nodes.size();
+  // Constant float32 scalars the plan captured: immediates of a program, not inputs.
+  std::map<int, float> scalar;
+  for (const auto& [id, t] : plan.captured)
+    if (size_t(id) < constant.size() && constant[size_t(id)] && t.numel() == 1 && t.ndim() == 0 &&
+        t.dtype() == DType::Float32)
+      scalar[id] = float(t.item_double());
   std::vector<std::vector<int>> readers(plan.values.size());
   for (size_t k = 0; k < n_nodes; ++k)
     for (int id : plan.nodes[k].inputs)
@@ -55,14 +61,16 @@ int fuse_elementwise(Plan& plan) {
     std::vector<int> members{k};
     for (int g : {a, b})
       if (g >= 0) members.insert(members.end(), groups[size_t(g)].begin(), groups[size_t(g)].end());
-    std::vector<int> made, inputs;
+    std::vector<int> made, inputs, immediates;
     for (int m : members) made.push_back(plan.nodes[size_t(m)].outputs[0]);
     for (int m : members)
-      for (int id : plan.nodes[size_t(m)].inputs)
-        if (std::find(made.begin(), made.end(), id) == made.end() &&
-            std::find(inputs.begin(), inputs.end(), id) == inputs.end())
-          inputs.push_back(id);
-    return int(members.size()) <= kGpuFusedCode && int(inputs.size()) <= kGpuFusedInputs;
+      for (int id : plan.nodes[size_t(m)].inputs) {
+        std::vector<int>& to = scalar.count(id) ? immediates : inputs;
+        if (std::find(made.begin(), made.end(), id) == made.end() && std::find(to.begin(), to.end(), id) == to.end())
+          to.push_back(id);
+      }
+    return int(members.size()) <= kGpuFusedCode && int(inputs.size()) <= kGpuFusedInputs &&
+           int(immediates.size()) <= kGpuFusedImmediates;
   };
   for (size_t k = 0; k < n_nodes; ++k) {
     const Node& n = plan.nodes[k];
@@ -114,16 +122,25 @@ int fuse_elementwise(Plan& plan) {
     FusedProgram p;
     p.shape = plan.values[size_t(plan.nodes[size_t(members.back())].outputs[0])].shape;
     std::map<int, int> reg;  // value -> register
-    std::vector<int> inputs, outputs;
+    std::vector<int> inputs, immediates, outputs;
     for (int m : members)
       for (int id : plan.nodes[size_t(m)].inputs)
         if (group_of_value[size_t(id)] != int(g) && !reg.count(id)) {
-          reg[id] = int(inputs.size());
-          inputs.push_back(id);
+          reg[id] = 0;
+          (scalar.count(id) ? immediates : inputs).push_back(id);
         }
+    if (inputs.empty()) {  // the op takes at least one input (its device)
+      inputs.push_back(immediates.back());
+      immediates.pop_back();
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) reg[inputs[i]] = int(i);
+    for (size_t j = 0; j < immediates.size(); ++j) {
+      reg[immediates[j]] = int(inputs.size() + j);
+      p.immediates.push_back(scalar.at(immediates[j]));
+    }
     p.n_inputs = int(inputs.size());
     const bool gpu = plan.values[size_t(inputs[0])].device.is_gpu();
-    bool fits = !gpu || p.n_inputs <= kGpuFusedInputs;
+    bool fits = !gpu || (p.n_inputs <= kGpuFusedInputs && int(p.immediates.size()) <= kGpuFusedImmediates);
     for (int id : inputs) fits = fits && (!gpu || gpu_fused_input(plan.values[size_t(id)].shape, p.shape));
     for (int m : members) {
       const Node& n = plan.nodes[size_t(m)];
@@ -131,7 +148,7 @@ int fuse_elementwise(Plan& plan) {
       c.a = reg.at(n.inputs[0]);
       c.b = n.inputs.size() > 1 ? reg.at(n.inputs[1]) : 0;
       const int out = n.outputs[0];
-      reg[out] = p.n_inputs + int(p.code.size());
+      reg[out] = p.first_result() + int(p.code.size());
       p.code.push_back(c);
       bool outside = kept[size_t(out)];
       for (int r : readers[size_t(out)]) outside = outside || group_of_node[size_t(r)] != int(g);

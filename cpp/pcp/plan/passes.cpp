@@ -10,8 +10,7 @@
 
 namespace pcp::plan {
 
-int fold_constants(Plan& plan, const std::vector<Tensor>& traced, const std::vector<bool>& constant_in) {
-  std::vector<bool> constant = constant_in;
+int fold_constants(Plan& plan, const std::vector<Tensor>& traced, std::vector<bool>& constant) {
   for (const Node& n : plan.nodes)  // what a step writes is state, whoever made it
     if (n.prim->writes_inputs())
       for (int id : n.inputs)

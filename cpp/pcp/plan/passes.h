@@ -9,9 +9,10 @@ namespace pcp::plan {
 
 // Nodes whose inputs are all constants (captured tensors the traced code made and no step writes,
 // and values folded before) become captured constants themselves: their outputs as traced,
-// `traced[id]` (defined for every value such a node makes). Nodes that write their inputs or draw random numbers stay.
-// Returns how many nodes were folded.
-int fold_constants(Plan& plan, const std::vector<Tensor>& traced, const std::vector<bool>& constant);
+// `traced[id]` (defined for every value such a node makes). Nodes that write their inputs or
+// draw random numbers stay. `constant` ends as every constant value (those folded included,
+// those a step writes not). Returns how many nodes were folded.
+int fold_constants(Plan& plan, const std::vector<Tensor>& traced, std::vector<bool>& constant);
 
 // Merges nodes that apply the same primitive (name and attributes) to the same inputs: later
 // readers of the second read the first's outputs. Nodes that write their inputs or draw random
@@ -26,7 +27,8 @@ int eliminate_dead_code(Plan& plan);
 // Groups of float32 elementwise ops (unary math, binary arithmetic and gelu's gradients) whose
 // intermediate values nothing else reads become one fused_elementwise node each (ops/fused.h):
 // on the CPU run in cache-sized blocks, on a GPU in one dispatch (groups within the kernel's
-// limits: core/fused_program.h). Returns how many groups were fused.
-int fuse_elementwise(Plan& plan);
+// limits: core/fused_program.h). Captured 0-d float32 values in `constant` become immediates of
+// the program. Returns how many groups were fused.
+int fuse_elementwise(Plan& plan, const std::vector<bool>& constant = {});
 
 }  // namespace pcp::plan

@@ -7,6 +7,7 @@ function), and returns the output values; a primitive that writes its inputs in 
 same types (float32 math in float32, the optimizers' bias corrections in float64 then rounded).
 """
 import math
+import struct
 
 SQRT1_2, INV_SQRT_2PI, GELU_K, GELU_C = 0.7071067811865476, 0.3989422804014327, 0.7978845608028654, 0.044715
 
@@ -392,6 +393,8 @@ def fused_ops(attrs):
 def _fused(em, ins, attrs, outs, scalars):
     """A fused_elementwise program, instruction by instruction (float32 registers)."""
     regs, code, shape = list(ins), attrs["code"], attrs["shape"]
+    for bits in attrs.get("immediates", []):  # float32 bit patterns
+        regs.append(em.const(struct.unpack("<f", struct.pack("<I", bits))[0], "float32"))
     for i, op in zip(range(0, len(code), 4), fused_ops(attrs)):
         a, b = regs[code[i + 2]], regs[code[i + 3]]
         if code[i]:

@@ -140,7 +140,7 @@ void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, con
     else if (t.shape() == p.shape && t.is_contiguous()) step = 1;
     src.push_back({t.data<float>(), st, step});
   }
-  const size_t regs = size_t(p.n_inputs) + p.code.size();
+  const size_t regs = size_t(p.first_result()) + p.code.size();
   std::vector<int> out_of(regs, -1);  // register -> the output it is written to
   for (size_t j = 0; j < p.outputs.size(); ++j) out_of[size_t(p.outputs[j])] = int(j);
   const int64_t grain = std::max<int64_t>(kBlock, kGrain / int64_t(p.code.size()));
@@ -162,9 +162,13 @@ void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, con
           stride[size_t(i)] = 1;
         }
       }
+      for (size_t j = 0; j < p.immediates.size(); ++j) {  // one value, read with stride 0
+        ptr[size_t(p.n_inputs) + j] = &p.immediates[j];
+        stride[size_t(p.n_inputs) + j] = 0;
+      }
       for (size_t c = 0; c < p.code.size(); ++c) {
         const FusedProgram::Instr& ins = p.code[c];
-        const size_t r = size_t(p.n_inputs) + c;
+        const size_t r = size_t(p.first_result()) + c;
         float* dst = out_of[r] >= 0 ? out[size_t(out_of[r])].data<float>() + s : scratch.data() + r * kBlock;
         const char* a = reinterpret_cast<const char*>(ptr[size_t(ins.a)]);
         if (ins.binary)

@@ -2,6 +2,7 @@
 #include "pcp/backend/gpu/ops.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -63,17 +64,22 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
 
 void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
   const int n_in = int(in.size()), n_out = int(out.size()), n_code = int(prog.code.size());
-  if (n_in > kGpuFusedInputs || n_out > kGpuFusedOutputs || n_code > kGpuFusedCode)
-    fail<NotImplementedError>("fused_elementwise: a program of ", n_in, " inputs, ", n_code, " ops and ", n_out,
-                              " outputs is beyond the GPU kernel's 4, 12 and 2");
+  const int n_imm = int(prog.immediates.size());
+  if (n_in > kGpuFusedInputs || n_imm > kGpuFusedImmediates || n_out > kGpuFusedOutputs || n_code > kGpuFusedCode)
+    fail<NotImplementedError>("fused_elementwise: a program of ", n_in, " inputs, ", n_imm, " immediates, ", n_code,
+                              " ops and ", n_out, " outputs is beyond the GPU kernel's 4, 8, 12 and 2");
   if (!out[0].numel()) return;
   // The program specializes the kernel (metal/fused.comp); offsets and sizes are push constants.
+  // constant_id: 0-3 counts and output registers, 4-15 the code, 16 the immediates' count, 17-24 their bits
   std::vector<uint32_t> constants{uint32_t(n_in), uint32_t(n_code), uint32_t(n_out), 0};
   for (int j = 0; j < n_out; ++j) constants[3] |= uint32_t(prog.outputs[size_t(j)]) << (8 * j);
   for (int c = 0; c < kGpuFusedCode; ++c) {
     const FusedProgram::Instr ins = c < n_code ? prog.code[size_t(c)] : FusedProgram::Instr{false, 0, 0, 0};
     constants.push_back(uint32_t(ins.binary) | uint32_t(ins.op) << 1 | uint32_t(ins.a) << 8 | uint32_t(ins.b) << 16);
   }
+  constants.push_back(uint32_t(n_imm));
+  for (int j = 0; j < kGpuFusedImmediates; ++j)
+    constants.push_back(j < n_imm ? std::bit_cast<uint32_t>(prog.immediates[size_t(j)]) : 0u);
   struct {
     uint32_t n, in_off[4], in_div[4], in_period[4], out_off[2];
   } p{};
