@@ -195,7 +195,10 @@ def test_resume_continues_bit_for_bit(text_file, tmp_path):
 def test_a_compiled_training_step_trains_as_the_eager_one(text_file, tmp_path, dtype):
     quiet = LogLines(io.StringIO())
     eager = train(tiny(text_file, tmp_path / "eager", dtype=dtype), report=quiet)  # dropout 0.1
-    compiled = train(tiny(text_file, tmp_path / "compiled", dtype=dtype, compile=True), report=quiet)
+    said = []
+    compiled = train(tiny(text_file, tmp_path / "compiled", dtype=dtype, compile=True), report=said.append)
+    summary = [m["text"] for m in said if m["kind"] == "message" and m["text"].startswith("plan:")]
+    assert len(summary) == 1 and " ops traced, " in summary[0], summary
     np.testing.assert_allclose([r["val_loss"] for r in compiled["metrics"]], [r["val_loss"] for r in eager["metrics"]],
                                rtol=1e-6)
     for (n1, p1), (_, p2) in zip(eager["model"].named_parameters(), compiled["model"].named_parameters()):

@@ -139,6 +139,14 @@ def training_step(model, opt, scaler, cfg, dtype):
     return pcp.compile(step) if cfg.compile else step
 
 
+def plan_summary(entry):
+    """One line on a compiled training step's plan (a pcp.compile CacheEntry)."""
+    plan, mem = entry.plan, entry.plan.memory()
+    return (f"plan: traced in {entry.trace_seconds * 1e3:.0f} ms, {plan.traced_nodes} ops traced, {plan.num_nodes} "
+            f"run ({plan.ops.count('fused_elementwise')} fused), {mem['peak_bytes'] / 2**20:.1f} MiB of values at "
+            "the peak")
+
+
 def train(cfg, resume=False, report=None, overwrite=False):
     """Trains a character-level GPT-2 as nanoGPT does (what ``pcp train`` runs): AdamW with decay
     groups, warmup + cosine learning rate, gradient clipping, autocast per cfg.dtype, periodic
@@ -260,6 +268,8 @@ def _train(cfg, resume, overwrite, report):
             break
         x, y = data.get_batch("train", cfg.batch_size)
         loss = step(x, y)
+        if cfg.compile and it == start:
+            report({"kind": "message", "text": plan_summary(step.cache_info()[0])})
         now = time.perf_counter()
         t_train += now - t_last
         iters_timed += 1
