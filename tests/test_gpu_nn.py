@@ -80,9 +80,11 @@ def test_softmax_reads_and_writes_16_bit_rows(dev, dtype):
         np.testing.assert_allclose(grads[0], grads[1], rtol=2e-2, atol=2e-2 * np.abs(grads[1]).max())
 
 
-def test_softmax_many_short_rows(dev):
-    # More rows than 8 per workgroup times the dispatch limit: the kernel's loop over row groups.
-    x = rnd(600_003, 4)
+def test_softmax_many_short_rows(dev, monkeypatch):
+    # More rows than 8 per workgroup times the dispatch limit (lowered to 16 workgroups, as
+    # 600 003 rows reach the real one): the kernel's loop over row groups.
+    monkeypatch.setenv("PCP_GPU_MAX_GROUPS", "16")
+    x = rnd(1_003, 4)
     np.testing.assert_allclose(pcp.softmax(pcp.tensor(x, device=dev)).numpy(), softmax64(x), **TOL)
 
 
@@ -127,14 +129,18 @@ def test_layer_norm(dev, shape, affine):
         assert_same_grads(dev, lambda t, g_: (pcp.layer_norm(t, None, None) * g_).sum(), x, gw)
 
 
-def test_layer_norm_many_short_rows(dev):
-    # More rows than 8 per workgroup times the dispatch limit: the kernels' loop over row groups.
-    rng = np.random.default_rng(5)  # rows of 3 with a variance far from 0 (well conditioned)
-    x = (rng.normal(size=(530_001, 1)) + np.array([-1.0, 0.3, 1.2]) * rng.uniform(0.5, 2, (530_001, 1))).astype(np.float32)
+@pytest.mark.parametrize("width", [3, 2100])  # the 8-rows-per-workgroup kernels, and one row each
+def test_layer_norm_many_rows(dev, monkeypatch, width):
+    # More rows than the dispatch limit's workgroups take (lowered to 16, as 530 001 rows reach
+    # the real one): the kernels' loops over the rest.
+    monkeypatch.setenv("PCP_GPU_MAX_GROUPS", "16")
+    rows = 1_001 if width == 3 else 37
+    rng = np.random.default_rng(5)  # rows with a variance far from 0 (well conditioned)
+    x = (rng.normal(size=(rows, 1)) + np.linspace(-1.0, 1.2, width) * rng.uniform(0.5, 2, (rows, 1))).astype(np.float32)
     x64 = x.astype(np.float64)
     ref = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(pcp.layer_norm(pcp.tensor(x, device=dev), None, None).numpy(), ref, rtol=1e-4, atol=1e-4)
-    assert_same_grads(dev, lambda t, g_: (pcp.layer_norm(t, None, None) * g_).sum(), x, rnd(530_001, 3, seed=1))
+    assert_same_grads(dev, lambda t, g_: (pcp.layer_norm(t, None, None) * g_).sum(), x, rnd(rows, width, seed=1))
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

@@ -1,6 +1,7 @@
 #include "pcp/backend/gpu/launch.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -17,7 +18,13 @@ uint32_t u32(int64_t v, const char* what) {
   return uint32_t(v);
 }
 
-uint32_t groups(int64_t n) { return uint32_t(std::min<int64_t>((n + kGroup - 1) / kGroup, 65535)); }
+uint32_t max_groups() {
+  const char* env = std::getenv("PCP_GPU_MAX_GROUPS");
+  const long v = env ? std::strtol(env, nullptr, 10) : 65535;
+  return uint32_t(v >= 1 && v <= 65535 ? v : 65535);
+}
+
+uint32_t groups(int64_t n) { return uint32_t(std::min<int64_t>((n + kGroup - 1) / kGroup, max_groups())); }
 
 void require_f32(const char* op, const Tensor& t) {
   if (t.dtype() != DType::Float32)
@@ -107,7 +114,7 @@ bool vec4_aligned(const Tensor& x, const Tensor& out) {
 
 void launch_rows(const Tensor& any, const char* kernel, const std::vector<Buffer*>& bufs, const void* push,
                  size_t bytes, int64_t rows) {
-  if (rows > 0) rt().dispatch(any.device().index, kernel, bufs, push, bytes, uint32_t(std::min<int64_t>(rows, 65535)));
+  if (rows > 0) rt().dispatch(any.device().index, kernel, bufs, push, bytes, uint32_t(std::min<int64_t>(rows, max_groups())));
 }
 
 Tensor upload_ints(const std::vector<int32_t>& v, Device device) {

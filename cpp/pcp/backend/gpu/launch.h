@@ -18,7 +18,11 @@ constexpr uint32_t kGroup = 256;  // local_size_x of every kernel
 Buffer* buffer_of(const Tensor& t);
 // v as a kernel's 32-bit size or offset; NotImplementedError naming `what` when it does not fit.
 uint32_t u32(int64_t v, const char* what);
-// Workgroups of kGroup threads for `n` items, up to the dispatch limit (the kernels loop over the rest).
+// The most workgroups a dispatch of the generic kernels gets: 65535 (Vulkan's guaranteed x
+// limit), or fewer from PCP_GPU_MAX_GROUPS, so that tests reach the kernels' loops over the rest
+// with small tensors.
+uint32_t max_groups();
+// Workgroups of kGroup threads for `n` items, up to max_groups() (the kernels loop over the rest).
 uint32_t groups(int64_t n);
 void require_f32(const char* op, const Tensor& t);
 // Element type codes of the mixed-dtype kernels (T_* in metal/common.glsl).

@@ -35,7 +35,7 @@ static bool rows4(const Tensor& any, std::initializer_list<const Tensor*> ts) {
     if (!wide_io(*t) || t->offset() % 4) return false;
   return true;
 }
-static uint32_t row_groups(int64_t rows) { return uint32_t(std::min<int64_t>((rows + 7) / 8, 65535)); }
+static uint32_t row_groups(int64_t rows) { return uint32_t(std::min<int64_t>((rows + 7) / 8, max_groups())); }
 // Rows up to this long take the 8-rows-per-workgroup layer norm kernels (GPT's 384 to 1600).
 constexpr int64_t kShortRow = 2048;
 
@@ -98,7 +98,7 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
   rt().dispatch(x.device().index, short_rows ? "layer_norm8" : "layer_norm",
                 {xb, w.defined() ? buffer_of(w) : xb, b.defined() ? buffer_of(b) : xb, buffer_of(y), buffer_of(mean),
                  buffer_of(rstd)},
-                &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, 65535)));
+                &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, max_groups())));
 }
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
@@ -120,7 +120,7 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   if (rows > 0)
     rt().dispatch(x.device().index, short_rows ? "layer_norm_backward8" : "layer_norm_backward",
                   {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(gx)},
-                  &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, 65535)));
+                  &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, max_groups())));
   // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));
   Tensor partial = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());
