@@ -599,3 +599,22 @@ def test_a_mutated_plan_file_raises_and_never_crashes(tmp_path):
                              text=True, timeout=300)
         last = run.stdout.strip().splitlines()[-1:] if run.stdout.strip() else ["(nothing)"]
         assert run.returncode == 0 and last == ["done"], (run.returncode, last, run.stderr[-2000:])
+
+
+def test_a_plan_file_whose_kernel_would_read_a_broadcast_view_runs_it_dense(tmp_path):
+    """A file may feed a stride-0 view straight to a kernel that reads rows of memory (a traced
+    plan copies first): a loaded plan hands such kernels contiguous inputs."""
+    import json
+    from pcp.serialization import load_safetensors, save_safetensors
+    f = pcp.compile(lambda x: pcp.softmax(pcp.broadcast_to(x, (1000, 4)), -1))
+    x = pcp.tensor(rnd(1, 4, seed=6), device="cpu")
+    want = f(x).numpy()
+    path = str(tmp_path / "p.pcpplan")
+    f.save(path)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    view = next(n for n in graph["nodes"] if n["op"] == "broadcast_to")["outputs"][0]
+    softmax = next(n for n in graph["nodes"] if n["op"] == "softmax")
+    softmax["inputs"] = [view]  # past the copy the trace recorded
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    np.testing.assert_allclose(pcp.load_plan(path)(x).numpy(), want, rtol=1e-6)

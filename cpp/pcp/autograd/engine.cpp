@@ -7,7 +7,6 @@
 #include "pcp/autograd/node.h"
 #include "pcp/ops/autocast.h"
 #include "pcp/core/error.h"
-#include "pcp/core/trace_hooks.h"
 #include "pcp/ops/ops.h"
 
 namespace pcp {
@@ -174,9 +173,8 @@ void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
     // A new .grad owns contiguous memory (as in PyTorch): VJPs may hand one tensor to several
     // inputs, or return broadcast views, and in-place updates of .grad (clipping) must touch
     // only this leaf. Here the map entry and g hold two references to the storage; a third
-    // means another leaf's gradient (or a retained one) shares it (a trace's own don't count).
-    const Storage* s = g.storage().get();
-    if (!leaf->grad && (!g.is_contiguous() || g.storage().use_count() - trace_held_refs(s) > 2)) g = copy(g);
+    // means another leaf's gradient (or a retained one) shares it.
+    if (!leaf->grad && (!g.is_contiguous() || g.storage().use_count() > 2)) g = copy(g);
     leaf->grad = leaf->grad ? add(Tensor(leaf->grad), g).impl_ptr() : g.impl_ptr();
   }
 }

@@ -18,7 +18,6 @@ struct TraceHooks {
   void (*replayable_draw)(const std::shared_ptr<RandomDraw>& d) = nullptr;  // one a plan can draw again
   void (*inplace_write)(const Tensor& t, const char* what) = nullptr;
   void (*storage_created)(const Storage* s) = nullptr;  // memory made during the trace
-  long (*held_refs)(const Storage* s) = nullptr;  // references the trace itself holds to s
 };
 
 // This thread's hooks (all null unless a trace is open on it).
@@ -38,13 +37,6 @@ inline void report_inplace_write(const Tensor& t, const char* what) {
 }
 inline void report_storage_created(const Storage* s) {
   if (auto f = trace_hooks().storage_created) f(s);
-}
-// How many references to s the open trace holds (0 outside one): code that decides by a
-// storage's reference count (copy a gradient or not) subtracts them, so a traced run decides as
-// an eager one does.
-inline long trace_held_refs(const Storage* s) {
-  auto f = trace_hooks().held_refs;
-  return f ? f(s) : 0;
 }
 
 }  // namespace pcp

@@ -1,5 +1,6 @@
 #include "pcp/ops/fused.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "pcp/backend/cpu/cpu_backend.h"
@@ -27,8 +28,12 @@ FusedElementwise::FusedElementwise(FusedProgram program) : program_(std::move(pr
                      : !(c.op >= 0 && c.op <= int(UnaryOp::BitwiseNot) && fusable_unary(UnaryOp(c.op))),
             "an op it cannot run");
   }
-  for (int r : p.outputs)
+  for (size_t j = 0; j < p.outputs.size(); ++j) {
+    const int r = p.outputs[j];
     fail_if(r < p.first_result() || r >= p.first_result() + int(p.code.size()), "outputs a register it does not write");
+    fail_if(std::find(p.outputs.begin(), p.outputs.begin() + std::ptrdiff_t(j), r) != p.outputs.begin() + std::ptrdiff_t(j),
+            "outputs a register twice");
+  }
   for (int64_t d : p.shape) fail_if(d < 0, "a negative dimension");
 }
 

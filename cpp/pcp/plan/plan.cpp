@@ -1,5 +1,7 @@
 #include "pcp/plan/plan.h"
 
+#include "pcp/ops/ops.h"
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -56,6 +58,9 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& given) const {
     ins.clear();
     specs.clear();
     for (int id : n.inputs) ins.push_back(id < 0 ? Tensor() : slots[id]);
+    if (from_file && !n.prim->output_views_input() && !n.prim->writes_inputs())
+      for (Tensor& t : ins)
+        if (t.defined() && !t.is_contiguous()) t = contiguous(t);
     for (int id : n.outputs) specs.push_back(values[id]);
     std::vector<Tensor> outs = run_primitive(*n.prim, ins, specs);
     for (size_t j = 0; j < outs.size(); ++j) slots[n.outputs[j]] = std::move(outs[j]);
@@ -245,6 +250,7 @@ std::shared_ptr<Plan> plan_from(const PlanRecord& r) {
   }
   p->check();
   p->plan_releases();
+  p->from_file = true;
   return p;
 }
 

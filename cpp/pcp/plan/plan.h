@@ -63,6 +63,9 @@ struct Plan {
   std::vector<RandomDrawPtr> draws;
   std::vector<std::vector<int>> release_after;  // per node: values no later node or output reads
   int traced_nodes = 0;  // nodes as traced, before the passes (plan/passes.h)
+  // Made from a file (plan_from): its views' layouts are the file's word, so a run hands every
+  // node but views and in-place steps contiguous inputs (a traced plan knows its layouts).
+  bool from_file = false;
 
   // Runs every node in order on `args`, whose specs must be the traced ones (ValueError naming
   // the argument otherwise), and returns the outputs. Values are freed after their last use.

@@ -41,8 +41,6 @@ void on_inplace_write(const Tensor& t, const char* what) {
 
 void on_storage_created(const Storage* s) { g_active->note_storage(s); }
 
-long on_held_refs(const Storage* s) { return g_active->held_refs(s); }
-
 void on_replayable_draw(const RandomDrawPtr& d) { g_active->note_draw(d); }
 
 }  // namespace
@@ -68,7 +66,6 @@ Trace::Trace(const std::vector<Tensor>& args) : plan_(std::make_shared<Plan>()) 
   h.random_draw = on_random_draw;
   h.inplace_write = on_inplace_write;
   h.storage_created = on_storage_created;
-  h.held_refs = on_held_refs;
   h.replayable_draw = on_replayable_draw;
 }
 
@@ -85,15 +82,6 @@ void Trace::close() {
 bool Trace::made_here(const Tensor& t) const { return made_.count(t.storage().get()) > 0; }
 void Trace::note_storage(const Storage* s) { made_.insert(s); }
 void Trace::note_draw(const RandomDrawPtr& d) { plan_->draws.push_back(d); }
-
-void Trace::hold(const std::shared_ptr<TensorImpl>& t) {
-  if (t && t->storage) ++held_[t->storage.get()];
-}
-
-long Trace::held_refs(const Storage* s) const {
-  auto it = held_.find(s);
-  return it == held_.end() ? 0 : it->second;
-}
 
 bool Trace::knows(const Tensor& t) const {
   Trace& self = const_cast<Trace&>(*this);  // forgets dead entries as it looks
@@ -125,7 +113,6 @@ int Trace::add_value(const Tensor& t, bool foldable) {
   plan_->values.push_back(spec_of(t));
   seen_.push_back({t.shape(), t.strides(), t.offset(), t.dtype()});
   foldable_.push_back(foldable ? t : Tensor());
-  if (foldable) hold(t.impl_ptr());
   by_impl_[t.impl()] = {id, t.impl_ptr()};
   auto& on_storage = by_storage_[t.storage().get()];
   if (on_storage.first.expired()) on_storage = {t.storage(), {}};
@@ -170,8 +157,6 @@ int Trace::value_of(const Tensor& t) {
   const int id = add_value(t, made_here(t));  // read from outside: captured by reference
   plan_->captured.push_back({id, t});
   grads_.push_back({t, t.impl()->grad, t.impl()->grad != nullptr});
-  hold(t.impl_ptr());  // in captured and in grads_
-  hold(t.impl_ptr());
   return id;
 }
 

@@ -35,7 +35,6 @@ class Trace {
   void record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
   bool knows(const Tensor& t) const;
   bool made_here(const Tensor& t) const;  // its memory was allocated during the trace
-  long held_refs(const Storage* s) const;  // references to s this trace holds
   void note_storage(const Storage* s);
   void note_draw(const RandomDrawPtr& d);
   void close();  // ends the trace without a plan (the function raised); finish() closes too
@@ -44,7 +43,6 @@ class Trace {
   int add_value(const Tensor& t, bool foldable);
   int impl_value(const Tensor& t);  // the value t's TensorImpl is, or -1
   const std::vector<int>* storage_values(const Tensor& t);  // the values on t's storage, or null
-  void hold(const std::shared_ptr<TensorImpl>& t);  // counts a reference kept to t's storage
   int value_of(const Tensor& t);  // the value a tensor is: known, an alias of one, or captured
 
   std::shared_ptr<Plan> plan_;
@@ -71,7 +69,6 @@ class Trace {
   };
   std::vector<GradBefore> grads_;
   std::unordered_set<const Storage*> made_;  // storages allocated during the trace
-  std::unordered_map<const Storage*, long> held_;  // references the members above hold, per storage
   bool open_ = false;
 };
 

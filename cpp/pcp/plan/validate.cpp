@@ -70,9 +70,9 @@ void check_node(const NodeCheck& c) {
       c.require(int(d) == ax || full[d] == in[0].shape[d], "shape does not match the input off the axis");
     c.require(step != 0 && len >= 0, "a zero step or a negative length");
     if (len > 0) {
-      const int64_t n = full[size_t(ax)], last = start + (len - 1) * step;  // |values| below 2**62: no overflow
       c.require(std::abs(start) < (int64_t(1) << 62) && std::abs(step) < (int64_t(1) << 31) && len < (int64_t(1) << 31),
                 "start, step or length out of range");
+      const int64_t n = full[size_t(ax)], last = start + (len - 1) * step;  // bounded above: no overflow
       c.require(start >= 0 && start < n && last >= 0 && last < n, "the slice reaches outside the axis");
     }
   } else if (op == "concatenate") {
@@ -129,6 +129,8 @@ void check_node(const NodeCheck& c) {
   } else if (op == "layer_norm_backward") {
     c.require(c.ndim(0) >= 1, "a 0-d input");
     c.same_shapes(0, 2);
+    c.require(in[2].dtype == in[0].dtype && (!in[1].defined || in[1].dtype == in[0].dtype) &&
+              in[3].dtype == DType::Float32 && in[4].dtype == DType::Float32, "dtypes that do not fit");
     Shape rows(in[0].shape.begin(), in[0].shape.end() - 1);
     rows.push_back(1);
     c.require(!in[1].defined || in[1].shape == Shape{in[0].shape.back()}, "weight is not the last axis");
@@ -140,13 +142,29 @@ void check_node(const NodeCheck& c) {
     if (op == "cross_entropy_backward") c.require(in[1].shape == t.shape, "the gradient does not match the targets");
   } else if (op == "attention" || op == "attention_backward") {
     const int64_t heads = attr_int(op, a, "packed_heads");
+    const size_t n_qkv = heads ? 1 : 3;
+    Shape q_shape, lse_shape;  // q's (B, H, T, D) and the per-row statistics (B, H, T)
     if (heads) {
       c.require(c.ndim(0) == 3 && heads > 0 && in[0].shape[2] % (3 * heads) == 0, "a packed input (B, T, 3 H D)");
+      const Shape& x = in[0].shape;
+      q_shape = {x[0], heads, x[1], x[2] / 3 / heads};
     } else {
       c.require(c.ndim(0) == 4 && c.ndim(1) == 4 && c.ndim(2) == 4, "q, k, v must be 4-D");
+      c.same_shapes(0, 1);  // self-attention: the kernels take T from q
       c.same_shapes(1, 2);
-      c.require(in[0].shape[0] == in[1].shape[0] && in[0].shape[1] == in[1].shape[1] &&
-                in[0].shape[3] == in[1].shape[3], "q, k, v differ in batch, heads or width");
+      q_shape = in[0].shape;
+    }
+    lse_shape = {q_shape[0], q_shape[1], q_shape[2]};
+    for (size_t i = 1; i < n_qkv; ++i)
+      c.require(in[i].dtype == in[0].dtype, "q, k and v differ in dtype");
+    c.require(in[0].device.is_gpu() || in[0].dtype == DType::Float32, "the CPU kernels take float32");
+    if (op == "attention_backward") {  // (q, k, v | qkv), o, lse, g, mask
+      const Shape o_shape = heads ? Shape{q_shape[0], q_shape[2], q_shape[1] * q_shape[3]} : q_shape;
+      const TensorSpec &o = in[n_qkv], &lse = in[n_qkv + 1], &g = in[n_qkv + 2];
+      c.require(o.shape == o_shape && g.shape == o_shape && o.dtype == in[0].dtype && g.dtype == in[0].dtype,
+                "o or its gradient does not match q");
+      c.require(lse.shape == lse_shape && lse.dtype == DType::Float32, "the log-sum-exp is not one per row");
+      c.require(in[n_qkv + 3].dtype == DType::Int32, "the dropout mask is not int32");
     }
   } else if (op == "adam_step" || op == "adamw_step" || op == "sgd_step") {
     const size_t k = op == "sgd_step" ? (attr_double(op, a, "momentum") != 0.0 ? 3 : 2) : 4;

@@ -213,9 +213,13 @@ class Emitter:
 
         def body(av, ai, bv, bi):
             better = self.compare(av, bv, "GT" if largest else "LT")
-            if is_float(x.dtype):  # NaN wins, as in NumPy
-                better = self.op("or", [better, self.compare(av, av, "NE")], (), "bool")
-            tie = self.op("and", [self.compare(av, bv, "EQ"), self.compare(ai, bi, "LT")], (), "bool")
+            same = self.compare(av, bv, "EQ")
+            if is_float(x.dtype):  # NaN wins, as in NumPy; two NaNs tie (the first index wins)
+                a_nan, b_nan = self.compare(av, av, "NE"), self.compare(bv, bv, "NE")
+                better = self.op("or", [better, self.op("and", [a_nan, self.op("not", [b_nan], (), "bool")], (), "bool")],
+                                 (), "bool")
+                same = self.op("or", [same, self.op("and", [a_nan, b_nan], (), "bool")], (), "bool")
+            tie = self.op("and", [same, self.compare(ai, bi, "LT")], (), "bool")
             take_a = self.op("or", [better, tie], (), "bool")
             return [self.select(take_a, av, bv), self.select(take_a, ai, bi)]
 
