@@ -39,6 +39,18 @@ int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
 
 int64_t rows_of(const Shape& s) { return s.empty() ? 1 : numel(Shape(s.begin(), s.end() - 1)); }
 
+bool view_span(const Shape& shape, const Strides& strides, int64_t offset, int64_t* lo, int64_t* hi) {
+  *lo = *hi = offset;
+  if (strides.size() != shape.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t reach;
+    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach)) return false;
+    int64_t* end = reach < 0 ? lo : hi;
+    if (__builtin_add_overflow(*end, reach, end)) return false;
+  }
+  return true;
+}
+
 Strides contiguous_strides(const Shape& s) {
   Strides st(s.size());
   int64_t acc = 1;

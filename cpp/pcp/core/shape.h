@@ -18,6 +18,9 @@ void check_shape(const Shape& s, const char* op, size_t itemsize = 1);
 // Bytes of a contiguous tensor of shape `s`; MemoryError naming `op` when they overflow.
 int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op);
 Strides contiguous_strides(const Shape& s);
+// The first and last element a non-empty view (shape, strides, offset) reaches in its memory, in
+// lo and hi; false when the arithmetic overflows int64 (or shape and strides differ in length).
+bool view_span(const Shape& shape, const Strides& strides, int64_t offset, int64_t* lo, int64_t* hi);
 // Rows of a tensor viewed as (rows, last axis): the product of all but the last dimension (1 for
 // a 0-d shape). The row kernels (softmax, layer norm, cross-entropy) run over these.
 int64_t rows_of(const Shape& s);

@@ -111,8 +111,7 @@ Tensor Tensor::host_copy() const {
   if (!device().is_gpu()) return *this;
   // Download the span of storage this view touches, and view it with the same strides.
   int64_t lo = offset(), hi = offset();
-  if (numel() > 0)
-    for (int d = 0; d < ndim(); ++d) (strides()[d] < 0 ? lo : hi) += (shape()[d] - 1) * strides()[d];
+  if (numel() > 0) view_span(shape(), strides(), offset(), &lo, &hi);
   const int64_t span = numel() > 0 ? hi - lo + 1 : 0;
   auto host = std::make_shared<Storage>(size_t(span) * itemsize(), cpu_device());
   memory_of(device()).read(device().index, storage()->data(), size_t(lo) * itemsize(), host->data(),

@@ -414,22 +414,28 @@ Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   return r;
 }
 
+std::optional<UnaryOp> unary_op_named(const std::string& name) {
+  for (int i = 0; i <= int(UnaryOp::BitwiseNot); ++i)
+    if (name == unary_name(UnaryOp(i))) return UnaryOp(i);
+  return std::nullopt;
+}
+
+std::optional<BinaryOp> binary_op_named(const std::string& name) {
+  for (int i = 0; i <= int(BinaryOp::BitwiseXor); ++i)
+    if (name == binary_name(BinaryOp(i))) return BinaryOp(i);
+  return std::nullopt;
+}
+
 namespace {
 // Plan files make these again by name (ops/primitive.h).
-template <class Op, class Name>
-Op op_named(const std::string& name, Op last, Name op_name) {
-  for (int i = 0; i <= int(last); ++i)
-    if (name == op_name(Op(i))) return Op(i);
-  fail<ValueError>("plan: no elementwise op is called '", name, "'");
-}
 const bool registered = [] {
   for (int i = 0; i <= int(UnaryOp::BitwiseNot); ++i)
     register_primitive(unary_name(UnaryOp(i)), [](const std::string& n, const Attributes&, const SharedState&) {
-      return std::shared_ptr<Primitive>(std::make_shared<Unary>(op_named(n, UnaryOp::BitwiseNot, unary_name)));
+      return std::shared_ptr<Primitive>(std::make_shared<Unary>(*unary_op_named(n)));
     });
   for (int i = 0; i <= int(BinaryOp::BitwiseXor); ++i)
     register_primitive(binary_name(BinaryOp(i)), [](const std::string& n, const Attributes& a, const SharedState&) {
-      return std::shared_ptr<Primitive>(std::make_shared<Binary>(op_named(n, BinaryOp::BitwiseXor, binary_name),
+      return std::shared_ptr<Primitive>(std::make_shared<Binary>(*binary_op_named(n),
                                                                  attr_ints(n, a, "shape"),
                                                                  dtype_from_name(attr_str(n, a, "dtype"))));
     });

@@ -2,6 +2,8 @@
 // unary and binary ops whose intermediate values nothing else reads. On the CPU it runs in
 // blocks that stay in cache (one pass over memory instead of one per op).
 #pragma once
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "pcp/core/fused_program.h"
@@ -24,9 +26,11 @@ class FusedElementwise : public Primitive {
   FusedProgram program_;
 };
 
-// The primitives' names of the elementwise ops ("exp", "add", ...).
+// The primitives' names of the elementwise ops ("exp", "add", ...), and the op a name is.
 const char* unary_name(UnaryOp op);
 const char* binary_name(BinaryOp op);
+std::optional<UnaryOp> unary_op_named(const std::string& name);
+std::optional<BinaryOp> binary_op_named(const std::string& name);
 
 // Whether a plan may fuse this op (float32 unary math and binary arithmetic).
 bool fusable_unary(UnaryOp op);

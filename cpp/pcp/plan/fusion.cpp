@@ -20,12 +20,10 @@ std::optional<FusedProgram::Instr> as_instruction(const Plan& plan, const Node& 
   const TensorSpec& out = plan.values[size_t(n.outputs[0])];
   if (out.dtype != DType::Float32) return std::nullopt;
   const std::string name = n.prim->name();
-  if (n.inputs.size() == 1)
-    for (int op = 0; op <= int(UnaryOp::BitwiseNot); ++op)
-      if (name == unary_name(UnaryOp(op)) && fusable_unary(UnaryOp(op))) return FusedProgram::Instr{false, op, 0, 0};
-  if (n.inputs.size() == 2)
-    for (int op = 0; op <= int(BinaryOp::BitwiseXor); ++op)
-      if (name == binary_name(BinaryOp(op)) && fusable_binary(BinaryOp(op))) return FusedProgram::Instr{true, op, 0, 0};
+  if (auto u = unary_op_named(name); u && n.inputs.size() == 1 && fusable_unary(*u))
+    return FusedProgram::Instr{false, int(*u), 0, 0};
+  if (auto b = binary_op_named(name); b && n.inputs.size() == 2 && fusable_binary(*b))
+    return FusedProgram::Instr{true, int(*b), 0, 0};
   return std::nullopt;
 }
 

@@ -1,12 +1,12 @@
 #include "pcp/plan/plan.h"
 
-#include "pcp/ops/ops.h"
-
 #include <algorithm>
 #include <map>
 #include <sstream>
 
 #include "pcp/core/error.h"
+#include "pcp/ops/fused.h"
+#include "pcp/ops/ops.h"
 
 namespace pcp::plan {
 
@@ -17,15 +17,10 @@ std::vector<TensorSpec> AliasView::infer(const std::vector<TensorSpec>& in) cons
 std::vector<Tensor> AliasView::forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) {
   // A traced view lies in its memory by construction; one from a plan file is checked.
   const Tensor& x = in[0];
-  int64_t lo = x.offset() + offset_, hi = lo;
-  bool overflow = numel(shape_) == 0 ? false : strides_.size() != shape_.size();
-  for (size_t i = 0; !overflow && i < shape_.size(); ++i) {
-    int64_t reach;
-    overflow = __builtin_mul_overflow(shape_[i] - 1, strides_[i], &reach) ||
-               __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi);
-  }
+  int64_t lo, hi;
+  const bool fits = view_span(shape_, strides_, x.offset() + offset_, &lo, &hi);
   const int64_t items = int64_t(x.storage()->nbytes() / x.itemsize());
-  if (numel(shape_) && (overflow || lo < 0 || hi >= items))
+  if (numel(shape_) && (!fits || lo < 0 || hi >= items))
     fail<ValueError>("plan: a view ", shape_str(shape_), " with strides ", shape_str(strides_), " at offset ", offset_,
                      " reaches outside its tensor's memory");
   return {x.alias(shape_, strides_, x.offset() + offset_)};
@@ -168,10 +163,7 @@ bool inputs_fit(const NodeRecord& n) {
   if (n.op == "sgd_step") return k % 2 == 0 || k % 3 == 0;
   if (n.op == "concatenate" || n.op == "fused_elementwise") return k >= 1;
   if (n.op == "clip_grad_norm") return true;
-  static const std::vector<std::string> binary = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                                                  "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt", "ge",
-                                                  "bitwise_and", "bitwise_or", "bitwise_xor"};
-  return k == (std::find(binary.begin(), binary.end(), n.op) != binary.end() ? 2u : 1u);  // elementwise
+  return k == (binary_op_named(n.op) ? 2u : 1u);  // elementwise
 }
 
 template <class T>

@@ -127,12 +127,9 @@ int Trace::value_of(const Tensor& t) {
     // The view's base: a value with the same view (detach()), else one whose memory holds the
     // view's (a multi-output op's outputs may share one buffer), else the first on the storage.
     const auto span = [](const Seen& v) {
-      int64_t lo = v.offset, hi = v.offset;
-      for (size_t i = 0; i < v.shape.size(); ++i) {
-        const int64_t reach = (v.shape[i] - 1) * v.strides[i];
-        (reach < 0 ? lo : hi) += reach;
-      }
-      return std::make_pair(lo, hi);
+      std::pair<int64_t, int64_t> s;
+      view_span(v.shape, v.strides, v.offset, &s.first, &s.second);
+      return s;
     };
     const Seen view{t.shape(), t.strides(), t.offset(), t.dtype()};
     int base_id = ids->front();

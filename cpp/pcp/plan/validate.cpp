@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "pcp/core/error.h"
+#include "pcp/ops/fused.h"
 #include "pcp/plan/plan.h"
 
 namespace pcp::plan {
@@ -41,10 +42,7 @@ void check_node(const NodeCheck& c) {
   const std::string& op = c.n.op;
   const auto& in = c.in;
   const auto& a = c.n.attrs;
-  static const std::vector<std::string> elementwise2 = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                                                        "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt",
-                                                        "ge", "bitwise_and", "bitwise_or", "bitwise_xor"};
-  if (std::find(elementwise2.begin(), elementwise2.end(), op) != elementwise2.end()) {
+  if (binary_op_named(op)) {
     c.require(broadcast_shapes(in[0].shape, in[1].shape, "plan") == c.dims("shape"), "shape is not the inputs' broadcast");
   } else if (op == "where") {
     const Shape s = broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape, "plan"), in[2].shape, "plan");
