@@ -353,6 +353,22 @@ register(
 )
 
 
+def _replayed_ref(x):
+    # Traced on -x, replayed on x: a result frozen at trace time (an op computed outside a
+    # primitive, as logical_not once was) would answer for -x, wrong wherever x is not 0.
+    if getattr(x, "pdt", None) not in FLOAT_SET:
+        raise Unspecified("pcp.compile of a non-float input follows the ops it runs")
+    return ~(_as_f(x) > 0)
+
+
+register(
+    Op("pcp.compile#replay", lambda a, kw: ("", f"(lambda f: [f(-{a[0]}), f({a[0]})][1])"
+                                                f"(pcp.compile(lambda x: pcp.logical_not(x > 0)))"),
+       _replayed_ref, None, dtypes=FLOAT_SET, grid_dtypes=_FLOAT, names=("compile", "logical_not"),
+       classes=TENSOR_CLASSES),
+)
+
+
 register(
     # Any tensor (zero-size, any dtype, a view) exports or raises; a non-tensor is a Python value.
     Op("pcp.export.stablehlo", lambda a, kw: ("", f"pcp.export.stablehlo(lambda x: x * x + 1.0, {a[0]}).text"),
