@@ -7,7 +7,7 @@ the plan's size, and how far the losses drift apart. Then the per-op overhead of
 chain of 16 elementwise ops on 64 floats, eager, compiled and in NumPy.
 
     python bench/compile_step.py [--preset shakespeare-char-cpu] [--device cpu] [--iters 100]
-                                 [--dtype float32] [--chunk 20] [--data PATH]
+                                 [--dtype float32] [--chunk 20] [--data PATH] [--command-lists]
 """
 import argparse
 import time
@@ -29,6 +29,7 @@ def main():
     ap.add_argument("--dropout", type=float, default=None)
     ap.add_argument("--chunk", type=int, default=20)
     ap.add_argument("--data", default="")
+    ap.add_argument("--command-lists", action="store_true", help="pcp.compile(..., command_lists=True)")
     args = ap.parse_args()
     over = dict(max_iters=args.iters, lr_decay_iters=args.iters, dtype=args.dtype, data=args.data,
                 out="/tmp/pcp-bench-compile")
@@ -50,7 +51,7 @@ def main():
         finally:
             pcp.set_default_device("cpu")
         cfg.compile = compiled
-        step = training_step(model, opt, pcp.amp.GradScaler(enabled=False), cfg, dtype)
+        step = training_step(model, opt, pcp.amp.GradScaler(enabled=False), cfg, dtype, args.command_lists)
         return {"model": model, "opt": opt, "step": step, "seconds": 0.0, "losses": [], "data": data, "it": 0,
                 "rng": pcp.random.get_rng_state(), "peaks": []}
 
@@ -96,14 +97,15 @@ def main():
     print(f"ms/iter: eager {e:.2f}, compiled {c:.2f}, eager/compiled {e / c:.3f} (above 1: the plan is faster)")
     print(f"trace: {entry.trace_seconds * 1e3:.0f} ms, {entry.plan.traced_nodes} nodes traced, {entry.plan.num_nodes} after "
           f"the passes (constants, common subexpressions, dead code), {entry.plan.num_captured} "
-          f"captured tensors; losses: max relative difference {np.max(np.abs(lc - le) / np.abs(le)):.2e} "
+          f"captured tensors, replayed {entry.plan.replay_mode}; losses: max relative difference {np.max(np.abs(lc - le) / np.abs(le)):.2e} "
           f"(last: eager {le[-1]:.4f}, compiled {lc[-1]:.4f})")
     mem = entry.plan.memory()
     pe, pc = runs["eager"]["peaks"], runs["compiled"]["peaks"]
     print(f"memory plan: peak {mem['peak_bytes'] / 2**20:.1f} MiB of values alive at once (node {mem['peak_node']}), "
           f"{mem['allocated_bytes'] / 2**20:.1f} MiB made over {mem['allocations']} values per step; measured "
           f"peak above the step's start: first call eager {pe[0] / 2**20:.1f} MiB, traced {pc[0] / 2**20:.1f}; "
-          f"later eager {max(pe[1:]) / 2**20:.1f}, replays {max(pc[1:]) / 2**20:.1f}")
+          f"later eager {max(pe[1:]) / 2**20:.1f}; the second compiled call (which records command lists on a "
+          f"GPU, keeping their buffers) {pc[1] / 2**20:.1f}, later ones {max(pc[2:]) / 2**20:.1f}")
 
     # A 16-op elementwise chain, per op: on 64 floats (what an op costs beyond its math) and on
     # 4M (memory traffic, which fusion saves: one pass instead of 16).

@@ -1,4 +1,6 @@
 """pcp.compile: plans traced once per signature and replayed, checked against eager runs."""
+import re
+
 import numpy as np
 import pytest
 
@@ -251,7 +253,7 @@ def _training_step(model, opt):
     return step
 
 
-def _train(device, compiled, optimizer="adamw", steps=5):
+def _train(device, compiled, optimizer="adamw", steps=5, command_lists=False):
     """Losses and final parameters of a few GPT training steps (forward with dropout, backward,
     clip, step, a learning rate changed before each step, as a schedule does), the whole step
     compiled or not."""
@@ -262,7 +264,7 @@ def _train(device, compiled, optimizer="adamw", steps=5):
         opt = pcp.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
     step = _training_step(model, opt)
-    f = pcp.compile(step) if compiled else step
+    f = pcp.compile(step, command_lists=command_lists) if compiled else step
     losses = []
     for i in range(steps):
         opt.param_groups[0]["lr"] *= 0.9
@@ -272,7 +274,7 @@ def _train(device, compiled, optimizer="adamw", steps=5):
 
 @pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
 def test_a_whole_training_step_compiles_into_one_plan(device, optimizer):
-    losses, params, opt, f = _train(device, True, optimizer)
+    losses, params, opt, f = _train(device, True, optimizer, command_lists=True)
     e_losses, e_params, e_opt, _ = _train(device, False, optimizer)
     np.testing.assert_allclose(losses, e_losses, rtol=1e-6)
     for p, e in zip(params, e_params):
@@ -288,9 +290,38 @@ def test_a_whole_training_step_compiles_into_one_plan(device, optimizer):
                 np.testing.assert_allclose(v.numpy(), esd["state"][i][k].numpy(), rtol=1e-5, atol=1e-7)
     (entry,) = f.cache_info()
     assert entry.calls == 5
+    if device != "cpu":  # the optimizer step (step count, learning rate) and dropout run live
+        assert re.fullmatch(r"\d+ command lists? \(\d+ nodes\), [1-9]\d* live nodes?", entry.plan.replay_mode)
     ops = entry.plan.ops
     assert ("adamw_step" if optimizer == "adamw" else "sgd_step") in ops and "clip_grad_norm" in ops
     assert all(p.grad is not None for p in e_opt.param_groups[0]["params"])
+
+
+def test_a_gpu_plan_records_command_lists_once_and_hands_out_its_own_results(device):
+    if device == "cpu":
+        pytest.skip("command lists are how a GPU replays")
+    w = pcp.tensor(rnd(8, 4), device=device)
+
+    def f(x):
+        y = (x @ w).relu() * 2.0
+        return y, y.sum(), x
+
+    xs = [pcp.tensor(rnd(3, 8, seed=s), device=device) for s in range(4)]
+    compiled = pcp.compile(f, command_lists=True)
+    outs = [compiled(x) for x in xs[:3]]
+    w[...] = pcp.tensor(rnd(8, 4, seed=9), device=device)  # read where it lives, as it is now
+    outs.append(compiled(xs[3]))
+    assert compiled.cache_info()[0].plan.replay_mode == "1 command list (3 nodes), 0 live nodes"
+    # Each call's results are its own: later replays, which rewrite the lists' buffers, left them.
+    for i, (x, (y, total, same_x)) in enumerate(zip(xs, outs)):
+        want = np.maximum(x.numpy() @ (rnd(8, 4) if i < 3 else rnd(8, 4, seed=9)), 0) * 2.0
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(total.item(), want.sum(), rtol=1e-5)
+        assert same_x is x or np.array_equal(same_x.numpy(), x.numpy())
+    by_node = pcp.compile(f)
+    for x, (y, _, _) in zip(xs[2:], outs[2:]):
+        np.testing.assert_array_equal(by_node(x)[0].numpy(), f(x)[0].numpy())
+    assert by_node.cache_info()[0].plan.replay_mode == "node by node (command lists not asked for)"
 
 
 def test_gradients_left_on_parameters_are_the_replayed_ones(device):
@@ -449,6 +480,35 @@ def test_the_plan_reports_its_peak_memory_and_runs_within_it(device):
     mem = step.cache_info()[0].plan.memory()
     assert mem["allocated_bytes"] > 2 * mem["peak_bytes"]  # memory is reused
     assert mem["peak_bytes"] <= _peak_bytes(device, step, *batch) <= 1.1 * mem["peak_bytes"]
+
+
+def test_command_lists_keep_their_buffers_and_later_runs_allocate_only_what_they_hand_out(device):
+    if device == "cpu":
+        pytest.skip("command lists are how a GPU replays")
+    f = pcp.compile(lambda x: pcp.softmax(pcp.softmax(pcp.softmax(x, -1), -1), -1).sum(), command_lists=True)
+    x = pcp.ones((256, 1024), device=device)
+    f(x)
+    peak = f.cache_info()[0].plan.memory()["peak_bytes"]
+    # The first replay records the lists, which read the argument from a copy of their own and
+    # keep their buffers; later ones allocate only the copy of the output they return.
+    assert peak + (1 << 20) <= _peak_bytes(device, f, x) <= peak + (1 << 20) + 1024
+    assert _peak_bytes(device, f, x) <= 1024
+    # A training step: the lists keep the planned peak and what reusing buffers only of equal
+    # size wastes; later steps allocate only the gradients they hand out.
+    model, cfg = _gpt(device)
+    opt = pcp.optim.AdamW(model.parameters(), lr=1e-3)
+    step = pcp.compile(_training_step(model, opt), command_lists=True)
+    batch = _batch(cfg, 0)
+    step(*batch)
+    peak = step.cache_info()[0].plan.memory()["peak_bytes"]
+    grad_bytes = sum(p.size * 4 for p in model.parameters())
+    pcp.synchronize()
+    before = pcp.memory_stats("gpu")["active_bytes"]
+    step(*batch)
+    pcp.synchronize()
+    kept = pcp.memory_stats("gpu")["active_bytes"] - before - grad_bytes
+    assert peak <= kept <= 1.5 * peak
+    assert _peak_bytes(device, step, *batch) <= grad_bytes + 1024
 
 
 def test_tracing_holds_no_more_memory_than_the_eager_step(device):

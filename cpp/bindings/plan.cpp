@@ -27,6 +27,12 @@ void bind_plan(py::module_& m) {
            }, "Buffer planning by liveness: the most bytes of values the run holds at once (peak_bytes, "
               "reached at node peak_node), against the bytes of every value it makes (allocated_bytes, over "
               "allocations values); views and the caller's tensors are not counted")
+      .def_readwrite("command_lists", &plan::Plan::command_lists,
+                     "Whether run() may replay as command lists on a Vulkan GPU (set before the first run)")
+      .def_property_readonly("replay_mode", &plan::Plan::replay_mode,
+                             "How run() replays: as command lists on a Vulkan GPU (recorded by the first run, "
+                             "resubmitted after; live nodes such as optimizer steps and dropout run each time), "
+                             "or node by node, and why")
       .def_property_readonly("num_captured", [](const plan::Plan& p) { return p.captured.size(); })
       .def_property_readonly("ops", [](const plan::Plan& p) {
         std::vector<std::string> names;

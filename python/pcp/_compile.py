@@ -132,9 +132,10 @@ class Compiled:
     inline, so the outer plan records it.
     """
 
-    def __init__(self, fn):
+    def __init__(self, fn, command_lists=False):
         functools.update_wrapper(self, fn)
         self._fn = fn
+        self._command_lists = command_lists
         self._plans = {}
 
     def __call__(self, *args, **kwargs):
@@ -153,6 +154,7 @@ class Compiled:
         reason = self._why(described)
         start = time.perf_counter()
         out, plan, tree, hooks = trace(self._fn, leaves, args, kwargs)
+        plan.command_lists = self._command_lists
         self._plans[key] = CacheEntry(plan, tree, described, reason, time.perf_counter() - start, hooks)
         return out
 
@@ -211,7 +213,7 @@ class Compiled:
         return list(self._plans.values())
 
 
-def compile(fn):
+def compile(fn, command_lists=False):
     """Compiles fn into plans: traced once per input signature, replayed after.
 
     The first call with a given signature (the structure of the arguments; each tensor's shape,
@@ -225,6 +227,12 @@ def compile(fn):
     Args:
         fn: a function of tensors (and Python values, nested in tuples, lists and dicts)
             returning tensors (nested likewise).
+        command_lists: on a Vulkan GPU, record each plan's dispatches into command lists on
+            its first replay and resubmit them on later calls, so no host code runs per node
+            (nodes that depend on the host at each call, such as an optimizer step or dropout,
+            run live between the lists). The lists keep their buffers, up to about twice the
+            plan's peak memory, and outputs are handed out as copies. It pays where the host,
+            not the GPU, limits a step; plan.replay_mode says how a plan replays.
 
     Returns:
         A Compiled callable; its cache_info() lists the plans and why each was traced.
@@ -246,7 +254,7 @@ def compile(fn):
     """
     if not callable(fn):
         raise TypeError(f"compile: expected a callable, got {type(fn).__name__}")
-    return Compiled(fn)
+    return Compiled(fn, bool(command_lists))
 
 
 # Plan files: one safetensors file whose tensors are the plan's captured tensors ("captured.<i>")

@@ -140,6 +140,13 @@ class Plan:
         """
         Infers every node's outputs again (no kernel runs) and compares them with the recorded ones
         """
+    @property
+    def command_lists(self) -> bool:
+        """
+        Whether run() may replay as command lists on a Vulkan GPU (set before the first run)
+        """
+    @command_lists.setter
+    def command_lists(self, value: bool) -> None: ...
     def memory(self) -> dict[typing.Any, typing.Any]:
         """
         Buffer planning by liveness: the most bytes of values the run holds at once (peak_bytes, reached at node peak_node), against the bytes of every value it makes (allocated_bytes, over allocations values); views and the caller's tensors are not counted
@@ -154,6 +161,11 @@ class Plan:
     def ops(self) -> list[str]:
         """
         The primitive of every node, in order
+        """
+    @property
+    def replay_mode(self) -> str:
+        """
+        How run() replays: as command lists on a Vulkan GPU (recorded by the first run, resubmitted after; live nodes such as optimizer steps and dropout run each time), or node by node, and why
         """
     def run(self, args: collections.abc.Sequence[Tensor]) -> list[Tensor]:
         """

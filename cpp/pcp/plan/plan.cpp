@@ -2,13 +2,24 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <sstream>
 
 #include "pcp/core/error.h"
 #include "pcp/ops/fused.h"
 #include "pcp/ops/ops.h"
+#include "pcp/plan/command_replay.h"
 
 namespace pcp::plan {
+
+struct Plan::Replayer {
+  std::mutex mu;
+  bool made = false;
+  std::unique_ptr<CommandReplay> replay;
+  std::string why;  // when there is none
+};
+
+std::shared_ptr<Plan::Replayer> Plan::new_replayer() { return std::make_shared<Replayer>(); }
 
 std::vector<TensorSpec> AliasView::infer(const std::vector<TensorSpec>& in) const {
   return {{shape_, in[0].dtype, in[0].device}};
@@ -46,26 +57,41 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& given) const {
   }
   for (const auto& [id, t] : captured) slots[id] = t;
   for (const RandomDrawPtr& d : draws) Generator::global().redraw(*d);
-  std::vector<Tensor> ins;
-  std::vector<TensorSpec> specs;
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    const Node& n = nodes[k];
-    ins.clear();
-    specs.clear();
-    for (int id : n.inputs) ins.push_back(id < 0 ? Tensor() : slots[id]);
-    if (from_file && !n.prim->output_views_input() && !n.prim->writes_inputs())
-      for (Tensor& t : ins)
-        if (t.defined() && !t.is_contiguous()) t = contiguous(t);
-    for (int id : n.outputs) specs.push_back(values[id]);
-    std::vector<Tensor> outs = run_primitive(*n.prim, ins, specs);
-    for (size_t j = 0; j < outs.size(); ++j) slots[n.outputs[j]] = std::move(outs[j]);
-    for (int id : release_after[k]) slots[id] = Tensor();
+  {
+    std::lock_guard<std::mutex> g(replayer->mu);  // a replay's lists and buffers serve one call at a time
+    if (!replayer->made) {
+      replayer->made = true;
+      replayer->replay = CommandReplay::make(*this, &replayer->why);
+    }
+    if (replayer->replay) replayer->replay->run(*this, slots);
   }
+  if (!replayer->replay)
+    for (size_t k = 0; k < nodes.size(); ++k) run_node(k, slots);
   for (const auto& [t, id] : grads) t.impl()->grad = id < 0 ? nullptr : slots[id].impl_ptr();
   std::vector<Tensor> out;
   out.reserve(outputs.size());
   for (int id : outputs) out.push_back(slots[id]);
   return out;
+}
+
+void Plan::run_node(size_t k, std::vector<Tensor>& slots) const {
+  const Node& n = nodes[k];
+  std::vector<Tensor> ins;
+  std::vector<TensorSpec> specs;
+  for (int id : n.inputs) ins.push_back(id < 0 ? Tensor() : slots[id]);
+  if (from_file && !n.prim->output_views_input() && !n.prim->writes_inputs())
+    for (Tensor& t : ins)
+      if (t.defined() && !t.is_contiguous()) t = contiguous(t);
+  for (int id : n.outputs) specs.push_back(values[id]);
+  std::vector<Tensor> outs = run_primitive(*n.prim, ins, specs);
+  for (size_t j = 0; j < outs.size(); ++j) slots[n.outputs[j]] = std::move(outs[j]);
+  for (int id : release_after[k]) slots[id] = Tensor();
+}
+
+std::string Plan::replay_mode() const {
+  std::lock_guard<std::mutex> g(replayer->mu);
+  if (!replayer->made) return "not run yet";
+  return replayer->replay ? replayer->replay->describe() : "node by node (" + replayer->why + ")";
 }
 
 void Plan::check() const {

@@ -66,10 +66,22 @@ struct Plan {
   // Made from a file (plan_from): its views' layouts are the file's word, so a run hands every
   // node but views and in-place steps contiguous inputs (a traced plan knows its layouts).
   bool from_file = false;
+  // Whether run() may replay as command lists on a Vulkan GPU (plan/command_replay.h); set
+  // before the first run. The replay is made by the first run (none where the plan cannot use one).
+  bool command_lists = false;
+  struct Replayer;
+  static std::shared_ptr<Replayer> new_replayer();
+  std::shared_ptr<Replayer> replayer = new_replayer();
 
   // Runs every node in order on `args`, whose specs must be the traced ones (ValueError naming
   // the argument otherwise), and returns the outputs. Values are freed after their last use.
+  // With command_lists on a Vulkan GPU, runs of nodes are recorded into command lists on the
+  // first call and resubmitted on later ones (plan/command_replay.h).
   std::vector<Tensor> run(const std::vector<Tensor>& args) const;
+  // Node k on the values in `slots`, then frees the values it read last.
+  void run_node(size_t k, std::vector<Tensor>& slots) const;
+  // How run() replays: "3 command lists (241 nodes), 2 live nodes", or "node by node (why)".
+  std::string replay_mode() const;
   // Checks that every node reads only values made before it (and the outputs are made), infers
   // every node's outputs again from its inputs' specs and compares them with the recorded ones
   // (no kernel runs); ValueError naming the node otherwise.

@@ -122,9 +122,10 @@ def plot_losses(metrics, path):
     return save_plot(path, "iteration", "cross-entropy loss", draw)
 
 
-def training_step(model, opt, scaler, cfg, dtype):
+def training_step(model, opt, scaler, cfg, dtype, command_lists=False):
     """One optimizer step on a batch (forward under autocast, backward, clipping, the update) as a
-    function of (x, y) returning the loss; compiled into a plan when cfg.compile."""
+    function of (x, y) returning the loss; compiled into a plan when cfg.compile (replayed as
+    command lists with command_lists, see pcp.compile)."""
     def step(x, y):
         with autocast_for(dtype):
             _, loss = model(x, y)
@@ -136,7 +137,7 @@ def training_step(model, opt, scaler, cfg, dtype):
         scaler.step(opt)
         scaler.update()
         return loss
-    return pcp.compile(step) if cfg.compile else step
+    return pcp.compile(step, command_lists=command_lists) if cfg.compile else step
 
 
 def plan_summary(entry):
@@ -144,7 +145,7 @@ def plan_summary(entry):
     plan, mem = entry.plan, entry.plan.memory()
     return (f"plan: traced in {entry.trace_seconds * 1e3:.0f} ms, {plan.traced_nodes} ops traced, {plan.num_nodes} "
             f"run ({plan.ops.count('fused_elementwise')} fused), {mem['peak_bytes'] / 2**20:.1f} MiB of values at "
-            "the peak")
+            f"the peak, replayed {plan.replay_mode}")
 
 
 def train(cfg, resume=False, report=None, overwrite=False):
@@ -268,7 +269,7 @@ def _train(cfg, resume, overwrite, report):
             break
         x, y = data.get_batch("train", cfg.batch_size)
         loss = step(x, y)
-        if cfg.compile and it == start:
+        if cfg.compile and it == min(start + 1, cfg.max_iters - 1):  # once the plan has run
             report({"kind": "message", "text": plan_summary(step.cache_info()[0])})
         now = time.perf_counter()
         t_train += now - t_last

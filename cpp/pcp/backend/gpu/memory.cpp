@@ -23,6 +23,8 @@ Pool& pool(int device) {
   return pools[device];
 }
 
+thread_local ListBuffers* recording_list = nullptr;  // ListBuffers::start()
+
 // Hands every cached buffer back to the runtime; the pool's lock is held.
 void release_cached(Pool& p, int device) {
   if (p.free.empty()) return;
@@ -41,6 +43,15 @@ Buffer* allocate(int device, size_t nbytes) {
   Pool& p = pool(device);
   std::lock_guard<std::mutex> g(p.mu);
   p.stats.num_allocs++;
+  if (ListBuffers* l = recording_list; l && l->device_ == device) {
+    auto it = l->free_.find(size);
+    if (it != l->free_.end()) {  // still counted active
+      Buffer* b = it->second;
+      l->free_.erase(it);
+      p.stats.num_cache_hits++;
+      return b;
+    }
+  }
   Buffer* b = nullptr;
   auto it = p.free.find(size);
   if (it != p.free.end()) {
@@ -67,6 +78,7 @@ Buffer* allocate(int device, size_t nbytes) {
 
 void deallocate(int device, Buffer* b, size_t nbytes) {
   const size_t size = CpuAllocator::round_size(nbytes);
+  if (ListBuffers* l = recording_list; l && l->device_ == device) return void(l->free_.emplace(size, b));
   Pool& p = pool(device);
   std::lock_guard<std::mutex> g(p.mu);
   p.free.emplace(size, b);
@@ -90,6 +102,26 @@ void clear_cache(int device) {
   Pool& p = pool(device);
   std::lock_guard<std::mutex> g(p.mu);
   release_cached(p, device);
+}
+
+void ListBuffers::start() {
+  if (recording_list) fail<ValueError>("gpu: a plan is already recording a command list on this thread");
+  recording_list = this;
+}
+
+void ListBuffers::stop() {
+  if (recording_list == this) recording_list = nullptr;
+}
+
+ListBuffers::~ListBuffers() {
+  stop();
+  Pool& p = pool(device_);
+  std::lock_guard<std::mutex> g(p.mu);
+  for (auto& [size, b] : free_) {
+    p.free.emplace(size, b);
+    p.stats.active_bytes -= int64_t(size);
+    p.stats.cached_bytes += int64_t(size);
+  }
 }
 
 }  // namespace pcp::gpu

@@ -38,6 +38,12 @@ Runtime& rt() {
   return *r;
 }
 
+// A runtime without command lists never returns one from begin_capture(), so these are unreachable.
+Runtime::CommandList* Runtime::end_capture(int) { fail<RuntimeError>("gpu: ", api(), " records no command lists"); }
+void Runtime::abort_capture(int) {}
+void Runtime::replay(int, CommandList*) { fail<RuntimeError>("gpu: ", api(), " records no command lists"); }
+void Runtime::free_list(int, CommandList*) {}
+
 const KernelSource* find_kernel(const std::string& name) {
   for (const KernelSource& k : all_kernels())
     if (name == k.name) return &k;

@@ -66,6 +66,23 @@ class Runtime {
   // Submits the stream and waits for it to finish.
   virtual void synchronize(int device) = 0;
 
+  // Command lists, how a plan replays (plan/command_replay.h). After begin_capture(), the
+  // commands this device records go into a list of their own instead of the stream, until
+  // end_capture() appends the list to the stream (it runs once, as recorded) and returns it;
+  // replay() appends it again, as often as wanted, at no per-command cost. A list keeps the
+  // buffers, push constants and uploaded bytes it was recorded with; it starts after everything
+  // recorded before it and completes before anything recorded after it. While capturing, a
+  // download or synchronize raises ValueError (the host cannot read what has not run), and only
+  // one thread may record on the device. begin_capture() returns false where lists are not
+  // supported (Metal). abort_capture() drops a list being recorded: none of it runs.
+  struct CommandList;
+  virtual bool begin_capture(int /*device*/) { return false; }
+  virtual CommandList* end_capture(int device);
+  virtual void abort_capture(int device);
+  virtual void replay(int device, CommandList* list);
+  // Frees a list once the work recorded so far, which may replay it, has completed.
+  virtual void free_list(int device, CommandList* list);
+
   // Kernel timing from GPU timestamps: while on, every command's time on the device is added to
   // its kernel's total ("copy", "upload" and "download" for transfers). Returns false where the
   // runtime or device cannot time. profile() waits for the device, returns the totals sorted by

@@ -36,6 +36,18 @@ struct Buffer {
   void* mapped = nullptr;  // host-visible staging buffers only
 };
 
+// A secondary command buffer recorded once and executed by any number of frames, with the
+// descriptor sets and uploaded bytes its commands use (runtime.h).
+struct Runtime::CommandList {
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> pools;
+  uint32_t sets = 0;               // allocated from pools
+  uint32_t commands = 0;           // recorded
+  std::vector<Buffer*> staging;    // the sources of its uploads
+  std::vector<Buffer*> released;   // buffers released while it was recorded
+};
+using CommandList = Runtime::CommandList;
+
 namespace {
 
 // Vulkan entry points, loaded at run time.
@@ -51,7 +63,7 @@ namespace {
   X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
   X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences) X(vkGetFenceStatus) \
   X(vkCmdCopyBuffer) X(vkCmdPipelineBarrier) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)        \
-  X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCreateShaderModule) X(vkDestroyShaderModule)          \
+  X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdExecuteCommands) X(vkFreeCommandBuffers) X(vkCreateShaderModule) X(vkDestroyShaderModule)          \
   X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)         \
   X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)                      \
   X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)                    \
@@ -132,6 +144,7 @@ struct Frame {
   std::vector<const char*> commands;
   std::vector<Buffer*> staging;   // returned to the staging cache when the frame completes
   std::vector<Buffer*> released;  // destroyed when the frame completes
+  std::vector<CommandList*> lists;  // freed when the frame completes
 };
 
 struct Device {
@@ -147,6 +160,7 @@ struct Device {
   VkCommandBuffer cmd = VK_NULL_HANDLE;             // frames[current].cmd while recording
   bool recording = false;
   uint32_t recorded = 0;
+  CommandList* capturing = nullptr;  // the list commands go into instead of the frame (begin_capture)
   std::unordered_map<std::string, Pipeline> pipelines;
   std::multimap<size_t, Buffer*> staging_cache;     // host-visible buffers by size
   std::mutex mu;
@@ -215,6 +229,62 @@ struct Device {
     fr.staging.clear();
     for (Buffer* b : fr.released) destroy_buffer(b);
     fr.released.clear();
+    for (CommandList* l : fr.lists) destroy_list(l);
+    fr.lists.clear();
+  }
+
+  VkDescriptorPool make_descriptor_pool() {
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kMaxSetsPerPool * kMaxBindings};
+    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets = kMaxSetsPerPool;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &ps;
+    VkDescriptorPool pool;
+    check(f->vkCreateDescriptorPool(dev, &pi, nullptr, &pool), "vkCreateDescriptorPool");
+    return pool;
+  }
+
+  // Where a dispatch's descriptor set comes from: the frame's pool, reset when the frame
+  // completes, or while capturing the list's own pools, which live as long as the list.
+  VkDescriptorPool descriptor_pool() {
+    if (!capturing) return frames[current].dpool;
+    if (capturing->sets++ % kMaxSetsPerPool == 0) capturing->pools.push_back(make_descriptor_pool());
+    return capturing->pools.back();
+  }
+
+  void destroy_list(CommandList* l) {
+    f->vkFreeCommandBuffers(dev, pool, 1, &l->cmd);
+    for (VkDescriptorPool p : l->pools) f->vkDestroyDescriptorPool(dev, p, nullptr);
+    for (Buffer* b : l->staging) staging_cache.emplace(b->size, b);
+    for (Buffer* b : l->released) release_later(b);
+    delete l;
+  }
+
+  // Host reads and waits cannot be recorded into a command list.
+  void refuse_while_capturing(const char* what) {
+    if (capturing)
+      fail<ValueError>("gpu: ", what, " while a command list is being recorded (a plan cannot record a read of "
+                       "device memory on the host)");
+  }
+
+  // Stops recording into the list: later commands go to the frames again.
+  CommandList* stop_capture() {
+    CommandList* l = capturing;
+    capturing = nullptr;
+    since_barrier.clear();
+    cmd = recording ? frames[current].cmd : VK_NULL_HANDLE;
+    return l;
+  }
+
+  // Appends a recorded list to the stream, ordered after everything before it and before
+  // everything after it. It counts as its commands towards submitting the frame.
+  void execute(CommandList* l) {
+    begin();
+    full_barrier();
+    f->vkCmdExecuteCommands(cmd, 1, &l->cmd);
+    full_barrier();
+    recorded += l->commands;
+    recorded_command("command list");
   }
 
   void collect_times(Frame& fr) {
@@ -234,7 +304,7 @@ struct Device {
   }
 
   void begin() {
-    if (recording) return;
+    if (recording || capturing) return;
     Frame& fr = frames[current];
     retire(fr);
     cmd = fr.cmd;
@@ -279,6 +349,10 @@ struct Device {
   // Called after recording a command. While profiling (and with PCP_GPU_SERIAL=1), a barrier
   // follows every command, so that each command's timestamp measures it alone.
   void recorded_command(const char* command) {
+    if (capturing) {
+      if (serial) full_barrier();
+      return void(++capturing->commands);
+    }
     Frame& fr = frames[current];
     if (fr.timed || serial) full_barrier();
     if (fr.timed) {  // written once everything recorded before it has completed
@@ -314,12 +388,14 @@ struct Device {
 
   // Submits what was recorded and waits for all of it.
   void flush() {
+    refuse_while_capturing("waiting for the device");
     submit();
     for (Frame& fr : frames) retire(fr);
   }
 
   // Frees b once the work recorded so far, which may use it, has completed.
   void release_later(Buffer* b) {
+    if (capturing) return capturing->released.push_back(b);
     if (recording) return frames[current].released.push_back(b);
     if (last_submitted < kFrames && frames[last_submitted].submitted)
       return frames[last_submitted].released.push_back(b);  // completes after every earlier frame
@@ -337,7 +413,7 @@ struct Device {
     } else {
       b = make_buffer(nbytes, true);
     }
-    frames[current].staging.push_back(b);
+    (capturing ? capturing->staging : frames[current].staging).push_back(b);
     return b;
   }
 
@@ -488,6 +564,7 @@ class VulkanRuntime : public Runtime {
     if (n == 0) return;
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
+    d.refuse_while_capturing("a download");
     Buffer* s = d.staging(n);
     const Buffer* used[] = {src};
     d.order(used, 1);
@@ -523,7 +600,7 @@ class VulkanRuntime : public Runtime {
     d.begin();
     d.order(buffers.data(), buffers.size());
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    ai.descriptorPool = d.frames[d.current].dpool;
+    ai.descriptorPool = d.descriptor_pool();
     ai.descriptorSetCount = 1;
     ai.pSetLayouts = &p.set_layout;
     VkDescriptorSet set;
@@ -553,6 +630,68 @@ class VulkanRuntime : public Runtime {
     Device& d = *devices_.at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.flush();
+  }
+
+  bool begin_capture(int device) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    if (d.capturing) fail<ValueError>("gpu: a command list is already being recorded on device ", device);
+    auto l = std::make_unique<CommandList>();
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = d.pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+    ai.commandBufferCount = 1;
+    check(d.f->vkAllocateCommandBuffers(d.dev, &ai, &l->cmd), "vkAllocateCommandBuffers");
+    VkCommandBufferInheritanceInfo inherit{VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;  // a frame may execute it while another still runs it
+    bi.pInheritanceInfo = &inherit;
+    if (d.f->vkBeginCommandBuffer(l->cmd, &bi) != VK_SUCCESS) {
+      d.f->vkFreeCommandBuffers(d.dev, d.pool, 1, &l->cmd);
+      fail<RuntimeError>("vulkan: vkBeginCommandBuffer failed for a command list");
+    }
+    d.capturing = l.release();
+    d.cmd = d.capturing->cmd;
+    d.since_barrier.clear();  // execute() puts a barrier before the list
+    return true;
+  }
+
+  CommandList* end_capture(int device) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    if (!d.capturing) fail<ValueError>("gpu: no command list is being recorded on device ", device);
+    CommandList* l = d.stop_capture();
+    if (d.f->vkEndCommandBuffer(l->cmd) != VK_SUCCESS) {
+      d.destroy_list(l);
+      fail<RuntimeError>("vulkan: vkEndCommandBuffer failed for a command list");
+    }
+    d.execute(l);
+    return l;
+  }
+
+  void abort_capture(int device) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    if (!d.capturing) return;
+    CommandList* l = d.stop_capture();
+    d.f->vkEndCommandBuffer(l->cmd);
+    d.destroy_list(l);  // never submitted
+  }
+
+  void replay(int device, CommandList* l) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.refuse_while_capturing("replaying a command list");
+    d.execute(l);
+  }
+
+  void free_list(int device, CommandList* l) override {
+    Device& d = *devices_.at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    if (d.recording) return d.frames[d.current].lists.push_back(l);
+    if (d.last_submitted < kFrames && d.frames[d.last_submitted].submitted)
+      return d.frames[d.last_submitted].lists.push_back(l);
+    d.destroy_list(l);
   }
 
   bool set_profiling(int device, bool on) override {
@@ -714,11 +853,6 @@ class VulkanRuntime : public Runtime {
     ci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     ci.queueFamilyIndex = d.family;
     check(f_.vkCreateCommandPool(d.dev, &ci, nullptr, &d.pool), "vkCreateCommandPool");
-    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kMaxSetsPerPool * kMaxBindings};
-    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pi.maxSets = kMaxSetsPerPool;
-    pi.poolSizeCount = 1;
-    pi.pPoolSizes = &ps;
     for (Frame& fr : d.frames) {
       VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
       ai.commandPool = d.pool;
@@ -727,7 +861,7 @@ class VulkanRuntime : public Runtime {
       check(f_.vkAllocateCommandBuffers(d.dev, &ai, &fr.cmd), "vkAllocateCommandBuffers");
       VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
       check(f_.vkCreateFence(d.dev, &fi, nullptr, &fr.fence), "vkCreateFence");
-      check(f_.vkCreateDescriptorPool(d.dev, &pi, nullptr, &fr.dpool), "vkCreateDescriptorPool");
+      fr.dpool = d.make_descriptor_pool();
       if (d.can_time) {
         VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
         qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
