@@ -63,7 +63,8 @@ namespace {
   X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer) \
   X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences) X(vkGetFenceStatus) \
   X(vkCmdCopyBuffer) X(vkCmdPipelineBarrier) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)        \
-  X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdExecuteCommands) X(vkFreeCommandBuffers) X(vkCreateShaderModule) X(vkDestroyShaderModule)          \
+  X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdExecuteCommands) X(vkFreeCommandBuffers)            \
+  X(vkCreateShaderModule) X(vkDestroyShaderModule)                                                  \
   X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)         \
   X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)                      \
   X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)                    \
