@@ -82,8 +82,10 @@ def test_diloco_frame_shows_workers_and_bytes():
     dash({"kind": "start", "mode": "diloco", "round": 0, "rounds": 4, "workers": 2, "inner_steps": 50, "parameters": 10**6,
           "nodes": 3})
     dash({"kind": "progress", "round": 0, "tokens_per_s": 1500.0, "workers": {
-        0: {"alive": True, "steps_done": 57, "live_step": 7, "last_loss": 2.25, "lr": 5e-4, "last_seen": now - 12},
-        1: {"alive": True, "steps_done": 55, "live_step": 5, "last_loss": 2.75, "lr": 5e-4, "last_seen": now}}})
+        0: {"alive": True, "steps_done": 57, "live_step": 7, "last_loss": 2.25, "lr": 5e-4, "last_seen": now - 12,
+            "device": "vulkan:0 (NVIDIA H200)"},
+        1: {"alive": True, "steps_done": 55, "live_step": 5, "last_loss": 2.75, "lr": 5e-4, "last_seen": now,
+            "device": "cpu"}}})
     dash({"kind": "worker_lost", "rank": 1, "round": 1, "error": "ActorDiedError: the actor died\ntraceback"})
     dash({"kind": "round", "round": 2, "val_loss": 2.125, "workers_in": [0], "workers_lost": [1], "worker_val": {},
           "worker_train": {}, "bytes_sent": 8_000_000, "bytes_received": 4_000_000, "total_bytes": 24_000_000,
@@ -92,8 +94,9 @@ def test_diloco_frame_shows_workers_and_bytes():
     for want in ("PCP DiLoCo · running", "2/4", "2 on 3 Ray nodes, H = 50", "2.1250", "total 24.00 MB", "sent 8.00 MB",
                  "received 4.00 MB", "1,500", "5.00e-04", "worker 1 lost in round 1: ActorDiedError"):
         assert want in text, want
-    assert re.search(r"^\W*0\s+● alive\s+7/50\s+57\s+2\.2500\s+5\.00e-04\s+1[23] s ago", text, re.M), text
-    assert re.search(r"^\W*1\s+✗ lost\s+5/50\s+55\s+2\.7500", text, re.M), text
+    assert re.search(r"^\W*0\s+● alive\s+vulkan:0 \(NVIDIA H200\)\s+7/50\s+57\s+2\.2500\s+5\.00e-04\s+1[23] s ago",
+                     text, re.M), text
+    assert re.search(r"^\W*1\s+✗ lost\s+cpu\s+5/50\s+55\s+2\.7500", text, re.M), text
     dash.close()
 
 

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+import pcp
 from pcp.distributed import DiLoCoConfig, Shepherd, decode, encode
 from pcp.distributed.compression import nbytes
 from pcp.distributed.shepherd import check_reachable, init_ray, shutdown_ray
@@ -22,9 +23,12 @@ from pcp.train import preset
 ray = pytest.importorskip("ray", reason="Ray is not installed")
 
 
+GPUS = [d for d in pcp.devices() if d != "cpu"]
+
+
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    init_ray()
+    init_ray(num_gpus=len(GPUS))  # Ray counts NVIDIA GPUs only: PCP's Vulkan devices are the GPUs here
     yield
     shutdown_ray()
 
@@ -47,8 +51,12 @@ def test_local_cluster_is_on_loopback():
     assert {n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]} == {"127.0.0.1"}
 
 
-def test_outer_step_is_nesterov_on_the_averaged_pseudo_gradient(tiny):
-    sh = Shepherd(tiny(), DiLoCoConfig(workers=2, inner_steps=3, rounds=2, round_timeout=120))
+@pytest.mark.parametrize("weighting", ["uniform", "tokens"])
+def test_outer_step_is_nesterov_on_the_weighted_average_pseudo_gradient(tiny, weighting):
+    # Worker 1 takes batches half the size of worker 0's: by tokens it weighs half as much.
+    sh = Shepherd(tiny(), DiLoCoConfig(workers=2, inner_steps=3, rounds=2, round_timeout=120, weighting=weighting,
+                                       batch_sizes=[4, 2]))
+    weights = np.array([1.0, 1.0] if weighting == "uniform" else [2 / 3, 1 / 3])
     try:
         buf = None
         for _ in range(2):
@@ -57,7 +65,8 @@ def test_outer_step_is_nesterov_on_the_averaged_pseudo_gradient(tiny):
             assert sorted(r["rank"] for r in sh.last_results) == [0, 1]
             assert all(r["start_digest"] == digest for r in sh.last_results)  # both started from the global model
             deltas = [decode(r["pseudo_grad"]) for r in sh.last_results]
-            avg = {k: np.mean([d[k].astype(np.float64) for d in deltas], axis=0) for k in before}
+            assert [r["tokens"] for r in sh.last_results] == [3 * 4 * 32, 3 * 2 * 32]
+            avg = {k: np.average([d[k].astype(np.float64) for d in deltas], axis=0, weights=weights) for k in before}
             assert max(np.abs(v).max() for v in avg.values()) > 1e-4  # the workers did move
             buf = avg if buf is None else {k: 0.9 * buf[k] + avg[k] for k in avg}  # PyTorch's Nesterov SGD
             after = params64(sh)
@@ -71,16 +80,87 @@ def test_outer_step_is_nesterov_on_the_averaged_pseudo_gradient(tiny):
         sh.shutdown()
 
 
-@pytest.mark.parametrize("kind,tol", [("none", 0.0), ("float16", 2.0 ** -11), ("int8", 0.5 / 127)])
-def test_compression_round_trip(kind, tol):
-    x = {"a": np.random.default_rng(0).normal(size=(64, 33)).astype(np.float32), "b": np.zeros(5, np.float32)}
+# Each kind's worst error as a fraction of its block's largest magnitude, and bytes per value.
+BOUNDS = {"none": (0.0, 4), "float16": (2.0 ** -11, 2), "int8": (0.5 / 127, 1), "int4": (0.5 / 7, 0.5),
+          "fp4": (1.0 / 6, 0.5)}
+
+
+@pytest.mark.parametrize("kind", sorted(BOUNDS))
+def test_compression_error_is_bounded_per_block_and_bytes_are_counted(kind):
+    rng = np.random.default_rng(0)
+    # Blocks of very different scales (a large outlier costs only its own block), a ragged tail,
+    # all zeros, and values on the quantisers' ties.
+    a = rng.normal(size=(64, 33)).astype(np.float32) * np.logspace(-6, 0, 33, dtype=np.float32)
+    a[3, 5] = 1e4
+    x = {"a": a, "b": np.zeros(5, np.float32), "c": np.linspace(-6, 6, 49, dtype=np.float32)}
     enc = encode(x, kind)
     out = decode(enc)
+    tol, per_value = BOUNDS[kind]
     for k in x:
-        assert out[k].dtype == np.float32
-        np.testing.assert_allclose(out[k], x[k], rtol=0, atol=tol * max(np.abs(x[k]).max(), 1e-30) * 1.0001)
-    per = {"none": 4, "float16": 2, "int8": 1}[kind]
-    assert nbytes(enc) == per * (64 * 33 + 5) + (8 if kind == "int8" else 0)
+        assert out[k].dtype == np.float32 and out[k].shape == x[k].shape
+        flat, got = x[k].reshape(-1).astype(np.float64), out[k].reshape(-1).astype(np.float64)
+        for lo in range(0, flat.size, 64):  # per block of 64; float16 per value, and its subnormals' spacing
+            block = flat[lo:lo + 64]
+            bound = tol * (np.abs(block) if kind == "float16" else np.abs(block).max()) * 1.0001
+            bound = bound + (2.0 ** -25 if kind == "float16" else 0.0)
+            assert np.all(np.abs(got[lo:lo + 64] - block) <= bound), (k, lo)
+    blocks = sum(-(-v.size // 64) for v in x.values())
+    want = sum(v.size for v in x.values()) * per_value if kind in ("none", "float16") else blocks * (64 * per_value + 4)
+    assert nbytes(enc) == want
+    if kind in ("int4", "fp4"):  # the wire bytes: about 7x fewer than float32's
+        assert sum(v.nbytes for v in x.values()) / nbytes(enc) > 6
+
+
+def test_a_round_closes_on_time_with_the_steps_each_worker_took(tiny):
+    """round_timeout: workers stop stepping when it runs out and send what they have; the outer
+    average weighs each by the tokens it processed."""
+    sh = Shepherd(tiny(), DiLoCoConfig(workers=2, inner_steps=100_000, rounds=1, round_timeout=2.0,
+                                       batch_sizes=[4, 1]))
+    try:
+        before = params64(sh)
+        rec = sh.run_round()
+        steps = [r["steps"] for r in sh.last_results]
+        assert rec["workers_in"] == [0, 1] and all(0 < n < 100_000 for n in steps), steps
+        assert rec["worker_tokens"] == {0: steps[0] * 4 * 32, 1: steps[1] * 32}
+        assert rec["seconds"] < 30
+        tokens = np.array([r["tokens"] for r in sh.last_results], np.float64)
+        deltas = [decode(r["pseudo_grad"]) for r in sh.last_results]
+        after = params64(sh)
+        for k in before:  # the first outer step: p - lr * (1 + momentum) * average
+            avg = np.average([d[k].astype(np.float64) for d in deltas], axis=0, weights=tokens)
+            np.testing.assert_allclose(after[k], before[k] - 0.7 * 1.9 * avg, rtol=1e-5, atol=1e-6)
+    finally:
+        sh.shutdown()
+
+
+def test_a_round_whose_outer_step_is_not_finite_is_rolled_back(tiny):
+    class Poisoned(Shepherd):
+        """Round 2's pseudo-gradients arrive with a NaN, as from a worker that diverged."""
+        def apply_outer_step(self, pseudo_grad):
+            if self.round == 1:
+                pseudo_grad = dict(pseudo_grad, **{self.names[0]: pseudo_grad[self.names[0]] * np.nan})
+            super().apply_outer_step(pseudo_grad)
+
+    messages = []
+    sh = Poisoned(tiny(), DiLoCoConfig(workers=2, inner_steps=2, rounds=3, round_timeout=120),
+                  report=lambda e: messages.append(e.get("text")) if e["kind"] == "message" else None)
+    try:
+        sh.run_round()
+        after_one = {k: v.copy() for k, v in sh.global_state().items()}
+        momentum = {k: v["momentum_buffer"].numpy().copy() for k, v in sh.outer.state.items()}
+        inner = {r: s["state"][0]["exp_avg"].copy() for r, s in sh.inner_states.items()}
+        rec = sh.run_round()
+        assert rec["rolled_back"].startswith("the outer step made 1 parameters non-finite")
+        assert any("round 2 rolled back" in (m or "") for m in messages)
+        assert state_digest(sh.global_state()) == state_digest(after_one)
+        for k, v in sh.outer.state.items():
+            np.testing.assert_array_equal(v["momentum_buffer"].numpy(), momentum[k])
+        assert all(np.array_equal(sh.inner_states[r]["state"][0]["exp_avg"], inner[r]) for r in inner)
+        rec = sh.run_round()  # the run goes on from where round 2 started
+        assert rec["rolled_back"] is None and math.isfinite(rec["val_loss"])
+        assert all(r["start_digest"] == state_digest(after_one) for r in sh.last_results)
+    finally:
+        sh.shutdown()
 
 
 def test_a_killed_worker_is_left_out_and_rejoins(tiny):
@@ -123,6 +203,28 @@ def test_compiled_inner_steps_train_as_eager_ones(tiny, tmp_path):
             sh.shutdown()
     for k in finals[0]:
         np.testing.assert_allclose(finals[1][k], finals[0][k], rtol=1e-5, atol=1e-7, err_msg=k)
+
+
+@pytest.mark.skipif(not GPUS, reason="no GPU")
+def test_workers_on_a_gpu_share_it_and_train_as_cpu_workers_do(tiny, tmp_path):
+    """--worker-device gpu: two workers share the one GPU (half of it each in Ray's count), run
+    their inner steps there and end two rounds where CPU workers do (to float32 kernel order)."""
+    finals, tables = {}, {}
+    for device in ("cpu", "gpu"):
+        sh = Shepherd(tiny(out=str(tmp_path / device)),
+                      DiLoCoConfig(workers=2, inner_steps=3, rounds=2, round_timeout=300, worker_device=device))
+        try:
+            history = sh.run()
+            finals[device] = sh.global_state()
+            tables[device] = sh.worker_table()
+            assert sh.gpus_per_worker == (0 if device == "cpu" else 1 / math.ceil(2 / len(GPUS)))
+        finally:
+            sh.shutdown()
+        assert [r["workers_in"] for r in history[1:]] == [[0, 1], [0, 1]]
+    assert {w["device"] for w in tables["cpu"].values()} == {"cpu"}
+    assert {w["device"] for w in tables["gpu"].values()} <= set(GPUS)  # e.g. "vulkan:0 (NVIDIA H200)"
+    for k in finals["cpu"]:
+        np.testing.assert_allclose(finals["gpu"][k], finals["cpu"][k], rtol=1e-3, atol=1e-4, err_msg=k)
 
 
 def test_a_worker_joining_later_gets_the_current_parameters(tiny):
@@ -215,7 +317,7 @@ def test_cli_runs_resumes_and_plots(tmp_path, text_file, capsys):
     assert main(["diloco", "--rounds", "3", "--resume", "--dashboard", *flags]) == 0
     out = capsys.readouterr().out  # the dashboard's last frame: round 3 of 3, both workers did its 3 steps
     assert "PCP DiLoCo · finished" in out and "3/3" in out and "round 3/3: val" not in out
-    assert len(re.findall(r"^\W*[01]\s+● alive\s+3/3\s+3\s+\d\.\d{4}\s", out, re.M)) == 2, out
+    assert len(re.findall(r"^\W*[01]\s+● alive\s+cpu\s+3/3\s+3\s+\d\.\d{4}\s", out, re.M)) == 2, out
     assert (tmp_path / "diloco.safetensors").exists() and (tmp_path / "tokenizer.json").exists()
     if importlib.util.find_spec("matplotlib"):
         assert (tmp_path / "loss.png").stat().st_size > 0

@@ -109,6 +109,13 @@ def cmd_export_hf(args):
     return 0
 
 
+def _ints(flag, text):
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{flag}: expected whole numbers separated by commas, got {text!r}") from None
+
+
 def cmd_diloco(args):
     from pcp.dashboard import reporter
     from pcp.distributed import DiLoCoConfig, Shepherd
@@ -118,7 +125,9 @@ def cmd_diloco(args):
     cfg = preset(args.preset, **overrides).validate()
     dcfg = DiLoCoConfig(workers=args.workers, inner_steps=args.inner_steps, rounds=args.rounds,
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
-                        split=args.split, round_timeout=args.round_timeout, address=args.address or "").validate()
+                        split=args.split, round_timeout=args.round_timeout, weighting=args.weighting,
+                        batch_sizes=_ints("--worker-batch-sizes", args.worker_batch_sizes), worker_device=args.worker_device,
+                        gpus_per_worker=args.gpus_per_worker, address=args.address or "").validate()
     with reporter(args.dashboard) as report:
         # A local Ray cluster is stopped on every way out: errors, Ctrl-C and SIGTERM here (Shepherd
         # stops it when its own start fails), and a reaper process if this one is killed outright.
@@ -199,9 +208,18 @@ def main(argv=None):
     d.add_argument("--rounds", type=int, default=10)
     d.add_argument("--outer-lr", type=float, default=0.7)
     d.add_argument("--outer-momentum", type=float, default=0.9)
-    d.add_argument("--compression", default="none", choices=["none", "float16", "int8"])
+    d.add_argument("--compression", default="none", choices=["none", "float16", "int8", "int4", "fp4"],
+                   help="of the pseudo-gradients: int8, int4 and fp4 in blocks of 64 values with a scale each")
     d.add_argument("--split", default="iid", choices=["iid", "contiguous"], help="how workers share the train data")
     d.add_argument("--round-timeout", type=float, default=600.0, help="seconds before a silent worker is left out")
+    d.add_argument("--weighting", default="tokens", choices=["tokens", "uniform"],
+                   help="how the outer average weighs each worker's pseudo-gradient")
+    d.add_argument("--worker-batch-sizes", default="", metavar="B,B,...",
+                   help="each worker's batch size, by rank (repeated); default: --batch-size for all")
+    d.add_argument("--worker-device", default="cpu", choices=["cpu", "gpu"],
+                   help="where the workers' models and inner steps run (gpu: through Ray's GPU resources)")
+    d.add_argument("--gpus-per-worker", type=float, default=0.0,
+                   help="Ray's num_gpus per GPU worker (a fraction shares a GPU; default: the GPUs shared evenly)")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
     d.add_argument("--resume", action="store_true", help="continue from OUT/diloco.safetensors")
     d.add_argument("--overwrite", action="store_true",

@@ -165,12 +165,12 @@ class Dashboard:
             self._row(grid, "communicated", f"total {megabytes(rec['total_bytes'])}",
                       f"last round: sent {megabytes(rec['bytes_sent'])}, received {megabytes(rec['bytes_received'])}")
         table = Table(expand=False, header_style="bold", pad_edge=False, box=None, padding=(0, 1))
-        for col in ("worker", "status", "step", "steps done", "last loss", "lr", "last seen"):
-            table.add_column(col, justify="left" if col in ("worker", "status") else "right", no_wrap=True)
+        for col in ("worker", "status", "device", "step", "steps done", "last loss", "lr", "last seen"):
+            table.add_column(col, justify="left" if col in ("worker", "status", "device") else "right", no_wrap=True)
         now = time.time()
         for rank, w in sorted(self.workers.items()):
             alive = w.get("alive")
-            table.add_row(str(rank), Text("● alive", "green") if alive else Text("✗ lost", "red"),
+            table.add_row(str(rank), Text("● alive", "green") if alive else Text("✗ lost", "red"), w.get("device") or "—",
                           f"{w.get('live_step') or 0}/{info['inner_steps']}", str(w.get("steps_done") or 0),
                           _num(w.get("last_loss"), ".4f"), _num(w.get("lr"), ".2e"),
                           f"{now - w['last_seen']:.0f} s ago" if w.get("last_seen") else "—")

@@ -1,10 +1,13 @@
 """DiLoCo's own settings; the model, inner optimizer and data come from a TrainConfig."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pcp._config import DictConfig
 
-COMPRESSIONS = ("none", "float16", "int8")
+from .compression import COMPRESSIONS
+
 SPLITS = ("iid", "contiguous")
+WORKER_DEVICES = ("cpu", "gpu")
+WEIGHTINGS = ("tokens", "uniform")
 
 
 @dataclass
@@ -18,11 +21,24 @@ class DiLoCoConfig(DictConfig):
         rounds: outer rounds in all (default 10).
         outer_lr: the outer Nesterov SGD's learning rate (default 0.7, the paper's).
         outer_momentum: its momentum, in [0, 1) (default 0.9).
-        compression: of the pseudo-gradients on their way back: 'none', 'float16' or 'int8'.
+        compression: of the pseudo-gradients on their way back: 'none', 'float16', or 'int8',
+            'int4' or 'fp4' in blocks with a scale each (pcp.distributed.compression).
         split: 'iid' (every worker samples the whole train split) or 'contiguous' (a slice
             each).
-        round_timeout: seconds a round waits for its workers before going on without them.
+        round_timeout: seconds a round lasts: a worker still stepping then stops and sends the
+            progress it has (counted by its tokens); one silent for longer (by a grace of 10 s
+            and a tenth) is left out of the round.
+        weighting: how the outer average weighs each worker's pseudo-gradient: 'tokens' (by the
+            tokens its inner steps processed, default) or 'uniform'.
+        batch_sizes: each worker's batch size, by rank (repeated when there are more workers);
+            empty (default) gives every worker the TrainConfig's.
         threads_per_worker: CPU threads each worker's kernels use (default 1).
+        worker_device: where each worker's model and inner steps run: 'cpu' or 'gpu' (a GPU
+            through Ray's GPU resources; the inner steps in the TrainConfig's dtype, compiled
+            with its compile setting, as ``pcp train`` runs them).
+        gpus_per_worker: Ray's num_gpus per worker with worker_device 'gpu': a fraction lets
+            several workers share a GPU; 0 (default) spreads the workers evenly over the
+            cluster's GPUs (one each when there are enough).
         address: a Ray cluster's HOST:PORT to join ('' starts a local one).
 
     Raises:
@@ -39,10 +55,14 @@ class DiLoCoConfig(DictConfig):
     rounds: int = 10
     outer_lr: float = 0.7       # the paper's outer Nesterov SGD
     outer_momentum: float = 0.9
-    compression: str = "none"   # of pseudo-gradients: none, float16 or int8
+    compression: str = "none"   # of pseudo-gradients: none, float16, int8, int4 or fp4
     split: str = "iid"          # iid: every worker samples the whole train split; contiguous: a slice each
-    round_timeout: float = 600.0  # seconds a round waits for its workers before leaving them out
+    round_timeout: float = 600.0  # seconds a round lasts: then workers send what they have
+    weighting: str = "tokens"   # of pseudo-gradients in the outer average: tokens or uniform
+    batch_sizes: list = field(default_factory=list)  # per worker (by rank); empty: the TrainConfig's
     threads_per_worker: int = 1
+    worker_device: str = "cpu"  # cpu or gpu
+    gpus_per_worker: float = 0.0  # Ray num_gpus per GPU worker; 0: the GPUs shared evenly
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
 
     def validate(self):
@@ -53,7 +73,9 @@ class DiLoCoConfig(DictConfig):
 
         Raises:
             ValueError: a count below its minimum, an outer_lr that is not positive, a momentum
-                outside [0, 1), an unknown compression or split, or an address not HOST:PORT.
+                outside [0, 1), an unknown compression, split, weighting or worker device, a
+                batch size below 1, a gpus_per_worker
+                that is neither a fraction nor whole, or an address not HOST:PORT.
 
         Example:
             >>> from pcp.distributed import DiLoCoConfig
@@ -75,6 +97,16 @@ class DiLoCoConfig(DictConfig):
             raise ValueError(f"diloco: split must be one of {', '.join(SPLITS)}, got {self.split!r}")
         if self.round_timeout <= 0 or self.threads_per_worker < 1:
             raise ValueError("diloco: round_timeout must be > 0 and threads_per_worker >= 1")
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"diloco: weighting must be 'tokens' or 'uniform', got {self.weighting!r}")
+        if not all(isinstance(b, int) and b >= 1 for b in self.batch_sizes):
+            raise ValueError(f"diloco: batch_sizes must be whole numbers >= 1, got {self.batch_sizes!r}")
+        if self.worker_device not in WORKER_DEVICES:
+            raise ValueError(f"diloco: worker_device must be 'cpu' or 'gpu', got {self.worker_device!r}")
+        g = self.gpus_per_worker
+        if g < 0 or (g > 1 and g != int(g)):  # Ray's rule for num_gpus
+            raise ValueError(f"diloco: gpus_per_worker must be a fraction in [0, 1] or a whole number, got "
+                             f"{self.gpus_per_worker}")
         if self.address:
             host, _, port = self.address.rpartition(":")
             if not host or not port.isdigit():

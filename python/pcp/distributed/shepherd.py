@@ -1,5 +1,6 @@
 """The DiLoCo shepherd: the Ray driver that owns the global model and the outer optimizer."""
 import contextlib
+import math
 import os
 import signal
 import socket
@@ -34,11 +35,12 @@ def _children():
         return set()
 
 
-def init_ray(address="", min_cpus=2):
+def init_ray(address="", min_cpus=2, num_gpus=None):
     """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1 with at least
-    min_cpus logical CPUs (one per worker actor, even on a smaller machine). Returns True when it
-    started a local cluster: the caller then stops it with shutdown_ray(), and a reaper process
-    stops it should this process be killed first."""
+    min_cpus logical CPUs (one per worker actor, even on a smaller machine) and num_gpus GPUs
+    (None: Ray's own count, which sees NVIDIA GPUs only). Returns True when it started a local
+    cluster: the caller then stops it with shutdown_ray(), and a reaper process stops it should
+    this process be killed first."""
     global _reaper
     import ray
     if address:
@@ -63,7 +65,7 @@ def init_ray(address="", min_cpus=2):
     sigterm = signal.getsignal(signal.SIGTERM)
     try:
         ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 num_cpus=max(os.cpu_count() or 1, min_cpus))
+                 num_cpus=max(os.cpu_count() or 1, min_cpus), num_gpus=num_gpus)
     finally:  # the processes ray.init started (GCS, raylet, ...), even where it failed midway
         _reaper = reaper.start(sorted(_children() - before))
         # ray.init replaces the SIGTERM handler with sys.exit (no message, status 15): keep the caller's.
@@ -145,8 +147,10 @@ class Shepherd:
         self._exit.enter_context(rundir.locked(self.cfg.out))
         for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
             self.report({"kind": "message", "text": text})
-        self._owns_ray = init_ray(self.dcfg.address, self.dcfg.workers)
+        gpus_here = len([d for d in pcp.devices() if d != "cpu"]) if self.dcfg.worker_device == "gpu" else None
+        self._owns_ray = init_ray(self.dcfg.address, self.dcfg.workers, gpus_here)
         import ray
+        self.gpus_per_worker = self._gpus_per_worker()
         pcp.random.seed(self.cfg.seed)
         self.tokenizer, self.data = build_data(self.cfg)
         self.model = build_model(self.cfg, self.tokenizer.vocab_size)
@@ -166,6 +170,7 @@ class Shepherd:
         # or restarted by Ray), which fetches it from the object store only then. Its bytes (twice the
         # model's) are not in bytes_received, which counts DiLoCo's own traffic: the pseudo-gradients.
         self.inner_states, self.inner_refs = {}, {}
+        self._reset_inner = False  # after a rolled-back round: workers reload their states
         if resume:
             self._load()
         with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
@@ -174,6 +179,21 @@ class Shepherd:
             self.add_worker()
 
     # -- workers -------------------------------------------------------------------------------
+    def _gpus_per_worker(self):
+        """Ray's num_gpus for each worker: none on CPUs; the configured share; or the cluster's
+        GPUs shared evenly, so that the workers fit whole on them (one each when there are enough)."""
+        import ray
+        if self.dcfg.worker_device == "cpu":
+            return 0
+        if self.dcfg.gpus_per_worker > 0:
+            return self.dcfg.gpus_per_worker
+        gpus = int(ray.cluster_resources().get("GPU", 0))
+        if gpus == 0:
+            import pcp
+            raise ValueError(f"diloco: worker_device 'gpu' but the Ray cluster has no GPU (this machine: "
+                             f"{pcp.devices()})")
+        return 1.0 / math.ceil(self.dcfg.workers / gpus)
+
     def add_worker(self):
         """Starts one more worker actor; it joins at the next round, with the global parameters
         then.
@@ -196,9 +216,9 @@ class Shepherd:
                 "rank": rank}
         # Ray restarts a killed worker (same spec) and it rejoins at the next round; a round's task
         # is not retried: that round goes on without it.
-        # One CPU each, spread over the cluster's nodes.
+        # One CPU each (and its share of a GPU), spread over the cluster's nodes.
         actor = ray.remote(Worker).options(max_restarts=-1, max_task_retries=0, max_concurrency=2, num_cpus=1,
-                                           scheduling_strategy="SPREAD").remote(spec)
+                                           num_gpus=self.gpus_per_worker, scheduling_strategy="SPREAD").remote(spec)
         self.workers[rank] = {"actor": actor, "alive": True, "steps_done": 0, "last_loss": None,
                               "last_seen": time.time(), "round": None}
         self.report({"kind": "worker_joined", "rank": rank, "round": self.round})
@@ -242,12 +262,17 @@ class Shepherd:
 
     def run_round(self):
         """Sends the global parameters, waits for the workers' pseudo-gradients, averages those
-        that came back and applies the outer step, evaluates the global model, checkpoints, and
-        reports the round. Workers that fail or miss round_timeout are left out of it.
+        that came back (weighted by their tokens, or uniformly) and applies the outer step,
+        evaluates the global model, checkpoints, and reports the round. Workers stop at
+        round_timeout and send the steps they took; those that fail or stay silent are left out.
+        A round in which no worker took a step, or whose outer step makes a parameter
+        non-finite, is rolled back: the global model, the outer momentum and the workers' inner
+        states go back to where the round started, and the run goes on.
 
         Returns:
             The round's record, a dict: round, inner_steps, val_loss, workers_in, workers_lost,
-            worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens.
+            worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
+            worker_tokens (by rank) and rolled_back (why the round was undone, or None).
 
         Raises:
             OSError: the checkpoint cannot be written.
@@ -266,14 +291,18 @@ class Shepherd:
         state = self.global_state()
         state_ref = ray.put(state)  # once into the object store; workers read it without copies
         state_bytes = sum(v.nbytes for v in state.values())
+        # Workers stop stepping at round_timeout and send what they have; one silent past the
+        # grace (its last step, the trip back) is left out.
+        reset, self._reset_inner = self._reset_inner, False
         pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref],
-                                               [self.inner_refs[rank]] if rank in self.inner_refs else None): rank
+                                               [self.inner_refs[rank]] if rank in self.inner_refs else None,
+                                               self.dcfg.round_timeout, reset): rank
                    for rank, w in self.workers.items()}
         for w in self.workers.values():
             w["live_step"] = 0
         self.bytes_sent += state_bytes * len(pending)
         results, lost = [], []
-        deadline = time.monotonic() + self.dcfg.round_timeout
+        deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10
         while pending and time.monotonic() < deadline:
             done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in done:
@@ -292,20 +321,19 @@ class Shepherd:
             self.workers[rank]["alive"] = False
             self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
 
-        received = 0
+        received = sum(r["bytes"] for r in results)
         results.sort(key=lambda r: r["rank"])  # a fixed order of the sum: the same bits on every run
+        backup = self._backup()
         for r in results:
             self.inner_states[r["rank"]] = r.pop("inner_state")
             self.inner_refs[r["rank"]] = ray.put(self.inner_states[r["rank"]])
-        if results:
-            avg = {k: np.zeros_like(state[k], dtype=np.float32) for k in self.names}
-            for r in results:
-                received += r["bytes"]
-                for k, v in decode(r["pseudo_grad"]).items():
-                    avg[k] += v
-                w = self.workers[r["rank"]]
-                w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd)
-            self.apply_outer_step({k: v / len(results) for k, v in avg.items()})
+            w = self.workers[r["rank"]]
+            w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
+                     device=r["device"])
+        failure = self._outer_step(results)
+        if failure:  # the global model, its momentum and the workers' states as before the round
+            self._restore(backup)
+            self.report({"kind": "message", "text": f"round {rnd + 1} rolled back: {failure}"})
         self._report_progress(time.perf_counter() - t0)
         self.bytes_received += received
         self.last_results = results
@@ -317,11 +345,43 @@ class Shepherd:
                "worker_train": {r["rank"]: r["train_loss"] for r in results},
                "bytes_sent": state_bytes * (len(results) + len(lost)), "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
-               "tokens": sum(r["tokens"] for r in results)}
+               "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
+               "rolled_back": failure or None}
         self.history.append(rec)
         self.save()
         self.report({"kind": "round", **rec})
         return rec
+
+    def _outer_step(self, results):
+        """The outer step on the workers' pseudo-gradients, weighted by their tokens (or
+        uniformly), averaged in float32; why the round failed instead (nothing came back, or the
+        step made a parameter non-finite), or '' when it did not."""
+        weights = [float(r["tokens"]) if self.dcfg.weighting == "tokens" else 1.0 for r in results if r["tokens"] > 0]
+        results = [r for r in results if r["tokens"] > 0]
+        if not results:
+            return "no worker finished a step"
+        total = sum(weights)
+        avg = {k: np.zeros(self.params[k].shape, np.float32) for k in self.names}
+        for r, weight in zip(results, weights):
+            for k, v in decode(r["pseudo_grad"]).items():
+                avg[k] += np.float32(weight / total) * v
+        self.apply_outer_step(avg)
+        bad = [k for k in self.names if not np.isfinite(self.params[k].numpy()).all()]
+        return f"the outer step made {len(bad)} parameters non-finite ({bad[0]}, ...)" if bad else ""
+
+    def _backup(self):
+        """What a failed round restores: copies of the global model, the outer momentum and the
+        workers' inner states."""
+        return {k: v.numpy().copy() for k, v in self.model.state_dict().items()}, export_state(self.outer), dict(self.inner_states)
+
+    def _restore(self, backup):
+        import ray
+        params, outer, inner = backup
+        self.model.load_state_dict(params)
+        self.outer.load_state_dict(outer)
+        self.inner_states = inner
+        self.inner_refs = {r: ray.put(s) for r, s in inner.items()}
+        self._reset_inner = True  # workers go back to these states at the next round
 
     def apply_outer_step(self, pseudo_grad):
         """One step of the outer optimizer (SGD with Nesterov momentum) with the averaged
@@ -363,7 +423,7 @@ class Shepherd:
                 continue
             w = self.workers[refs[ref]]
             w.update(alive=True, last_seen=time.time(), live_step=p["step"], last_loss=p["loss"] or w["last_loss"],
-                     lr=p["lr"])
+                     lr=p["lr"], device=p["device"])
         self._report_progress(seconds)
 
     def _report_progress(self, seconds):
@@ -375,14 +435,15 @@ class Shepherd:
         """What is known of each worker, for the dashboard. It raises nothing.
 
         Returns:
-            A dict of rank to a dict: alive, steps_done, live_step, last_loss, lr, last_seen.
+            A dict of rank to a dict: alive, steps_done, live_step, last_loss, lr, last_seen and
+            device (where the worker runs, once it has reported).
 
         Example:
             Not run here (needs a Ray cluster and minutes of training)::
 
                 alive = [rank for rank, w in shepherd.worker_table().items() if w["alive"]]
         """
-        return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen")}
+        return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen", "device")}
                 for r, w in self.workers.items()}
 
     # -- evaluation, checkpoints -----------------------------------------------------------------

@@ -1,4 +1,5 @@
 """A DiLoCo worker: a model replica, its inner AdamW and a data shard. Ray runs it as an actor."""
+import contextlib
 import os
 import threading
 import time
@@ -28,6 +29,37 @@ def state_digest(state):
     for k in sorted(state):
         crc = zlib.crc32(np.ascontiguousarray(state[k]).tobytes(), zlib.crc32(k.encode(), crc))
     return crc
+
+
+def worker_device(kind):
+    """The pcp device a worker runs on: the CPU, or for 'gpu' the GPU Ray assigned to this actor
+    (Ray's GPU id, as an index into PCP's GPUs), else the first GPU."""
+    import pcp
+    if kind == "cpu":
+        return pcp.device("cpu")
+    gpus = [d for d in pcp.devices() if d != "cpu"]
+    if not gpus:
+        raise RuntimeError(f"diloco worker: worker_device 'gpu' but this process sees no GPU ({pcp.devices()})")
+    index = 0
+    try:
+        import ray
+        ids = ray.get_gpu_ids() if ray.is_initialized() else []
+        index = int(ids[0]) % len(gpus) if ids else 0
+    except (ImportError, ValueError, TypeError):
+        pass
+    return pcp.device(f"gpu:{index}")
+
+
+@contextlib.contextmanager
+def on_device(device):
+    """pcp's default device set to device inside the block (tensors the block makes live there)."""
+    import pcp
+    previous = pcp.get_default_device()
+    pcp.set_default_device(device)
+    try:
+        yield
+    finally:
+        pcp.set_default_device(previous)
 
 
 def export_state(optimizer):
@@ -69,7 +101,7 @@ class Worker:
     def __init__(self, spec):
         import pcp
         from pcp.train import TrainConfig
-        from pcp.train.loop import build_model, build_optimizer, training_step
+        from pcp.train.loop import build_model, build_optimizer, compute_dtype, training_step
         from .config import DiLoCoConfig
 
         self.rank = spec["rank"]
@@ -77,19 +109,27 @@ class Worker:
         self.dcfg = DiLoCoConfig.from_dict(spec["diloco_config"])
         pcp.set_num_threads(self.dcfg.threads_per_worker)
         self.n_train = spec["n_train"]
+        sizes = self.dcfg.batch_sizes
+        self.batch_size = sizes[self.rank % len(sizes)] if sizes else self.cfg.batch_size
         self.shard = shard_bounds(self.n_train, self.dcfg.split, self.rank, self.dcfg.workers)
         if self.shard[1] - self.shard[0] <= self.cfg.block_size:
             raise ValueError(f"worker {self.rank}: its shard has {self.shard[1] - self.shard[0]} tokens, fewer than "
                              f"block_size + 1 = {self.cfg.block_size + 1}")
         self.train_tokens = self.val_tokens = None
         pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
-        self.model = build_model(self.cfg, spec["vocab_size"])
-        self.opt = build_optimizer(self.cfg, self.model)
-        # One inner step in float32 (forward, backward, clipping, AdamW), a plan with --compile.
-        self.step = training_step(self.model, self.opt, pcp.amp.GradScaler(enabled=False), self.cfg, pcp.float32)
+        self.device = worker_device(self.dcfg.worker_device)
+        with on_device(self.device):
+            self.model = build_model(self.cfg, spec["vocab_size"])
+            self.opt = build_optimizer(self.cfg, self.model)
+        # One inner step as pcp train takes it (autocast to the run's dtype, forward, backward,
+        # clipping, AdamW), a plan with --compile.
+        self.dtype = compute_dtype(self.cfg, str(self.device))
+        scaler = pcp.amp.GradScaler(enabled=self.dtype == pcp.float16)
+        self.step = training_step(self.model, self.opt, scaler, self.cfg, self.dtype)
         self.names = [n for n, _ in self.model.named_parameters()]
+        name = "cpu" if self.device == pcp.device("cpu") else f"{self.device} ({pcp.gpu_info(str(self.device))['name']})"
         self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None, "lr": None,
-                          "time": time.time(), "pid": os.getpid()}
+                          "time": time.time(), "pid": os.getpid(), "device": name, "dtype": str(self.dtype)}
         self._lock = threading.Lock()
 
     def pid(self):
@@ -111,7 +151,8 @@ class Worker:
 
         Returns:
             A dict: rank, round, step (inner steps done this round), steps_done (in all), loss and
-            lr (the last step's), time and pid.
+            lr (the last step's), time, pid, device (e.g. "cpu" or "vulkan:0 (NVIDIA H200)") and
+            dtype (of the inner steps' products).
 
         Example:
             Not run here (needs a Ray cluster); the shepherd polls an actor::
@@ -122,11 +163,12 @@ class Worker:
         with self._lock:
             return dict(self._progress, time=time.time())
 
-    def _batch(self, rng, tokens):
+    def _batch(self, rng, tokens, batch_size):
         import pcp
-        ix = rng.integers(0, len(tokens) - self.cfg.block_size, self.cfg.batch_size)
+        ix = rng.integers(0, len(tokens) - self.cfg.block_size, batch_size)
         block = tokens[ix[:, None] + np.arange(self.cfg.block_size + 1)[None, :]].astype(np.int64)
-        return pcp.tensor(block[:, :-1]), pcp.tensor(block[:, 1:])
+        # On the CPU whatever the device: token ids are host metadata to the embedding and loss.
+        return pcp.tensor(block[:, :-1], device="cpu"), pcp.tensor(block[:, 1:], device="cpu")
 
     def _load_tokens(self, tokens):
         if self.train_tokens is None:
@@ -136,12 +178,14 @@ class Worker:
             lo, hi = self.shard
             self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[self.n_train:]
 
-    def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None):
-        """Loads the global params ({name: array}), runs inner_steps AdamW steps and returns the
-        encoded pseudo-gradient (global - local) with the round's losses and timings, and its AdamW
-        state (export_state). tokens: the 1-D train + val token array, or a one-element list holding
-        its Ray object reference. inner_state: this worker's state after its last round (or a list
-        holding its reference), for a worker that starts without one (resumed, or restarted).
+    def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None, seconds=None,
+                  reset_inner=False):
+        """Loads the global params ({name: array}), runs inner_steps AdamW steps (fewer when
+        `seconds` run out first) and returns the encoded pseudo-gradient (global - local) with the
+        round's losses and timings, and its AdamW state (export_state). tokens: the 1-D train +
+        val token array, or a one-element list holding its Ray object reference. inner_state: this
+        worker's state after its last round (or a list holding its reference), for a worker that
+        starts without one (resumed, or restarted), or that must go back to it (reset_inner).
 
         Args:
             rnd: the round's number (it seeds the round's batches and dropout).
@@ -151,11 +195,13 @@ class Worker:
                 schedule).
             tokens: the token array, or [its Ray object reference].
             inner_state: this worker's AdamW state, or [its reference], or None (default).
+            seconds: the round's time: no step starts after it (None, default: no limit).
+            reset_inner: load inner_state even over the worker's own (a rolled-back round).
 
         Returns:
             A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
-            start_digest, train_loss, last_loss, lr, val_loss, steps, seconds, tokens and
-            inner_state.
+            start_digest, train_loss, last_loss, lr, val_loss, steps (done; fewer than
+            inner_steps when time ran out), seconds, tokens (processed), inner_state and device (where it ran, e.g. "vulkan:0 (NVIDIA H200)").
 
         Raises:
             ValueError: params that do not fit the model (missing, extra or misshapen).
@@ -166,12 +212,16 @@ class Worker:
                 ref = actor.run_round.remote(rnd, state_ref, H, rnd * H, [tokens_ref])
                 result = ray.get(ref)
         """
+        with on_device(self.device):  # the optimizer state it loads goes where the model is
+            return self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner)
+
+    def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner):
         import pcp
         from pcp.optim import warmup_cosine
 
         t0 = time.perf_counter()
         self._load_tokens(tokens)
-        if inner_state is not None and self.opt.step_count == 0:
+        if inner_state is not None and (self.opt.step_count == 0 or reset_inner):
             if isinstance(inner_state, list):
                 import ray
                 inner_state = ray.get(inner_state[0])
@@ -188,22 +238,25 @@ class Worker:
         with self._lock:
             self._progress.update(round=rnd, step=0, loss=None)
         for i in range(inner_steps):
+            if seconds is not None and time.perf_counter() - t0 >= seconds:
+                break  # the round closes: what was done so far counts, by its tokens
             lr = lr_at(first_step + i)
             for g in self.opt.param_groups:
                 g["lr"] = lr
-            x, y = self._batch(rng, self.train_tokens)
+            x, y = self._batch(rng, self.train_tokens, self.batch_size)
             losses.append(self.step(x, y).item())
             with self._lock:
                 self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, loss=losses[-1], lr=lr)
+        steps = len(losses)
         local = {k: v.numpy() for k, v in self.model.state_dict().items()}
         delta = {k: np.asarray(params[k], np.float32) - local[k].astype(np.float32) for k in self.names}
         encoded = encode(delta, self.dcfg.compression)
         val = self.evaluate(rng)
         return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": state_digest(params), "bytes": nbytes(encoded),
                 "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
-                else float("nan"), "lr": lr_at(first_step + inner_steps - 1), "val_loss": val, "steps": inner_steps, "seconds": time.perf_counter() - t0,
-                "tokens": inner_steps * self.cfg.batch_size * self.cfg.block_size,
-                "inner_state": export_state(self.opt)}
+                else float("nan"), "lr": lr_at(first_step + max(steps, 1) - 1), "val_loss": val, "steps": steps,
+                "seconds": time.perf_counter() - t0, "tokens": steps * self.batch_size * self.cfg.block_size,
+                "inner_state": export_state(self.opt), "device": self._progress["device"]}
 
     def evaluate(self, rng):
         """The local model's mean loss on eval_iters validation batches, in evaluation mode.
@@ -225,6 +278,6 @@ class Worker:
         import pcp
         self.model.eval()
         with pcp.no_grad():
-            total = sum(self.model(*self._batch(rng, self.val_tokens))[1].item() for _ in range(self.cfg.eval_iters))
+            total = sum(self.model(*self._batch(rng, self.val_tokens, self.cfg.batch_size))[1].item() for _ in range(self.cfg.eval_iters))
         self.model.train()
         return total / self.cfg.eval_iters
