@@ -1,19 +1,29 @@
 """DiLoCo against one worker and against synchronous data-parallel training, at equal inner steps
-per worker, on tiny Shakespeare (characters).
+per worker (and so equal tokens), on tiny Shakespeare (characters).
 
   (a) one worker: `steps` AdamW steps on batches of B sequences;
   (b) DiLoCo: W workers on a local Ray cluster, H inner steps per round, steps / H rounds
       (pcp.distributed.Shepherd, the outer Nesterov SGD at lr 0.7, momentum 0.9);
-  (c) synchronous data-parallel: W workers averaging gradients every step, which is one model
+  (c) Streaming DiLoCo (--streaming H:F:COMPRESSION:TAU): the same with F fragments synchronised
+      in turn, every H / F steps, their pseudo-gradients and outer steps compressed, each merged
+      TAU inner steps late (so its exchange may take TAU steps' time);
+  (d) synchronous data-parallel: W workers averaging gradients every step, which is one model
       trained on batches of W x B sequences for `steps` steps (the same AdamW, schedule and
       clipping). Its bytes are what gradient averaging sends: each step every worker sends its
-      gradient and receives the average, 2 x 4 bytes x parameters x W. DiLoCo's bytes are counted
-      by the shepherd (parameters out, pseudo-gradients back, once a round).
+      gradient and receives the average, 2 x 4 bytes x parameters x W, every step.
+      DiLoCo's bytes are counted by the shepherd (parameters out, pseudo-gradients back).
+Peak bandwidth, in bytes per inner step: what must cross the network in one inner step's time
+for no worker to wait: synchronous training's all-reduce each step; DiLoCo's largest round
+(it blocks: its exchange has no steps to hide in, so it is charged one); Streaming DiLoCo's
+largest round spread over its TAU steps of overlap.
 
-Every final model is scored on the same fixed validation batches. Prints a table, writes
-OUT/diloco.png (val loss against inner steps per worker) and OUT/diloco.json.
+With --device gpu the runs train on the GPU (DiLoCo's workers share it through Ray's GPU
+resources), in the preset's dtype. Every final model is scored on the same fixed validation
+batches. Prints a table, writes OUT/diloco.png (val loss against tokens and against bytes) and
+OUT/diloco.json.
 
-Run:  python bench/diloco.py [--steps 1000] [--workers 4] [--inner-steps 10 50] [--data PATH] [--out DIR]
+Run:  python bench/diloco.py [--preset shakespeare-char-cpu] [--device cpu] [--steps 1000] [--workers 4]
+                             [--inner-steps 10 50] [--streaming 50:4:int4] [--data PATH] [--out DIR]
 """
 import argparse
 import dataclasses
@@ -29,7 +39,7 @@ from pcp.dashboard import LogLines
 from pcp.distributed import DiLoCoConfig, Shepherd
 from pcp.distributed.shepherd import init_ray
 from pcp.train import preset, train
-from pcp.train.loop import build_data, save_plot
+from pcp.train.loop import build_data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.join(HERE, "..", "..", "shared", "data", "tinyshakespeare.txt")
@@ -45,7 +55,7 @@ def score(model, data, cfg, batches, seed=0):
     for _ in range(batches):
         ix = rng.integers(0, len(val) - cfg.block_size, cfg.batch_size)
         block = val[ix[:, None] + np.arange(cfg.block_size + 1)[None, :]].astype(np.int64)
-        total += model(pcp.tensor(block[:, :-1]), pcp.tensor(block[:, 1:]))[1].item()
+        total += model(pcp.tensor(block[:, :-1], device="cpu"), pcp.tensor(block[:, 1:], device="cpu"))[1].item()
     return total / batches
 
 
@@ -58,78 +68,117 @@ def run_single(cfg, steps, batch_size, threads):
     return summary["model"], curve, time.perf_counter() - t0
 
 
-def run_diloco(cfg, steps, workers, H):
-    dcfg = DiLoCoConfig(workers=workers, inner_steps=H, rounds=steps // H, round_timeout=3600)
+def run_diloco(cfg, steps, workers, H, device, fragments=1, compression="none", overlap=0):
+    dcfg = DiLoCoConfig(workers=workers, inner_steps=H, rounds=steps // H, round_timeout=3600, fragments=fragments,
+                        compression=compression, worker_device=device, overlap=overlap)
     t0 = time.perf_counter()
     sh = Shepherd(cfg, dcfg, overwrite=True)
     try:
         history = sh.run()
     finally:
         sh.shutdown()
-    curve = [(r["inner_steps"], r["val_loss"]) for r in history]
-    return sh.model, curve, time.perf_counter() - t0, history[-1]["total_bytes"]
+    curve = [(r["inner_steps"], r["val_loss"], r["total_bytes"]) for r in history]
+    peak = max(r.get("round_bytes", 0) for r in history) / max(overlap, 1)
+    return sh.model, curve, time.perf_counter() - t0, history[-1]["total_bytes"], peak
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", default="shakespeare-char-cpu")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     ap.add_argument("--steps", type=int, default=1000, help="inner steps per worker")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--inner-steps", type=int, nargs="+", default=[10, 50])
+    ap.add_argument("--streaming", nargs="*", default=[], metavar="H:F:COMPRESSION:TAU",
+                    help="Streaming DiLoCo runs, e.g. 250:4:int4:5")
     ap.add_argument("--eval-iters", type=int, default=10, help="val batches per curve point")
     ap.add_argument("--score-batches", type=int, default=200, help="fixed val batches scoring each final model")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads of the one-process runs")
     ap.add_argument("--data", default=SHARED if os.path.exists(SHARED) else "")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "diloco"))
     args = ap.parse_args()
-    if any(args.steps % H for H in args.inner_steps):
-        ap.error(f"--steps ({args.steps}) must be a multiple of every --inner-steps")
+    streaming = [(int(h), int(f), c, int(tau)) for h, f, c, tau in (s.split(":") for s in args.streaming)]
+    if any(args.steps % H for H in args.inner_steps + [h for h, _, _, _ in streaming]):
+        ap.error(f"--steps ({args.steps}) must be a multiple of every --inner-steps and streaming H")
 
     os.makedirs(args.out, exist_ok=True)
-    base = preset("shakespeare-char-cpu", data=args.data, eval_iters=args.eval_iters, eval_interval=max(args.inner_steps),
-                  warmup_iters=min(100, args.steps // 10),
-                  lr_decay_iters=args.steps, out=args.out)
+    base = preset(args.preset, data=args.data, eval_iters=args.eval_iters, eval_interval=max(args.inner_steps),
+                  warmup_iters=min(100, args.steps // 10), lr_decay_iters=args.steps, out=args.out,
+                  device="cpu" if args.device == "cpu" else "gpu")
     _, data = build_data(base)
-    init_ray(min_cpus=args.workers)
-    W, B = args.workers, base.batch_size
+    gpus = len([d for d in pcp.devices() if d != "cpu"]) if args.device == "gpu" else None
+    init_ray(min_cpus=args.workers, num_gpus=gpus)
+    W, B, T = args.workers, base.batch_size, base.block_size
     runs = []
 
-    def record(name, workers, H, model, curve, seconds, nbytes):
+    def record(name, workers, H, model, curve, seconds, nbytes, peak):
+        """curve: (inner steps per worker, val loss, bytes so far); tokens count every worker's."""
         loss = score(model, data, base, args.score_batches)
-        runs.append({"run": name, "workers": workers, "H": H, "val_loss": loss, "bytes": nbytes, "seconds": seconds,
-                     "curve": curve})
-        print(f"{name:<34} val {loss:.4f}  {nbytes / 1e6:10.1f} MB  {seconds:7.1f} s", flush=True)
+        points = [(steps * workers * B * T, val, b) for steps, val, b in curve]
+        runs.append({"run": name, "workers": workers, "H": H, "val_loss": loss, "bytes": nbytes, "peak_bytes": peak,
+                     "seconds": seconds, "curve": points})
+        print(f"{name:<40} val {loss:.4f}  {nbytes / 1e6:10.1f} MB  peak {peak / 1e6:8.3f} MB/step  {seconds:7.1f} s",
+              flush=True)
 
-    n_params = None
     for H in args.inner_steps:
         cfg = dataclasses.replace(base, out=os.path.join(args.out, f"diloco_h{H}"))
-        model, curve, seconds, nbytes = run_diloco(cfg, args.steps, W, H)
-        n_params = model.num_parameters()
-        record(f"DiLoCo, {W} workers, H={H}", W, H, model, curve, seconds, nbytes)
+        model, curve, seconds, nbytes, peak = run_diloco(cfg, args.steps, W, H, args.device)
+        record(f"DiLoCo, {W} workers, H={H}", W, H, model, curve, seconds, nbytes, peak)
+    for H, F, comp, tau in streaming:
+        cfg = dataclasses.replace(base, out=os.path.join(args.out, f"streaming_h{H}_f{F}_{comp}_t{tau}"))
+        model, curve, seconds, nbytes, peak = run_diloco(cfg, args.steps, W, H, args.device, F, comp, tau)
+        record(f"Streaming DiLoCo, H={H}, {F} fragments, {comp}, tau={tau}", W, H, model, curve, seconds, nbytes, peak)
     model, curve, seconds = run_single(dataclasses.replace(base, out=os.path.join(args.out, "single")), args.steps, B,
                                        args.threads)
     n_params = model.num_parameters()
-    record("one worker", 1, None, model, curve, seconds, 0)
+    record("one worker", 1, None, model, [(s, v, 0) for s, v in curve], seconds, 0, 0)
     model, curve, seconds = run_single(dataclasses.replace(base, out=os.path.join(args.out, "sync")), args.steps, W * B,
                                        args.threads)
-    record(f"synchronous, {W} workers (batch {W}x{B})", W, 1, model, curve, seconds, 2 * 4 * n_params * W * args.steps)
+    per_step = 2 * 4 * n_params * W
+    # One model on W x B sequences a step: its tokens are W workers' of B each.
+    record(f"synchronous, {W} workers (batch {W}x{B})", W, 1, model, [(s, v, per_step * s) for s, v in curve], seconds,
+           per_step * args.steps, per_step)
 
     sync = runs[-1]
-    print(f"\nshakespeare-char-cpu model ({n_params / 1e6:.2f}M parameters), {args.steps} inner steps per worker, "
-          f"batch {B} x {base.block_size} per worker, scored on {args.score_batches} fixed val batches\n")
-    print("| run | val loss | vs synchronous | bytes communicated | vs synchronous | wall s |")
-    print("|---|---|---|---|---|---|")
+    print(f"\n{args.preset} model ({n_params / 1e6:.2f}M parameters) on {args.device}, {args.steps} inner steps per "
+          f"worker, batch {B} x {T} per worker, scored on {args.score_batches} fixed val batches\n")
+    print("| run | val loss | vs synchronous | bytes communicated | vs synchronous | peak bandwidth (per inner step) | "
+          "vs synchronous | wall s |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in sorted(runs, key=lambda r: r["val_loss"]):
         fewer = f"{sync['bytes'] / r['bytes']:.0f}x fewer" if r["bytes"] and r is not sync else "—"
+        peak = f"{sync['peak_bytes'] / r['peak_bytes']:.0f}x fewer" if r["peak_bytes"] and r is not sync else "—"
         print(f"| {r['run']} | {r['val_loss']:.4f} | {100 * (r['val_loss'] / sync['val_loss'] - 1):+.1f}% | "
-              f"{r['bytes'] / 1e6:,.1f} MB | {fewer} | {r['seconds']:.0f} |")
+              f"{r['bytes'] / 1e6:,.1f} MB | {fewer} | {r['peak_bytes'] / 1e6:,.3f} MB | {peak} | {r['seconds']:.0f} |")
     with open(os.path.join(args.out, "diloco.json"), "w") as f:
         json.dump({"args": vars(args), "parameters": n_params, "runs": runs}, f, indent=1)
+    plot(runs, os.path.join(args.out, "diloco.png"))
 
-    def draw(ax):
-        for r in runs:
-            ax.plot(*zip(*r["curve"]), "-" if r["H"] and r["H"] > 1 else "--", label=f"{r['run']}: {r['val_loss']:.3f}")
-    if save_plot(os.path.join(args.out, "diloco.png"), "inner steps per worker", "val loss", draw):
-        print(f"\nplot: {os.path.join(args.out, 'diloco.png')}")
+
+def plot(runs, path):
+    """Val loss against tokens (left) and against bytes communicated (right, log scale)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return
+    fig, (by_tokens, by_bytes) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for r in runs:
+        tokens, val, nbytes = zip(*r["curve"])
+        style = "--" if r["H"] in (None, 1) else "-"
+        by_tokens.plot(tokens, val, style, label=f"{r['run']}: {r['val_loss']:.3f}")
+        sent = [(b, v) for b, v in zip(nbytes, val) if b > 0]
+        if sent:
+            by_bytes.plot(*zip(*sent), style, label=r["run"])
+    by_tokens.set(xlabel="tokens processed (all workers)", ylabel="val loss")
+    by_bytes.set(xlabel="bytes communicated", ylabel="val loss", xscale="log")
+    by_tokens.legend(fontsize=7)
+    by_bytes.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"\nplot: {path}")
 
 
 if __name__ == "__main__":

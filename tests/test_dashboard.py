@@ -89,10 +89,11 @@ def test_diloco_frame_shows_workers_and_bytes():
     dash({"kind": "worker_lost", "rank": 1, "round": 1, "error": "ActorDiedError: the actor died\ntraceback"})
     dash({"kind": "round", "round": 2, "val_loss": 2.125, "workers_in": [0], "workers_lost": [1], "worker_val": {},
           "worker_train": {}, "bytes_sent": 8_000_000, "bytes_received": 4_000_000, "total_bytes": 24_000_000,
+          "peak_round_bytes": 12_500_000,
           "seconds": 4.0, "tokens": 6000})
     text = frame(dash)
-    for want in ("PCP DiLoCo · running", "2/4", "2 on 3 Ray nodes, H = 50", "2.1250", "total 24.00 MB", "sent 8.00 MB",
-                 "received 4.00 MB", "1,500", "5.00e-04", "worker 1 lost in round 1: ActorDiedError"):
+    for want in ("PCP DiLoCo · running", "2/4", "2 on 3 Ray nodes, 50 inner steps per round", "2.1250", "total 24.00 MB", "sent 8.00 MB",
+                 "received 4.00 MB", "peak round 12.50 MB", "1,500", "5.00e-04", "worker 1 lost in round 1: ActorDiedError"):
         assert want in text, want
     assert re.search(r"^\W*0\s+● alive\s+vulkan:0 \(NVIDIA H200\)\s+7/50\s+57\s+2\.2500\s+5\.00e-04\s+1[23] s ago",
                      text, re.M), text

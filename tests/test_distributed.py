@@ -163,6 +163,74 @@ def test_a_round_whose_outer_step_is_not_finite_is_rolled_back(tiny):
         sh.shutdown()
 
 
+def test_streaming_fragments_synchronise_in_turn_with_a_fraction_of_the_bytes(tiny):
+    """--fragments 2: the two blocks' parameters (with the embeddings and final norm shared out)
+    synchronise in turn, every H / 2 steps; a round's outer step moves only its fragment, and
+    carries about half the bytes of a whole-model round."""
+    cfg = tiny(n_layer=2)
+    sh = Shepherd(cfg, DiLoCoConfig(workers=2, inner_steps=4, rounds=2, fragments=2, round_timeout=120))
+    try:
+        frags = sh.fragments
+        assert sorted(sum(frags, [])) == sorted(sh.names) and all(frags)
+        assert all(n.startswith("h.0.") for n in frags[0] if n.startswith("h."))
+        sizes = {k: v.size * 4 for k, v in sh.global_state().items()}
+        full = sum(sizes.values())
+        buf = {}
+        for rnd in range(4):
+            before = params64(sh)
+            rec = sh.run_round()
+            f = rnd % 2
+            assert rec["fragment"] == f and rec["inner_steps"] == 2 * (rnd + 1)
+            deltas = [decode(r["pseudo_grad"]) for r in sh.last_results]
+            assert all(sorted(d) == sorted(frags[f]) for d in deltas)
+            after = params64(sh)
+            for k in sh.names:
+                if k not in frags[f]:
+                    np.testing.assert_array_equal(after[k], before[k])  # not this round's fragment
+                    continue
+                avg = np.mean([d[k].astype(np.float64) for d in deltas], axis=0)
+                buf[k] = avg if k not in buf else 0.9 * buf[k] + avg
+                np.testing.assert_allclose(after[k], before[k] - 0.7 * (avg + 0.9 * buf[k]), rtol=1e-5, atol=1e-6)
+            frag_bytes = sum(sizes[k] for k in frags[f])
+            assert rec["bytes_received"] == 2 * frag_bytes
+            if rnd == 0:  # the workers fetch the whole model once
+                assert rec["bytes_sent"] == 2 * full
+            else:  # then only the last round's fragment's outer step, to merge
+                assert rec["bytes_sent"] == 2 * sum(sizes[k] for k in frags[1 - f])
+                assert rec["round_bytes"] < 0.75 * 4 * full
+        assert math.isfinite(rec["val_loss"]) and rec["val_loss"] < sh.history[0]["val_loss"]
+    finally:
+        sh.shutdown()
+
+
+def test_a_streaming_worker_merges_a_fragment_tau_steps_late(tiny):
+    """A worker (in this process) applies a fragment's outer step to the global values it knows,
+    merges them into its own with merge_alpha, and takes its pseudo-gradients against them."""
+    from pcp.train.loop import build_model
+    from pcp.distributed import Worker
+    import pcp as p
+    cfg = tiny(n_layer=2)
+    tokens = (np.arange(4000) * 7) % 60
+    w = Worker({"train_config": cfg.to_dict(), "diloco_config": DiLoCoConfig(fragments=2).to_dict(),
+                "vocab_size": 60, "n_train": 3500, "rank": 0})
+    try:
+        full = {k: v.numpy().copy() for k, v in build_model(cfg, 60).state_dict().items()}
+        frags = [[k for k in full if k.startswith("h.0.")], [k for k in full if not k.startswith("h.0.")]]
+        first = w.run_round(0, {}, 2, 0, tokens, stream={"send": frags[0], "full": full, "merge_at": 0, "alpha": 0.0})
+        assert first["fetched_bytes"] == sum(v.nbytes for v in full.values())
+        own0 = {k: full[k] - decode(first["pseudo_grad"])[k] for k in frags[0]}  # its values after two steps
+        step = encode({k: np.full_like(full[k], 0.01) for k in frags[0]}, "none")  # fragment 0's outer step
+        second = w.run_round(1, step, 0, 2, tokens, stream={"send": frags[1], "full": full, "merge_at": 1, "alpha": 0.25})
+        assert second["fetched_bytes"] == 0 and second["steps"] == 0
+        now = {k: v.numpy() for k, v in w.model.state_dict().items()}
+        for k in frags[0]:  # merged at the end: the round had no step left to merge at
+            np.testing.assert_allclose(now[k], 0.25 * own0[k] + 0.75 * (full[k] + 0.01), rtol=1e-6, atol=1e-7)
+        for k in frags[1]:  # against the values it fetched: fragment 1 was never synchronised since
+            np.testing.assert_allclose(decode(second["pseudo_grad"])[k], full[k] - now[k], rtol=1e-6, atol=1e-7)
+    finally:
+        p.set_num_threads(0)
+
+
 def test_a_killed_worker_is_left_out_and_rejoins(tiny):
     cfg = tiny(n_embd=64, block_size=64, batch_size=8)
     killed = {}
@@ -208,10 +276,11 @@ def test_compiled_inner_steps_train_as_eager_ones(tiny, tmp_path):
 @pytest.mark.skipif(not GPUS, reason="no GPU")
 def test_workers_on_a_gpu_share_it_and_train_as_cpu_workers_do(tiny, tmp_path):
     """--worker-device gpu: two workers share the one GPU (half of it each in Ray's count), run
-    their inner steps there and end two rounds where CPU workers do (to float32 kernel order)."""
+    their inner steps there and end two rounds where CPU workers do (to float32 kernel order:
+    float32 products, which a tensor-core GPU would otherwise take in bfloat16)."""
     finals, tables = {}, {}
     for device in ("cpu", "gpu"):
-        sh = Shepherd(tiny(out=str(tmp_path / device)),
+        sh = Shepherd(tiny(out=str(tmp_path / device), dtype="float32"),
                       DiLoCoConfig(workers=2, inner_steps=3, rounds=2, round_timeout=300, worker_device=device))
         try:
             history = sh.run()
@@ -284,6 +353,36 @@ def test_an_interrupted_and_resumed_run_is_exact(tiny, tmp_path):
     run(tmp_path / "cut", stop_after=2)
     resumed, losses = run(tmp_path / "cut", resume=True)
     assert len(losses) == 4 and losses == full_losses
+    for k in full:
+        np.testing.assert_array_equal(resumed[k], full[k], err_msg=k)
+
+
+def test_an_interrupted_and_resumed_streaming_run_is_exact(tiny, tmp_path):
+    """Streaming DiLoCo, 2 fragments merged a step late, int4: the checkpoint also holds each
+    worker's own parameters, the global values it knows and the step it has still to merge."""
+    class Stop(Exception):
+        pass
+
+    def run(out, stop_after=None, resume=False):
+        def report(e):
+            if e["kind"] == "round" and e["round"] == stop_after:
+                raise Stop
+        dcfg = DiLoCoConfig(workers=2, inner_steps=4, rounds=2, fragments=2, overlap=1, compression="int4",
+                            round_timeout=120)
+        sh = Shepherd(tiny(n_layer=2, out=str(out)), dcfg, report=report, resume=resume)
+        try:
+            try:
+                sh.run()
+            except Stop:
+                assert sh.round == stop_after
+            return sh.global_state(), [r["val_loss"] for r in sh.history]
+        finally:
+            sh.shutdown()
+
+    full, full_losses = run(tmp_path / "full")
+    run(tmp_path / "cut", stop_after=3)
+    resumed, losses = run(tmp_path / "cut", resume=True)
+    assert len(losses) == 5 and losses == full_losses
     for k in full:
         np.testing.assert_array_equal(resumed[k], full[k], err_msg=k)
 

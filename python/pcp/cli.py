@@ -126,6 +126,7 @@ def cmd_diloco(args):
     dcfg = DiLoCoConfig(workers=args.workers, inner_steps=args.inner_steps, rounds=args.rounds,
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
                         split=args.split, round_timeout=args.round_timeout, weighting=args.weighting,
+                        fragments=args.fragments, overlap=args.overlap, merge_alpha=args.merge_alpha,
                         batch_sizes=_ints("--worker-batch-sizes", args.worker_batch_sizes), worker_device=args.worker_device,
                         gpus_per_worker=args.gpus_per_worker, address=args.address or "").validate()
     with reporter(args.dashboard) as report:
@@ -212,6 +213,12 @@ def main(argv=None):
                    help="of the pseudo-gradients: int8, int4 and fp4 in blocks of 64 values with a scale each")
     d.add_argument("--split", default="iid", choices=["iid", "contiguous"], help="how workers share the train data")
     d.add_argument("--round-timeout", type=float, default=600.0, help="seconds before a silent worker is left out")
+    d.add_argument("--fragments", type=int, default=1,
+                   help="Streaming DiLoCo: parameter groups (strided by layer) synchronised in turn, one every H/F steps")
+    d.add_argument("--overlap", type=int, default=0, metavar="TAU",
+                   help="inner steps a fragment's new global values take to arrive (merged then, --merge-alpha)")
+    d.add_argument("--merge-alpha", type=float, default=0.5,
+                   help="with --overlap: the share of a worker's own values a merge keeps")
     d.add_argument("--weighting", default="tokens", choices=["tokens", "uniform"],
                    help="how the outer average weighs each worker's pseudo-gradient")
     d.add_argument("--worker-batch-sizes", default="", metavar="B,B,...",

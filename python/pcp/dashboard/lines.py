@@ -41,7 +41,9 @@ class LogLines:
                     f"iterations{since}; output in {e['out']}")
         self.rounds = e["rounds"]
         return (f"diloco: {e['workers']} workers on {e['nodes']} Ray node{'s' * (e['nodes'] != 1)}, "
-                f"{e['parameters'] / 1e6:.2f}M parameters, H = {e['inner_steps']}, rounds {e['round'] + 1} to {e['rounds']}")
+                f"{e['parameters'] / 1e6:.2f}M parameters, {e['inner_steps']} inner steps a round"
+                f"{', ' + str(e['fragments']) + ' fragments in turn' if e.get('fragments', 1) > 1 else ''}, "
+                f"rounds {e['round'] + 1} to {e['rounds']}")
 
     def _step(self, e):
         return (f"iter {e['iter']}/{e['iters']} loss {e['loss']:.4f} lr {e['lr']:.2e} {e['tokens_per_s']:,.0f} tok/s "
@@ -57,7 +59,8 @@ class LogLines:
         lost = f" lost {e['workers_lost']}" if e["workers_lost"] else ""
         return (f"round {e['round']}/{self.rounds}: val {e['val_loss']:.4f} | workers in {e['workers_in']}{lost} | sent "
                 f"{megabytes(e['bytes_sent'])}, received {megabytes(e['bytes_received'])} (total "
-                f"{megabytes(e['total_bytes'])}) | {e['tokens'] / max(e['seconds'], 1e-9):,.0f} tok/s | "
+                f"{megabytes(e['total_bytes'])}, peak round {megabytes(e.get('peak_round_bytes', 0))}) | "
+                f"{e['tokens'] / max(e['seconds'], 1e-9):,.0f} tok/s | "
                 f"{e['seconds']:.1f} s")
 
     def _worker_lost(self, e):

@@ -153,7 +153,8 @@ class Dashboard:
         grid = self._grid()
         self._row(grid, "round", f"{done}/{info['rounds']}", self._bar(done, info["rounds"]))
         self._row(grid, "workers", f"{len(self.workers) or info['workers']} on {info['nodes']} Ray node"
-                  f"{'s' * (info['nodes'] != 1)}, H = {info['inner_steps']} inner steps per round, "
+                  f"{'s' * (info['nodes'] != 1)}, {info['inner_steps']} inner steps per round"
+                  f"{' (one of ' + str(info['fragments']) + ' fragments synchronised each)' if info.get('fragments', 1) > 1 else ''}, "
                   f"{info['parameters'] / 1e6:.2f}M parameters")
         self._row(grid, "global val loss", _num(rec["val_loss"] if rec else None, ".4f"),
                   sparkline([r["val_loss"] for r in self.rounds]))
@@ -163,7 +164,8 @@ class Dashboard:
         self._row(grid, "inner lr", _num(max(lrs) if lrs else None, ".2e"))
         if rec:
             self._row(grid, "communicated", f"total {megabytes(rec['total_bytes'])}",
-                      f"last round: sent {megabytes(rec['bytes_sent'])}, received {megabytes(rec['bytes_received'])}")
+                      f"last round: sent {megabytes(rec['bytes_sent'])}, received {megabytes(rec['bytes_received'])}; "
+                      f"peak round {megabytes(rec.get('peak_round_bytes', 0))}")
         table = Table(expand=False, header_style="bold", pad_edge=False, box=None, padding=(0, 1))
         for col in ("worker", "status", "device", "step", "steps done", "last loss", "lr", "last seen"):
             table.add_column(col, justify="left" if col in ("worker", "status", "device") else "right", no_wrap=True)

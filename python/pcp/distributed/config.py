@@ -28,6 +28,14 @@ class DiLoCoConfig(DictConfig):
         round_timeout: seconds a round lasts: a worker still stepping then stops and sends the
             progress it has (counted by its tokens); one silent for longer (by a grace of 10 s
             and a tenth) is left out of the round.
+        fragments: F, Streaming DiLoCo's fragments: the parameters split into F groups (strided
+            by layer) that synchronise in turn, one every H / F inner steps, so that each
+            exchange carries about 1 / F of the model (default 1: all at once, every H steps).
+        overlap: tau, inner steps a fragment's new global values take to arrive: a worker
+            merges them tau steps into the next H / F, so the exchange can overlap those steps
+            (default 0: before the next step).
+        merge_alpha: with overlap, the merge keeps this share of the worker's own values:
+            local = alpha * local + (1 - alpha) * global (default 0.5, the paper's).
         weighting: how the outer average weighs each worker's pseudo-gradient: 'tokens' (by the
             tokens its inner steps processed, default) or 'uniform'.
         batch_sizes: each worker's batch size, by rank (repeated when there are more workers);
@@ -58,6 +66,9 @@ class DiLoCoConfig(DictConfig):
     compression: str = "none"   # of pseudo-gradients: none, float16, int8, int4 or fp4
     split: str = "iid"          # iid: every worker samples the whole train split; contiguous: a slice each
     round_timeout: float = 600.0  # seconds a round lasts: then workers send what they have
+    fragments: int = 1          # Streaming DiLoCo: parameter groups synchronised in turn
+    overlap: int = 0            # tau: inner steps before a fragment's new global values are merged
+    merge_alpha: float = 0.5    # with overlap: local = alpha * local + (1 - alpha) * global
     weighting: str = "tokens"   # of pseudo-gradients in the outer average: tokens or uniform
     batch_sizes: list = field(default_factory=list)  # per worker (by rank); empty: the TrainConfig's
     threads_per_worker: int = 1
@@ -73,7 +84,8 @@ class DiLoCoConfig(DictConfig):
 
         Raises:
             ValueError: a count below its minimum, an outer_lr that is not positive, a momentum
-                outside [0, 1), an unknown compression, split, weighting or worker device, a
+                outside [0, 1), fragments that do not divide inner_steps, an overlap past H /
+                fragments, an unknown compression, split, weighting or worker device, a
                 batch size below 1, a gpus_per_worker
                 that is neither a fraction nor whole, or an address not HOST:PORT.
 
@@ -97,6 +109,12 @@ class DiLoCoConfig(DictConfig):
             raise ValueError(f"diloco: split must be one of {', '.join(SPLITS)}, got {self.split!r}")
         if self.round_timeout <= 0 or self.threads_per_worker < 1:
             raise ValueError("diloco: round_timeout must be > 0 and threads_per_worker >= 1")
+        if self.fragments < 1 or self.inner_steps % self.fragments:
+            raise ValueError(f"diloco: fragments must be >= 1 and divide inner_steps (H = {self.inner_steps}), got "
+                             f"{self.fragments}")
+        if not 0 <= self.overlap <= self.inner_steps // self.fragments or not 0 <= self.merge_alpha < 1:
+            raise ValueError(f"diloco: overlap must be in [0, H / fragments = {self.inner_steps // self.fragments}] and "
+                             f"merge_alpha in [0, 1), got {self.overlap}, {self.merge_alpha}")
         if self.weighting not in WEIGHTINGS:
             raise ValueError(f"diloco: weighting must be 'tokens' or 'uniform', got {self.weighting!r}")
         if not all(isinstance(b, int) and b >= 1 for b in self.batch_sizes):

@@ -10,7 +10,8 @@ import time
 import numpy as np
 
 from . import reaper
-from .compression import decode
+from .compression import decode, encode, nbytes
+from .fragments import split_fragments
 from .worker import Worker, export_state
 
 CHECKPOINT = "diloco.safetensors"
@@ -158,6 +159,10 @@ class Shepherd:
         self.params = dict(self.model.named_parameters())
         self.outer = pcp.optim.SGD(self.model.parameters(), lr=self.dcfg.outer_lr, momentum=self.dcfg.outer_momentum,
                                    nesterov=self.dcfg.outer_momentum > 0)
+        self.fragments = split_fragments({k: self.params[k].size for k in self.names}, self.dcfg.fragments)
+        self.streaming = self.dcfg.fragments > 1 or self.dcfg.overlap > 0
+        self._update = {}  # streaming: the last synchronised fragment's step, encoded for the workers
+        self.stream_states = {}  # streaming: rank -> (round, the worker's own parameters and reference, its ref)
         train, val = self.data.splits["train"], self.data.splits["val"]
         self.tokens_ref = ray.put(np.concatenate([np.asarray(train), np.asarray(val)]))
         self.n_train = len(train)
@@ -261,7 +266,9 @@ class Shepherd:
         return {k: v.numpy() for k, v in self.model.state_dict().items()}
 
     def run_round(self):
-        """Sends the global parameters, waits for the workers' pseudo-gradients, averages those
+        """Sends the global parameters (streaming: the last synchronised fragment's new values),
+        lets each worker take H / fragments inner steps, waits for the workers' pseudo-gradients
+        (streaming: of the round's fragment, fragments taking turns), averages those
         that came back (weighted by their tokens, or uniformly) and applies the outer step,
         evaluates the global model, checkpoints, and reports the round. Workers stop at
         round_timeout and send the steps they took; those that fail or stay silent are left out.
@@ -270,9 +277,12 @@ class Shepherd:
         states go back to where the round started, and the run goes on.
 
         Returns:
-            The round's record, a dict: round, inner_steps, val_loss, workers_in, workers_lost,
-            worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
-            worker_tokens (by rank) and rolled_back (why the round was undone, or None).
+            The round's record, a dict: round, inner_steps (in all, per worker), val_loss,
+            fragment (the one synchronised), round_bytes (sent and received in the round: what
+            was in flight at once), peak_round_bytes (the most of any round so far),
+            workers_in, workers_lost, worker_val, worker_train, bytes_sent, bytes_received,
+            total_bytes, seconds, tokens, worker_tokens (by rank) and rolled_back (why the
+            round was undone, or None).
 
         Raises:
             OSError: the checkpoint cannot be written.
@@ -287,20 +297,26 @@ class Shepherd:
         from ray.exceptions import RayError
 
         t0 = time.perf_counter()
-        rnd, H = self.round, self.dcfg.inner_steps
+        rnd, H = self.round, self.dcfg.inner_steps // self.dcfg.fragments  # H / F steps between syncs
+        fragment = self.fragments[rnd % self.dcfg.fragments]
         state = self.global_state()
         state_ref = ray.put(state)  # once into the object store; workers read it without copies
-        state_bytes = sum(v.nbytes for v in state.values())
+        if self.streaming:  # the last fragment's new values; the whole model only to who has none
+            send = self._update
+            stream = {"send": fragment, "full": [state_ref], "merge_at": self.dcfg.overlap,
+                      "alpha": self.dcfg.merge_alpha if self.dcfg.overlap else 0.0}
+        else:
+            send, stream = state_ref, None
+        send_bytes = nbytes(self._update) if self.streaming else sum(v.nbytes for v in state.values())
         # Workers stop stepping at round_timeout and send what they have; one silent past the
         # grace (its last step, the trip back) is left out.
         reset, self._reset_inner = self._reset_inner, False
-        pending = {w["actor"].run_round.remote(rnd, state_ref, H, rnd * H, [self.tokens_ref],
+        pending = {w["actor"].run_round.remote(rnd, send, H, rnd * H, [self.tokens_ref],
                                                [self.inner_refs[rank]] if rank in self.inner_refs else None,
-                                               self.dcfg.round_timeout, reset): rank
+                                               self.dcfg.round_timeout, reset, self._stream_for(rank, rnd, stream)): rank
                    for rank, w in self.workers.items()}
         for w in self.workers.values():
             w["live_step"] = 0
-        self.bytes_sent += state_bytes * len(pending)
         results, lost = [], []
         deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10
         while pending and time.monotonic() < deadline:
@@ -322,28 +338,38 @@ class Shepherd:
             self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
 
         received = sum(r["bytes"] for r in results)
+        sent = send_bytes * (len(results) + len(lost)) + sum(r["fetched_bytes"] for r in results)
+        self.bytes_sent += sent
         results.sort(key=lambda r: r["rank"])  # a fixed order of the sum: the same bits on every run
         backup = self._backup()
         for r in results:
             self.inner_states[r["rank"]] = r.pop("inner_state")
             self.inner_refs[r["rank"]] = ray.put(self.inner_states[r["rank"]])
+            if "stream_state" in r:
+                state = r.pop("stream_state")
+                self.stream_states[r["rank"]] = (rnd, state, ray.put(state))
             w = self.workers[r["rank"]]
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
                      device=r["device"])
         failure = self._outer_step(results)
         if failure:  # the global model, its momentum and the workers' states as before the round
             self._restore(backup)
+            self._update = {}
             self.report({"kind": "message", "text": f"round {rnd + 1} rolled back: {failure}"})
+        elif self.streaming:
+            self._update = self._encode_step(fragment, backup[0])
         self._report_progress(time.perf_counter() - t0)
         self.bytes_received += received
         self.last_results = results
         self.round += 1
         val = self.evaluate()
         rec = {"round": self.round, "inner_steps": self.round * H, "val_loss": val,
+               "fragment": rnd % self.dcfg.fragments, "round_bytes": sent + received,
+               "peak_round_bytes": max([sent + received] + [r.get("round_bytes", 0) for r in self.history]),
                "workers_in": sorted(r["rank"] for r in results), "workers_lost": sorted(lost),
                "worker_val": {r["rank"]: r["val_loss"] for r in results},
                "worker_train": {r["rank"]: r["train_loss"] for r in results},
-               "bytes_sent": state_bytes * (len(results) + len(lost)), "bytes_received": received,
+               "bytes_sent": sent, "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
                "rolled_back": failure or None}
@@ -361,7 +387,7 @@ class Shepherd:
         if not results:
             return "no worker finished a step"
         total = sum(weights)
-        avg = {k: np.zeros(self.params[k].shape, np.float32) for k in self.names}
+        avg = {k: np.zeros(self.params[k].shape, np.float32) for k in results[0]["pseudo_grad"]}
         for r, weight in zip(results, weights):
             for k, v in decode(r["pseudo_grad"]).items():
                 avg[k] += np.float32(weight / total) * v
@@ -369,17 +395,36 @@ class Shepherd:
         bad = [k for k in self.names if not np.isfinite(self.params[k].numpy()).all()]
         return f"the outer step made {len(bad)} parameters non-finite ({bad[0]}, ...)" if bad else ""
 
+    def _stream_for(self, rank, rnd, stream):
+        """A worker's streaming instructions: with its own state of the round before when the
+        shepherd holds one (so a worker restarted or resumed since goes on from it)."""
+        if stream is None or self.stream_states.get(rank, (None,))[0] != rnd - 1:
+            return stream
+        return dict(stream, own=[self.stream_states[rank][2]])
+
+    def _encode_step(self, fragment, before):
+        """Streaming: the outer step of a fragment as the workers get it, compressed as the
+        pseudo-gradients are; the global model takes the same decoded step, so that it holds what
+        the workers will."""
+        import pcp
+        step = encode({k: self.params[k].numpy() - before[k] for k in fragment}, self.dcfg.compression)
+        with pcp.no_grad():
+            for k, d in decode(step).items():
+                self.params[k][...] = before[k] + d
+        return step
+
     def _backup(self):
         """What a failed round restores: copies of the global model, the outer momentum and the
         workers' inner states."""
-        return {k: v.numpy().copy() for k, v in self.model.state_dict().items()}, export_state(self.outer), dict(self.inner_states)
+        return ({k: v.numpy().copy() for k, v in self.model.state_dict().items()}, export_state(self.outer),
+                dict(self.inner_states), dict(self.stream_states))
 
     def _restore(self, backup):
         import ray
-        params, outer, inner = backup
+        params, outer, inner, streams = backup
         self.model.load_state_dict(params)
         self.outer.load_state_dict(outer)
-        self.inner_states = inner
+        self.inner_states, self.stream_states = inner, streams
         self.inner_refs = {r: ray.put(s) for r, s in inner.items()}
         self._reset_inner = True  # workers go back to these states at the next round
 
@@ -388,13 +433,14 @@ class Shepherd:
         pseudo-gradient (global - local parameters) as the gradient.
 
         Args:
-            pseudo_grad: a dict of parameter name to float32 NumPy array.
+            pseudo_grad: a dict of parameter name to float32 NumPy array: every parameter, or a
+                fragment's (the others stay as they are).
 
         Returns:
             None.
 
         Raises:
-            KeyError: a parameter missing from pseudo_grad.
+            KeyError: a name that is not a parameter.
             ValueError: an array whose shape differs from its parameter's.
 
         Example:
@@ -404,9 +450,9 @@ class Shepherd:
                 shepherd.apply_outer_step(zeros)  # moves only by the momentum
         """
         import pcp
-        for name in self.names:
+        for name in pseudo_grad:
             self.params[name].grad = pcp.tensor(pseudo_grad[name])
-        self.outer.step()
+        self.outer.step()  # parameters without a gradient (other fragments) stay, with their momentum
         self.outer.zero_grad()
 
     def _poll_progress(self, ranks, seconds):
@@ -489,9 +535,14 @@ class Shepherd:
         """
         from pcp.train.checkpoint import save_checkpoint
         extra = {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
-                 "bytes_received": self.bytes_received}
+                 "bytes_received": self.bytes_received, "stream_rounds": {r: n for r, (n, _, _) in self.stream_states.items()}}
+        # Streaming: each worker's own parameters and the global values it knows, and the step
+        # it has still to merge (decoded: merging it again gives the same values).
+        arrays = {f"stream.{r}.{part}": st[part] for r, (_, st, _) in self.stream_states.items() for part in st}
+        if self._update:
+            arrays["stream.update"] = decode(self._update)
         save_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer, self.round, self.cfg.to_dict(),
-                        extra, optimizers={f"worker.{r}": sd for r, sd in self.inner_states.items()})
+                        extra, optimizers={f"worker.{r}": sd for r, sd in self.inner_states.items()}, arrays=arrays)
 
     def _load(self):
         import ray
@@ -508,15 +559,33 @@ class Shepherd:
         self.round = meta["step"]
         self.history = meta.get("history", [])
         self.bytes_sent, self.bytes_received = meta.get("bytes_sent", 0), meta.get("bytes_received", 0)
+        self._load_streams(meta)
         if not (isinstance(self.history, list) and all(isinstance(r, dict) for r in self.history)
                 and all(isinstance(b, int) for b in (self.bytes_sent, self.bytes_received))):
             from pcp.serialization import SafetensorsError
             raise SafetensorsError(os.path.join(self.cfg.out, CHECKPOINT), "checkpoint metadata: expected "
                                    "'history': a list of rounds and integer 'bytes_sent', 'bytes_received'")
 
+    def _load_streams(self, meta):
+        import ray
+        from pcp.serialization import SafetensorsError
+        path, arrays = os.path.join(self.cfg.out, CHECKPOINT), meta["arrays"]
+        shapes = {k: v.shape for k, v in self.global_state().items()}
+        for prefix, named in arrays.items():
+            for k, v in named.items():
+                if k not in shapes or v.shape != shapes[k] or v.dtype != np.float32:
+                    raise SafetensorsError(path, f"not a float32 {shapes.get(k, 'parameter')} of the model", f"{prefix}.{k}")
+        self._update = encode(arrays["stream.update"], "none") if "stream.update" in arrays else {}
+        rounds = meta.get("stream_rounds", {})
+        for r in range(self.dcfg.workers):
+            parts = {part: arrays.get(f"stream.{r}.{part}") for part in ("local", "reference")}
+            if str(r) in rounds and all(v is not None for v in parts.values()):
+                self.stream_states[r] = (rounds[str(r)], parts, ray.put(parts))
+
     # -- the whole run ---------------------------------------------------------------------------
     def run(self):
-        """Runs rounds until dcfg.rounds (evaluating the starting model first on a new run).
+        """Runs rounds until dcfg.rounds, each of fragments synchronisations (evaluating the
+        starting model first on a new run).
 
         Returns:
             The history: one record per round (see run_round), round 0 first.
@@ -530,14 +599,15 @@ class Shepherd:
                 history = shepherd.run()
         """
         import ray
-        self.report({"kind": "start", "mode": "diloco", "round": self.round, "rounds": self.dcfg.rounds,
-                     "workers": len(self.workers), "inner_steps": self.dcfg.inner_steps,
+        self.report({"kind": "start", "mode": "diloco", "round": self.round, "rounds": self.dcfg.rounds * self.dcfg.fragments,
+                     "workers": len(self.workers), "inner_steps": self.dcfg.inner_steps // self.dcfg.fragments,
+                     "fragments": self.dcfg.fragments,
                      "parameters": self.model.num_parameters(), "nodes": sum(n["Alive"] for n in ray.nodes())})
         if self.round == 0 and not self.history:
             self.history.append({"round": 0, "inner_steps": 0, "val_loss": self.evaluate(), "workers_in": [],
                                  "workers_lost": [], "worker_val": {}, "worker_train": {}, "bytes_sent": 0,
                                  "bytes_received": 0, "total_bytes": 0, "seconds": 0.0, "tokens": 0})
-        while self.round < self.dcfg.rounds:
+        while self.round < self.dcfg.rounds * self.dcfg.fragments:
             self.run_round()
         self.report({"kind": "end"})
         return self.history

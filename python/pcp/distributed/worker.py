@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-from .compression import encode, nbytes
+from .compression import decode, encode, nbytes
 
 
 def shard_bounds(n_train, split, rank, parts):
@@ -48,6 +48,14 @@ def worker_device(kind):
     except (ImportError, ValueError, TypeError):
         pass
     return pcp.device(f"gpu:{index}")
+
+
+def _fetched(value):
+    """value, or what the Ray object reference in a one-element list refers to."""
+    if isinstance(value, list):
+        import ray
+        return ray.get(value[0])
+    return value
 
 
 @contextlib.contextmanager
@@ -116,6 +124,7 @@ class Worker:
             raise ValueError(f"worker {self.rank}: its shard has {self.shard[1] - self.shard[0]} tokens, fewer than "
                              f"block_size + 1 = {self.cfg.block_size + 1}")
         self.train_tokens = self.val_tokens = None
+        self.reference = None  # the global values its pseudo-gradients are taken against
         pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
         self.device = worker_device(self.dcfg.worker_device)
         with on_device(self.device):
@@ -172,14 +181,12 @@ class Worker:
 
     def _load_tokens(self, tokens):
         if self.train_tokens is None:
-            if isinstance(tokens, list):  # [ObjectRef]: fetched here, read-only, without a copy on this node
-                import ray
-                tokens = ray.get(tokens[0])
+            tokens = _fetched(tokens)  # [ObjectRef]: fetched here, read-only, without a copy on this node
             lo, hi = self.shard
             self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[self.n_train:]
 
     def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None, seconds=None,
-                  reset_inner=False):
+                  reset_inner=False, stream=None):
         """Loads the global params ({name: array}), runs inner_steps AdamW steps (fewer when
         `seconds` run out first) and returns the encoded pseudo-gradient (global - local) with the
         round's losses and timings, and its AdamW state (export_state). tokens: the 1-D train +
@@ -197,11 +204,22 @@ class Worker:
             inner_state: this worker's AdamW state, or [its reference], or None (default).
             seconds: the round's time: no step starts after it (None, default: no limit).
             reset_inner: load inner_state even over the worker's own (a rolled-back round).
+            stream: None (default: params are the whole global model), or for Streaming DiLoCo
+                a dict: send (the names of the fragment whose pseudo-gradient to return),
+                full ([reference] to the whole global model, fetched only by a worker that has
+                none of its own yet, or after reset_inner), merge_at (the step at which params,
+                the outer step of the last fragment synchronised, encoded as the
+                pseudo-gradients are, is merged), alpha (the share of its own values the merge
+                keeps) and optionally own (its stream_state of the round before, or [its
+                reference], which a worker without one takes: a resumed run).
 
         Returns:
             A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
             start_digest, train_loss, last_loss, lr, val_loss, steps (done; fewer than
-            inner_steps when time ran out), seconds, tokens (processed), inner_state and device (where it ran, e.g. "vulkan:0 (NVIDIA H200)").
+            inner_steps when time ran out), seconds, tokens (processed), inner_state, device
+            (where it ran, e.g. "vulkan:0 (NVIDIA H200)"), fetched_bytes (of a whole model it
+            fetched, streaming), and when streaming stream_state (its own parameters and the
+            global values it knows: local, reference).
 
         Raises:
             ValueError: params that do not fit the model (missing, extra or misshapen).
@@ -213,20 +231,49 @@ class Worker:
                 result = ray.get(ref)
         """
         with on_device(self.device):  # the optimizer state it loads goes where the model is
-            return self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner)
+            return self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner,
+                                   stream)
 
-    def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner):
+    def _start_from(self, params, stream, reset):
+        """Takes the round's global values: the names whose pseudo-gradient it returns, and the
+        values still to merge (at stream's merge_at) with the bytes fetched for them."""
+        if stream is None:
+            self.model.load_state_dict(params, strict=True)
+            self.reference = params
+            return self.names, None, 0
+        own = stream.get("own")
+        if self.reference is None and own is not None and not reset:  # a resumed run: its own state back
+            own = _fetched(own)
+            self.model.load_state_dict(own["local"], strict=True)
+            self.reference = {k: np.array(v, np.float32) for k, v in own["reference"].items()}
+            return stream["send"], params, 0
+        if self.reference is None or reset:  # a new (or restarted) worker, or a rolled-back round
+            full = _fetched(stream["full"])
+            self.model.load_state_dict(full, strict=True)
+            self.reference = {k: np.array(full[k], np.float32) for k in self.names}
+            return stream["send"], None, sum(v.nbytes for v in full.values())
+        return stream["send"], params, 0
+
+    def _merge(self, step, alpha):
+        """Streaming DiLoCo's merge: a fragment's outer step (encoded) moves the global values
+        this worker knows, and its own values move to alpha * own + (1 - alpha) * global."""
+        if step:
+            merged = {k: self.reference[k] + d for k, d in decode(step).items()}
+            own = {k: v.numpy() for k, v in self.model.state_dict().items() if k in merged}
+            self.model.load_state_dict({k: alpha * own[k] + (1 - alpha) * v for k, v in merged.items()}, strict=False)
+            self.reference.update(merged)
+
+    def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream):
         import pcp
         from pcp.optim import warmup_cosine
 
         t0 = time.perf_counter()
         self._load_tokens(tokens)
         if inner_state is not None and (self.opt.step_count == 0 or reset_inner):
-            if isinstance(inner_state, list):
-                import ray
-                inner_state = ray.get(inner_state[0])
-            self.opt.load_state_dict(inner_state)
-        self.model.load_state_dict(params, strict=True)
+            self.opt.load_state_dict(_fetched(inner_state))
+        send, pending, fetched = self._start_from(params, stream, reset_inner)
+        start_digest = state_digest(self.reference)  # the global values the round starts from
+        merge_at, alpha = (stream["merge_at"], stream["alpha"]) if stream else (0, 0.0)
         seed = round_seed(self.cfg.seed, self.rank, rnd)
         rng = np.random.default_rng(seed)
         pcp.random.seed(seed)  # dropout masks
@@ -238,6 +285,9 @@ class Worker:
         with self._lock:
             self._progress.update(round=rnd, step=0, loss=None)
         for i in range(inner_steps):
+            if i == merge_at:
+                self._merge(pending, alpha)
+                pending = None
             if seconds is not None and time.perf_counter() - t0 >= seconds:
                 break  # the round closes: what was done so far counts, by its tokens
             lr = lr_at(first_step + i)
@@ -247,16 +297,18 @@ class Worker:
             losses.append(self.step(x, y).item())
             with self._lock:
                 self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, loss=losses[-1], lr=lr)
+        self._merge(pending, alpha)  # not merged yet: the round ended first
         steps = len(losses)
-        local = {k: v.numpy() for k, v in self.model.state_dict().items()}
-        delta = {k: np.asarray(params[k], np.float32) - local[k].astype(np.float32) for k in self.names}
+        local = {k: np.array(v.numpy(), np.float32) for k, v in self.model.state_dict().items()}  # a copy
+        delta = {k: np.asarray(self.reference[k], np.float32) - local[k] for k in send}
         encoded = encode(delta, self.dcfg.compression)
         val = self.evaluate(rng)
-        return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": state_digest(params), "bytes": nbytes(encoded),
+        return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": start_digest, "bytes": nbytes(encoded),
                 "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
                 else float("nan"), "lr": lr_at(first_step + max(steps, 1) - 1), "val_loss": val, "steps": steps,
                 "seconds": time.perf_counter() - t0, "tokens": steps * self.batch_size * self.cfg.block_size,
-                "inner_state": export_state(self.opt), "device": self._progress["device"]}
+                "inner_state": export_state(self.opt), "device": self._progress["device"], "fetched_bytes": fetched,
+                **({"stream_state": {"local": local, "reference": dict(self.reference)}} if stream else {})}
 
     def evaluate(self, rng):
         """The local model's mean loss on eval_iters validation batches, in evaluation mode.

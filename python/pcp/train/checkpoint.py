@@ -26,7 +26,7 @@ def _pack(prefix, osd, tensors):
     return {"step": osd["step"], "param_groups": osd["param_groups"], "scalars": scalars}
 
 
-def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers=None):
+def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers=None, arrays=None):
     """Writes a checkpoint: the model's and optimizer's tensors in one safetensors file whose
     metadata holds the step, the config, the generator's state and `extra` as JSON, replaced
     atomically, and a readable copy of the metadata beside it (the same name with .json).
@@ -40,6 +40,8 @@ def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers
         extra: more JSON-serialisable metadata, e.g. {'best_val': 1.5} (default None).
         optimizers: more optimizers' state dicts to keep beside, {prefix: state_dict} (DiLoCo's
             workers; default None).
+        arrays: more named arrays to keep, {prefix: {name: array}} (Streaming DiLoCo's workers'
+            own parameters; default None); load_checkpoint returns them.
 
     Returns:
         None.
@@ -66,8 +68,11 @@ def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers
         "rng": [seed, offset],
         "optim": _pack("optim", optimizer.state_dict(), tensors),
         **({"optimizers": {p: _pack(p, sd, tensors) for p, sd in optimizers.items()}} if optimizers else {}),
+        **({"arrays": sorted(arrays)} if arrays else {}),
         **(extra or {}),
     }
+    for prefix, named in (arrays or {}).items():
+        tensors.update({f"{prefix}.{k}": pcp.tensor(np.ascontiguousarray(v)) for k, v in named.items()})
     save_safetensors(tensors, path, metadata={"pcp": json.dumps(meta)})
     with open(os.path.splitext(path)[0] + ".json.tmp", "w") as f:  # human-readable copy of the metadata
         json.dump(meta, f, indent=1)
@@ -98,7 +103,9 @@ def parse_metadata(path, raw):
                "'rng': [seed, offset]"),
               (lambda: optim_ok(meta.get("optim")), "'optim': {step, param_groups, scalars}"),
               (lambda: isinstance(meta.get("optimizers", {}), dict)
-               and all(map(optim_ok, meta.get("optimizers", {}).values())), "'optimizers': {prefix: optim}")]
+               and all(map(optim_ok, meta.get("optimizers", {}).values())), "'optimizers': {prefix: optim}"),
+              (lambda: isinstance(meta.get("arrays", []), list) and all(isinstance(p, str) for p in meta.get("arrays", [])),
+               "'arrays': a list of prefixes")]
     for ok, expected in checks:  # in order: each check may rely on the ones before
         if not ok():
             raise SafetensorsError(path, f"checkpoint metadata: expected {expected}")
@@ -142,7 +149,8 @@ def load_checkpoint(path, model=None, optimizer=None, restore_rng=True, optimize
             the file lacks is left alone; default None).
 
     Returns:
-        The metadata dict: step, config, rng, optim and what `extra` held.
+        The metadata dict: step, config, rng, optim, what `extra` held, and arrays ({prefix:
+        {name: NumPy array}} of what save_checkpoint's `arrays` kept; the caller checks them).
 
     Raises:
         FileNotFoundError: no file at path.
@@ -166,7 +174,7 @@ def load_checkpoint(path, model=None, optimizer=None, restore_rng=True, optimize
         raise FileNotFoundError(f"load_checkpoint: no checkpoint at {path}")
     tensors, raw_meta = load_safetensors(path)
     meta = parse_metadata(path, raw_meta)
-    prefixes = {"model", "optim", *meta.get("optimizers", {})}
+    prefixes = {"model", "optim", *meta.get("optimizers", {}), *meta.get("arrays", [])}
     for name in tensors:
         if not any(name.startswith(p + ".") for p in prefixes):
             raise SafetensorsError(path, f"unexpected tensor (known prefixes: {', '.join(sorted(prefixes))})", name)
@@ -197,6 +205,12 @@ def load_checkpoint(path, model=None, optimizer=None, restore_rng=True, optimize
         model.load_state_dict(saved)
     if restore_rng:
         pcp.random.set_rng_state(*meta["rng"])
+    # The longest prefix that fits, so that prefix "a" does not take the arrays of "a.b".
+    meta["arrays"] = {p: {} for p in meta.get("arrays", [])}
+    for name, t in tensors.items():
+        owner = max((p for p in meta["arrays"] if name.startswith(p + ".")), key=len, default=None)
+        if owner is not None:
+            meta["arrays"][owner][name[len(owner) + 1:]] = t.numpy()
     return meta
 
 
