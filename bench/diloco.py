@@ -88,7 +88,7 @@ def main():
     ap.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     ap.add_argument("--steps", type=int, default=1000, help="inner steps per worker")
     ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--inner-steps", type=int, nargs="+", default=[10, 50])
+    ap.add_argument("--inner-steps", type=int, nargs="*", default=[10, 50])
     ap.add_argument("--streaming", nargs="*", default=[], metavar="H:F:COMPRESSION:TAU",
                     help="Streaming DiLoCo runs, e.g. 250:4:int4:5")
     ap.add_argument("--eval-iters", type=int, default=10, help="val batches per curve point")
@@ -102,7 +102,7 @@ def main():
         ap.error(f"--steps ({args.steps}) must be a multiple of every --inner-steps and streaming H")
 
     os.makedirs(args.out, exist_ok=True)
-    base = preset(args.preset, data=args.data, eval_iters=args.eval_iters, eval_interval=max(args.inner_steps),
+    base = preset(args.preset, data=args.data, eval_iters=args.eval_iters, eval_interval=max(args.inner_steps + [h for h, _, _, _ in streaming]),
                   warmup_iters=min(100, args.steps // 10), lr_decay_iters=args.steps, out=args.out,
                   device="cpu" if args.device == "cpu" else "gpu")
     _, data = build_data(base)

@@ -133,16 +133,21 @@ def test_a_round_closes_on_time_with_the_steps_each_worker_took(tiny):
         sh.shutdown()
 
 
-def test_a_round_whose_outer_step_is_not_finite_is_rolled_back(tiny):
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_round_whose_outer_step_is_not_finite_is_rolled_back(tiny, streaming):
     class Poisoned(Shepherd):
         """Round 2's pseudo-gradients arrive with a NaN, as from a worker that diverged."""
         def apply_outer_step(self, pseudo_grad):
             if self.round == 1:
-                pseudo_grad = dict(pseudo_grad, **{self.names[0]: pseudo_grad[self.names[0]] * np.nan})
+                first = next(iter(pseudo_grad))  # a parameter of the round's fragment
+                pseudo_grad = dict(pseudo_grad, **{first: pseudo_grad[first] * np.nan})
             super().apply_outer_step(pseudo_grad)
 
     messages = []
-    sh = Poisoned(tiny(), DiLoCoConfig(workers=2, inner_steps=2, rounds=3, round_timeout=120),
+    # Streaming with overlap: the round started ahead on the poisoned one is dropped too.
+    more = dict(fragments=2, overlap=1) if streaming else {}
+    sh = Poisoned(tiny(n_layer=2), DiLoCoConfig(workers=2, inner_steps=2 * (1 + streaming), rounds=3, round_timeout=120,
+                                                **more),
                   report=lambda e: messages.append(e.get("text")) if e["kind"] == "message" else None)
     try:
         sh.run_round()
@@ -201,6 +206,27 @@ def test_streaming_fragments_synchronise_in_turn_with_a_fraction_of_the_bytes(ti
         assert math.isfinite(rec["val_loss"]) and rec["val_loss"] < sh.history[0]["val_loss"]
     finally:
         sh.shutdown()
+
+
+def test_pipelined_rounds_give_the_bits_of_waiting_ones(tiny, tmp_path):
+    """With overlap, each worker starts its next round while the shepherd averages, steps,
+    evaluates and checkpoints; it waits for the step only where it merges it, so the run is the
+    one that waits for everything, bit for bit."""
+    finals = {}
+    for pipeline in (False, True):
+        dcfg = DiLoCoConfig(workers=2, inner_steps=4, rounds=2, fragments=2, overlap=1, compression="int8",
+                            pipeline=pipeline, round_timeout=120)
+        sh = Shepherd(tiny(n_layer=2, out=str(tmp_path / str(pipeline))), dcfg)
+        try:
+            assert sh.pipelined == pipeline
+            history = sh.run()
+            finals[pipeline] = ({k: v.copy() for k, v in sh.global_state().items()}, [r["val_loss"] for r in history],
+                                [r["bytes_sent"] for r in history])
+        finally:
+            sh.shutdown()
+    assert finals[True][1] == finals[False][1] and finals[True][2] == finals[False][2]
+    for k, v in finals[False][0].items():
+        np.testing.assert_array_equal(finals[True][0][k], v, err_msg=k)
 
 
 def test_a_streaming_worker_merges_a_fragment_tau_steps_late(tiny):

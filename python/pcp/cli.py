@@ -127,6 +127,7 @@ def cmd_diloco(args):
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
                         split=args.split, round_timeout=args.round_timeout, weighting=args.weighting,
                         fragments=args.fragments, overlap=args.overlap, merge_alpha=args.merge_alpha,
+                        pipeline=args.pipeline,
                         batch_sizes=_ints("--worker-batch-sizes", args.worker_batch_sizes), worker_device=args.worker_device,
                         gpus_per_worker=args.gpus_per_worker, address=args.address or "").validate()
     with reporter(args.dashboard) as report:
@@ -219,6 +220,8 @@ def main(argv=None):
                    help="inner steps a fragment's new global values take to arrive (merged then, --merge-alpha)")
     d.add_argument("--merge-alpha", type=float, default=0.5,
                    help="with --overlap: the share of a worker's own values a merge keeps")
+    d.add_argument("--pipeline", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --overlap: start each worker's next round before the shepherd's step (same results)")
     d.add_argument("--weighting", default="tokens", choices=["tokens", "uniform"],
                    help="how the outer average weighs each worker's pseudo-gradient")
     d.add_argument("--worker-batch-sizes", default="", metavar="B,B,...",

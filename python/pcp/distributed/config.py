@@ -36,6 +36,9 @@ class DiLoCoConfig(DictConfig):
             (default 0: before the next step).
         merge_alpha: with overlap, the merge keeps this share of the worker's own values:
             local = alpha * local + (1 - alpha) * global (default 0.5, the paper's).
+        pipeline: with overlap, each worker starts its next round as soon as it finishes one,
+            while the shepherd averages, steps, evaluates and checkpoints (default True);
+            False waits for all that first. Both give the same bits.
         weighting: how the outer average weighs each worker's pseudo-gradient: 'tokens' (by the
             tokens its inner steps processed, default) or 'uniform'.
         batch_sizes: each worker's batch size, by rank (repeated when there are more workers);
@@ -69,6 +72,7 @@ class DiLoCoConfig(DictConfig):
     fragments: int = 1          # Streaming DiLoCo: parameter groups synchronised in turn
     overlap: int = 0            # tau: inner steps before a fragment's new global values are merged
     merge_alpha: float = 0.5    # with overlap: local = alpha * local + (1 - alpha) * global
+    pipeline: bool = True       # with overlap: start the next round before the shepherd's step
     weighting: str = "tokens"   # of pseudo-gradients in the outer average: tokens or uniform
     batch_sizes: list = field(default_factory=list)  # per worker (by rank); empty: the TrainConfig's
     threads_per_worker: int = 1

@@ -12,7 +12,7 @@ import numpy as np
 from . import reaper
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
-from .worker import Worker, export_state
+from .worker import Worker, export_state, on_device
 
 CHECKPOINT = "diloco.safetensors"
 RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
@@ -86,6 +86,29 @@ def shutdown_ray():
         _reaper = None
 
 
+class Mailbox:
+    """Where a pipelined streaming shepherd posts each round's encoded outer step: get(k)
+    answers once round k's step is posted, so a worker that reaches its merge first waits there.
+    A Ray actor with async methods (many gets wait at once)."""
+
+    def __init__(self):
+        self.steps, self.posted = {}, {}
+
+    def _event(self, k):
+        import asyncio
+        return self.posted.setdefault(k, asyncio.Event())
+
+    async def put(self, k, step):
+        self.steps[k] = step
+        self._event(k).set()
+        for old in [j for j in self.steps if j < k - 2]:  # no worker is that far behind
+            del self.steps[old], self.posted[old]
+
+    async def get(self, k):
+        await self._event(k).wait()
+        return self.steps[k]
+
+
 class Shepherd:
     """The DiLoCo driver (``pcp diloco``): it owns the global model and the outer optimizer, and
     runs rounds over Worker actors on Ray (joining the cluster at diloco_cfg.address, or starting
@@ -154,11 +177,13 @@ class Shepherd:
         self.gpus_per_worker = self._gpus_per_worker()
         pcp.random.seed(self.cfg.seed)
         self.tokenizer, self.data = build_data(self.cfg)
-        self.model = build_model(self.cfg, self.tokenizer.vocab_size)
+        self.device = pcp.device(self.cfg.device)  # where the global model and the outer step live
+        with on_device(self.device):
+            self.model = build_model(self.cfg, self.tokenizer.vocab_size)
+            self.outer = pcp.optim.SGD(self.model.parameters(), lr=self.dcfg.outer_lr,
+                                       momentum=self.dcfg.outer_momentum, nesterov=self.dcfg.outer_momentum > 0)
         self.names = [n for n, _ in self.model.named_parameters()]
         self.params = dict(self.model.named_parameters())
-        self.outer = pcp.optim.SGD(self.model.parameters(), lr=self.dcfg.outer_lr, momentum=self.dcfg.outer_momentum,
-                                   nesterov=self.dcfg.outer_momentum > 0)
         self.fragments = split_fragments({k: self.params[k].size for k in self.names}, self.dcfg.fragments)
         self.streaming = self.dcfg.fragments > 1 or self.dcfg.overlap > 0
         self._update = {}  # streaming: the last synchronised fragment's step, encoded for the workers
@@ -176,8 +201,14 @@ class Shepherd:
         # model's) are not in bytes_received, which counts DiLoCo's own traffic: the pseudo-gradients.
         self.inner_states, self.inner_refs = {}, {}
         self._reset_inner = False  # after a rolled-back round: workers reload their states
+        # Streaming with overlap: each worker starts its next round as soon as it finishes one,
+        # and takes the outer step it merges from the mailbox when it gets there.
+        self.pipelined = self.streaming and self.dcfg.overlap > 0 and self.dcfg.pipeline
+        self._mailbox = ray.remote(num_cpus=0)(Mailbox).remote() if self.pipelined else None
+        self._ahead = {}  # rank -> its next round's call, started ahead
         if resume:
             self._load()
+        self._backup = self._snapshot()  # what a failed first round rolls back to
         with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
             f.write(self.tokenizer.to_json())
         for _ in range(self.dcfg.workers):
@@ -222,8 +253,10 @@ class Shepherd:
         # Ray restarts a killed worker (same spec) and it rejoins at the next round; a round's task
         # is not retried: that round goes on without it.
         # One CPU each (and its share of a GPU), spread over the cluster's nodes.
-        actor = ray.remote(Worker).options(max_restarts=-1, max_task_retries=0, max_concurrency=2, num_cpus=1,
-                                           num_gpus=self.gpus_per_worker, scheduling_strategy="SPREAD").remote(spec)
+        # Its rounds run one at a time; progress() answers beside them, in a group of its own.
+        actor = ray.remote(concurrency_groups={"progress": 1})(Worker).options(
+            max_restarts=-1, max_task_retries=0, num_cpus=1, num_gpus=self.gpus_per_worker,
+            scheduling_strategy="SPREAD").remote(spec)
         self.workers[rank] = {"actor": actor, "alive": True, "steps_done": 0, "last_loss": None,
                               "last_seen": time.time(), "round": None}
         self.report({"kind": "worker_joined", "rank": rank, "round": self.round})
@@ -294,60 +327,43 @@ class Shepherd:
                 print(record["round"], record["val_loss"], record["workers_lost"])
         """
         import ray
-        from ray.exceptions import RayError
 
         t0 = time.perf_counter()
         rnd, H = self.round, self.dcfg.inner_steps // self.dcfg.fragments  # H / F steps between syncs
         fragment = self.fragments[rnd % self.dcfg.fragments]
-        state = self.global_state()
-        state_ref = ray.put(state)  # once into the object store; workers read it without copies
-        if self.streaming:  # the last fragment's new values; the whole model only to who has none
-            send = self._update
-            stream = {"send": fragment, "full": [state_ref], "merge_at": self.dcfg.overlap,
-                      "alpha": self.dcfg.merge_alpha if self.dcfg.overlap else 0.0}
-        else:
-            send, stream = state_ref, None
-        send_bytes = nbytes(self._update) if self.streaming else sum(v.nbytes for v in state.values())
-        # Workers stop stepping at round_timeout and send what they have; one silent past the
-        # grace (its last step, the trip back) is left out.
-        reset, self._reset_inner = self._reset_inner, False
-        pending = {w["actor"].run_round.remote(rnd, send, H, rnd * H, [self.tokens_ref],
-                                               [self.inner_refs[rank]] if rank in self.inner_refs else None,
-                                               self.dcfg.round_timeout, reset, self._stream_for(rank, rnd, stream)): rank
-                   for rank, w in self.workers.items()}
+        send_bytes = nbytes(self._update) if self.streaming else sum(v.nbytes for v in self.global_state().values())
+        # Launched during the last round's wait (pipelined), or now; workers added since start now.
+        pending = {ref: rank for rank, ref in self._ahead.items()}
+        self._ahead = {}
+        if len(pending) < len(self.workers):
+            full_ref = ray.put(self.global_state())  # once into the object store; workers read it without copies
+            launched = set(pending.values())
+            reset, self._reset_inner = self._reset_inner, False
+            pending.update({self._launch(rank, rnd, self._update, full_ref, True, reset): rank
+                            for rank in self.workers if rank not in launched})
         for w in self.workers.values():
             w["live_step"] = 0
-        results, lost = [], []
-        deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10
-        while pending and time.monotonic() < deadline:
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-            for ref in done:
-                rank = pending.pop(ref)
-                try:
-                    results.append(ray.get(ref))
-                    self.workers[rank].update(alive=True, last_seen=time.time(), live_step=H)
-                except RayError as e:
-                    lost.append(rank)
-                    self.workers[rank]["alive"] = False
-                    self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": f"{type(e).__name__}: {e}"[:2000]})
-            self._poll_progress(pending.values(), time.perf_counter() - t0)
-        for ref, rank in pending.items():  # past the deadline: left out of this round
-            ray.cancel(ref, force=False)
-            lost.append(rank)
-            self.workers[rank]["alive"] = False
-            self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
+        ahead = self.pipelined and rnd + 1 < self.dcfg.rounds * self.dcfg.fragments
+        if ahead:  # each worker starts its next round as soon as it finishes this one
+            next_step, next_full = [self._mailbox.get.remote(rnd)], ray.put(self.global_state())
 
+        def finished(rank, result):
+            if result is not None and "stream_state" in result:
+                state = result.pop("stream_state")
+                self.stream_states[rank] = (rnd, state, ray.put(state))
+            if result is not None:
+                self.inner_states[rank] = result.pop("inner_state")
+                self.inner_refs[rank] = ray.put(self.inner_states[rank])
+            if ahead:
+                self._ahead[rank] = self._launch(rank, rnd + 1, next_step, next_full, False, False)
+
+        results, lost = self._collect(rnd, pending, H, t0, finished)
         received = sum(r["bytes"] for r in results)
         sent = send_bytes * (len(results) + len(lost)) + sum(r["fetched_bytes"] for r in results)
         self.bytes_sent += sent
         results.sort(key=lambda r: r["rank"])  # a fixed order of the sum: the same bits on every run
-        backup = self._backup()
+        backup = self._backup
         for r in results:
-            self.inner_states[r["rank"]] = r.pop("inner_state")
-            self.inner_refs[r["rank"]] = ray.put(self.inner_states[r["rank"]])
-            if "stream_state" in r:
-                state = r.pop("stream_state")
-                self.stream_states[r["rank"]] = (rnd, state, ray.put(state))
             w = self.workers[r["rank"]]
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
                      device=r["device"])
@@ -355,9 +371,13 @@ class Shepherd:
         if failure:  # the global model, its momentum and the workers' states as before the round
             self._restore(backup)
             self._update = {}
+            self._drain(rnd)
             self.report({"kind": "message", "text": f"round {rnd + 1} rolled back: {failure}"})
         elif self.streaming:
             self._update = self._encode_step(fragment, backup[0])
+        if self.pipelined and not failure:
+            self._mailbox.put.remote(rnd, self._update)
+        self._backup = self._snapshot()  # what the next round rolls back to
         self._report_progress(time.perf_counter() - t0)
         self.bytes_received += received
         self.last_results = results
@@ -395,12 +415,62 @@ class Shepherd:
         bad = [k for k in self.names if not np.isfinite(self.params[k].numpy()).all()]
         return f"the outer step made {len(bad)} parameters non-finite ({bad[0]}, ...)" if bad else ""
 
-    def _stream_for(self, rank, rnd, stream):
-        """A worker's streaming instructions: with its own state of the round before when the
-        shepherd holds one (so a worker restarted or resumed since goes on from it)."""
-        if stream is None or self.stream_states.get(rank, (None,))[0] != rnd - 1:
-            return stream
-        return dict(stream, own=[self.stream_states[rank][2]])
+    def _launch(self, rank, rnd, step, full_ref, full_is_current, reset):
+        """Starts a worker's round: classic DiLoCo sends the whole global model (full_ref);
+        streaming sends the last fragment's outer step (step, or [a reference] to it), and the
+        whole model only for a worker that has none of its own: full_is_current says whether the
+        whole model already holds that step. Its own state of the round before goes along when
+        the shepherd holds one (a worker restarted or resumed since goes on from it)."""
+        stream = None
+        if self.streaming:
+            stream = {"send": self.fragments[rnd % self.dcfg.fragments], "full": [full_ref],
+                      "full_is_current": full_is_current, "merge_at": self.dcfg.overlap,
+                      "alpha": self.dcfg.merge_alpha if self.dcfg.overlap else 0.0}
+            if self.stream_states.get(rank, (None,))[0] == rnd - 1:
+                stream["own"] = [self.stream_states[rank][2]]
+        H = self.dcfg.inner_steps // self.dcfg.fragments
+        return self.workers[rank]["actor"].run_round.remote(
+            rnd, step if self.streaming else full_ref, H, rnd * H, [self.tokens_ref],
+            [self.inner_refs[rank]] if rank in self.inner_refs else None, self.dcfg.round_timeout, reset, stream)
+
+    def _collect(self, rnd, pending, H, t0, finished):
+        """The round's results as they come ({ref: rank} pending), each handed to finished(rank,
+        result) (None for a worker lost); workers stop at round_timeout and send what they have,
+        and one silent past the grace (its last step, the trip back) is left out."""
+        import ray
+        from ray.exceptions import RayError
+        results, lost = [], []
+        deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10
+        while pending and time.monotonic() < deadline:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+            for ref in done:
+                rank = pending.pop(ref)
+                try:
+                    results.append(ray.get(ref))
+                    self.workers[rank].update(alive=True, last_seen=time.time(), live_step=H)
+                except RayError as e:
+                    lost.append(rank)
+                    self.workers[rank]["alive"] = False
+                    self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": f"{type(e).__name__}: {e}"[:2000]})
+                finished(rank, results[-1] if rank not in lost else None)
+            self._poll_progress(pending.values(), time.perf_counter() - t0)
+        for ref, rank in pending.items():  # past the deadline: left out of this round
+            ray.cancel(ref, force=False)
+            lost.append(rank)
+            self.workers[rank]["alive"] = False
+            self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
+            finished(rank, None)
+        return results, lost
+
+    def _drain(self, rnd):
+        """After a rolled-back round: the rounds started ahead on it are waited for and dropped
+        (their workers started from what was undone); the next round starts anew from the
+        restored state."""
+        import ray
+        if self._ahead:
+            self._mailbox.put.remote(rnd, {})  # they wait for this round's step: there is none
+            ray.wait(list(self._ahead.values()), num_returns=len(self._ahead), timeout=self.dcfg.round_timeout * 1.1 + 10)
+            self._ahead = {}
 
     def _encode_step(self, fragment, before):
         """Streaming: the outer step of a fragment as the workers get it, compressed as the
@@ -413,9 +483,9 @@ class Shepherd:
                 self.params[k][...] = before[k] + d
         return step
 
-    def _backup(self):
+    def _snapshot(self):
         """What a failed round restores: copies of the global model, the outer momentum and the
-        workers' inner states."""
+        workers' states, as the round found them."""
         return ({k: v.numpy().copy() for k, v in self.model.state_dict().items()}, export_state(self.outer),
                 dict(self.inner_states), dict(self.stream_states))
 
@@ -423,7 +493,8 @@ class Shepherd:
         import ray
         params, outer, inner, streams = backup
         self.model.load_state_dict(params)
-        self.outer.load_state_dict(outer)
+        with on_device(self.device):  # the momentum goes where the parameters are
+            self.outer.load_state_dict(outer)
         self.inner_states, self.stream_states = inner, streams
         self.inner_refs = {r: ray.put(s) for r, s in inner.items()}
         self._reset_inner = True  # workers go back to these states at the next round
@@ -451,13 +522,13 @@ class Shepherd:
         """
         import pcp
         for name in pseudo_grad:
-            self.params[name].grad = pcp.tensor(pseudo_grad[name])
+            self.params[name].grad = pcp.tensor(pseudo_grad[name], device=self.device)
         self.outer.step()  # parameters without a gradient (other fragments) stay, with their momentum
         self.outer.zero_grad()
 
     def _poll_progress(self, ranks, seconds):
         import ray
-        refs = {self.workers[r]["actor"].progress.remote(): r for r in ranks}
+        refs = {self.workers[r]["actor"].progress.options(concurrency_group="progress").remote(): r for r in ranks}
         try:
             ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=0.2)
         except Exception:
@@ -550,8 +621,9 @@ class Shepherd:
         from pcp.train.loop import build_optimizer
         # The workers' states are checked by loading them into optimizers like theirs (same groups).
         inner = {r: build_optimizer(self.cfg, self.model) for r in range(self.dcfg.workers)}
-        meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer,
-                               optimizers={f"worker.{r}": opt for r, opt in inner.items()})
+        with on_device(self.device):  # the outer momentum goes where the parameters are
+            meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer,
+                                   optimizers={f"worker.{r}": opt for r, opt in inner.items()})
         for r, opt in inner.items():
             if f"worker.{r}" in meta.get("optimizers", {}):
                 self.inner_states[r] = export_state(opt)
@@ -625,9 +697,10 @@ class Shepherd:
                 shepherd.shutdown()
         """
         import ray
-        for w in self.workers.values():
+        for actor in [w["actor"] for w in self.workers.values()] + [getattr(self, "_mailbox", None)]:
             try:
-                ray.kill(w["actor"], no_restart=True)
+                if actor is not None:
+                    ray.kill(actor, no_restart=True)
             except Exception:
                 pass
         self.workers.clear()

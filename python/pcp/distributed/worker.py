@@ -155,7 +155,7 @@ class Worker:
         return os.getpid()
 
     def progress(self):
-        """Where the current round is: callable while run_round runs (the actor has two threads),
+        """Where the current round is: callable while run_round runs (in a concurrency group of its own),
         for the dashboard's live view. It raises nothing.
 
         Returns:
@@ -207,9 +207,10 @@ class Worker:
             stream: None (default: params are the whole global model), or for Streaming DiLoCo
                 a dict: send (the names of the fragment whose pseudo-gradient to return),
                 full ([reference] to the whole global model, fetched only by a worker that has
-                none of its own yet, or after reset_inner), merge_at (the step at which params,
-                the outer step of the last fragment synchronised, encoded as the
-                pseudo-gradients are, is merged), alpha (the share of its own values the merge
+                none of its own yet, or after reset_inner), full_is_current (whether that
+                model already holds params' step), merge_at (the step at which params, the
+                outer step of the last fragment synchronised, encoded as the pseudo-gradients
+                are, or [a reference] to it, is merged), alpha (the share of its own values the merge
                 keeps) and optionally own (its stream_state of the round before, or [its
                 reference], which a worker without one takes: a resumed run).
 
@@ -251,12 +252,14 @@ class Worker:
             full = _fetched(stream["full"])
             self.model.load_state_dict(full, strict=True)
             self.reference = {k: np.array(full[k], np.float32) for k in self.names}
-            return stream["send"], None, sum(v.nbytes for v in full.values())
+            pending = None if stream.get("full_is_current", True) else params  # a step the whole model lacks
+            return stream["send"], pending, sum(v.nbytes for v in full.values())
         return stream["send"], params, 0
 
     def _merge(self, step, alpha):
         """Streaming DiLoCo's merge: a fragment's outer step (encoded) moves the global values
         this worker knows, and its own values move to alpha * own + (1 - alpha) * global."""
+        step = _fetched(step)  # a pipelined round: waits here until the shepherd has posted it
         if step:
             merged = {k: self.reference[k] + d for k, d in decode(step).items()}
             own = {k: v.numpy() for k, v in self.model.state_dict().items() if k in merged}
