@@ -354,63 +354,47 @@ def test_checkpoint_and_resume(tiny):
         again.shutdown()
 
 
+def _stopped_and_resumed_equals_uninterrupted(cfg_at, dcfg, stop_after, tmp_path):
+    """Runs dcfg to the end, then again stopped after round stop_after (after its checkpoint, as
+    a kill would be) and resumed: both end with the same losses and the same bits."""
+    class Stop(Exception):
+        pass
+
+    def run(out, stop_at=None, resume=False):
+        def report(e):
+            if e["kind"] == "round" and e["round"] == stop_at:
+                raise Stop
+        sh = Shepherd(cfg_at(out), dcfg, report=report, resume=resume)
+        try:
+            try:
+                sh.run()
+            except Stop:
+                assert sh.round == stop_at
+            return sh.global_state(), [r["val_loss"] for r in sh.history]
+        finally:
+            sh.shutdown()
+
+    full, full_losses = run(tmp_path / "full")
+    run(tmp_path / "cut", stop_at=stop_after)
+    resumed, losses = run(tmp_path / "cut", resume=True)
+    assert len(losses) == dcfg.rounds * dcfg.fragments + 1 and losses == full_losses
+    for k in full:
+        np.testing.assert_array_equal(resumed[k], full[k], err_msg=k)
+
+
 def test_an_interrupted_and_resumed_run_is_exact(tiny, tmp_path):
     """Killed after round 2 of 3 and resumed, a run ends with the same bits as one never stopped:
     the checkpoint holds the workers' inner AdamW state as well as the global model and momentum."""
-    class Stop(Exception):
-        pass
-
-    def run(out, stop_after=None, resume=False):
-        def report(e):
-            if e["kind"] == "round" and e["round"] == stop_after:
-                raise Stop  # after the round's checkpoint, as a kill would be
-        sh = Shepherd(tiny(out=str(out)), DiLoCoConfig(workers=2, inner_steps=4, rounds=3, round_timeout=120),
-                      report=report, resume=resume)
-        try:
-            try:
-                sh.run()
-            except Stop:
-                assert sh.round == stop_after
-            return sh.global_state(), [r["val_loss"] for r in sh.history]
-        finally:
-            sh.shutdown()
-
-    full, full_losses = run(tmp_path / "full")
-    run(tmp_path / "cut", stop_after=2)
-    resumed, losses = run(tmp_path / "cut", resume=True)
-    assert len(losses) == 4 and losses == full_losses
-    for k in full:
-        np.testing.assert_array_equal(resumed[k], full[k], err_msg=k)
+    _stopped_and_resumed_equals_uninterrupted(lambda out: tiny(out=str(out)), DiLoCoConfig(
+        workers=2, inner_steps=4, rounds=3, round_timeout=120), 2, tmp_path)
 
 
 def test_an_interrupted_and_resumed_streaming_run_is_exact(tiny, tmp_path):
-    """Streaming DiLoCo, 2 fragments merged a step late, int4: the checkpoint also holds each
-    worker's own parameters, the global values it knows and the step it has still to merge."""
-    class Stop(Exception):
-        pass
-
-    def run(out, stop_after=None, resume=False):
-        def report(e):
-            if e["kind"] == "round" and e["round"] == stop_after:
-                raise Stop
-        dcfg = DiLoCoConfig(workers=2, inner_steps=4, rounds=2, fragments=2, overlap=1, compression="int4",
-                            round_timeout=120)
-        sh = Shepherd(tiny(n_layer=2, out=str(out)), dcfg, report=report, resume=resume)
-        try:
-            try:
-                sh.run()
-            except Stop:
-                assert sh.round == stop_after
-            return sh.global_state(), [r["val_loss"] for r in sh.history]
-        finally:
-            sh.shutdown()
-
-    full, full_losses = run(tmp_path / "full")
-    run(tmp_path / "cut", stop_after=3)
-    resumed, losses = run(tmp_path / "cut", resume=True)
-    assert len(losses) == 5 and losses == full_losses
-    for k in full:
-        np.testing.assert_array_equal(resumed[k], full[k], err_msg=k)
+    """Streaming DiLoCo, 2 fragments merged a step late (pipelined), int4: the checkpoint also
+    holds each worker's own parameters, the global values it knows and the step it has still to
+    merge."""
+    _stopped_and_resumed_equals_uninterrupted(lambda out: tiny(n_layer=2, out=str(out)), DiLoCoConfig(
+        workers=2, inner_steps=4, rounds=2, fragments=2, overlap=1, compression="int4", round_timeout=120), 3, tmp_path)
 
 
 def test_diloco_refuses_an_out_holding_a_run(tiny):
