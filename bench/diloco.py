@@ -23,7 +23,9 @@ batches. Prints a table, writes OUT/diloco.png (val loss against tokens and agai
 OUT/diloco.json.
 
 Run:  python bench/diloco.py [--preset shakespeare-char-cpu] [--device cpu] [--steps 1000] [--workers 4]
-                             [--inner-steps 10 50] [--streaming 50:4:int4] [--data PATH] [--out DIR]
+                             [--inner-steps 10 50] [--streaming 50:4:int4:5] [--no-baselines] [--data PATH]
+                             [--out DIR]
+      python bench/diloco.py --combine A/diloco.json B/diloco.json --out DIR   (runs split over invocations)
 """
 import argparse
 import dataclasses
@@ -96,7 +98,20 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads of the one-process runs")
     ap.add_argument("--data", default=SHARED if os.path.exists(SHARED) else "")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "diloco"))
+    ap.add_argument("--no-baselines", action="store_true", help="skip the one-worker and synchronous runs")
+    ap.add_argument("--combine", nargs="+", metavar="JSON",
+                    help="no training: the table and plot of the runs in these diloco.json files (runs split "
+                         "over several invocations, one of them with the baselines)")
     args = ap.parse_args()
+    if args.combine:
+        runs, heads = [], []
+        for path in args.combine:
+            with open(path) as f:
+                saved = json.load(f)
+            runs += saved["runs"]
+            heads.append(saved["head"])
+        os.makedirs(args.out, exist_ok=True)
+        return report(runs, heads[0], args.out)
     streaming = [(int(h), int(f), c, int(tau)) for h, f, c, tau in (s.split(":") for s in args.streaming)]
     if any(args.steps % H for H in args.inner_steps + [h for h, _, _, _ in streaming]):
         ap.error(f"--steps ({args.steps}) must be a multiple of every --inner-steps and streaming H")
@@ -116,7 +131,7 @@ def main():
         loss = score(model, data, base, args.score_batches)
         points = [(steps * workers * B * T, val, b) for steps, val, b in curve]
         runs.append({"run": name, "workers": workers, "H": H, "val_loss": loss, "bytes": nbytes, "peak_bytes": peak,
-                     "seconds": seconds, "curve": points})
+                     "seconds": seconds, "curve": points, "parameters": model.num_parameters()})
         print(f"{name:<40} val {loss:.4f}  {nbytes / 1e6:10.1f} MB  peak {peak / 1e6:8.3f} MB/step  {seconds:7.1f} s",
               flush=True)
 
@@ -128,31 +143,38 @@ def main():
         cfg = dataclasses.replace(base, out=os.path.join(args.out, f"streaming_h{H}_f{F}_{comp}_t{tau}"))
         model, curve, seconds, nbytes, peak = run_diloco(cfg, args.steps, W, H, args.device, F, comp, tau)
         record(f"Streaming DiLoCo, H={H}, {F} fragments, {comp}, tau={tau}", W, H, model, curve, seconds, nbytes, peak)
-    model, curve, seconds = run_single(dataclasses.replace(base, out=os.path.join(args.out, "single")), args.steps, B,
-                                       args.threads)
-    n_params = model.num_parameters()
-    record("one worker", 1, None, model, [(s, v, 0) for s, v in curve], seconds, 0, 0)
-    model, curve, seconds = run_single(dataclasses.replace(base, out=os.path.join(args.out, "sync")), args.steps, W * B,
-                                       args.threads)
-    per_step = 2 * 4 * n_params * W
-    # One model on W x B sequences a step: its tokens are W workers' of B each.
-    record(f"synchronous, {W} workers (batch {W}x{B})", W, 1, model, [(s, v, per_step * s) for s, v in curve], seconds,
-           per_step * args.steps, per_step)
+    if not args.no_baselines:
+        model, curve, seconds = run_single(dataclasses.replace(base, out=os.path.join(args.out, "single")), args.steps,
+                                           B, args.threads)
+        record("one worker", 1, None, model, [(s, v, 0) for s, v in curve], seconds, 0, 0)
+        model, curve, seconds = run_single(dataclasses.replace(base, out=os.path.join(args.out, "sync")), args.steps,
+                                           W * B, args.threads)
+        per_step = 2 * 4 * model.num_parameters() * W
+        # One model on W x B sequences a step: its tokens are W workers' of B each.
+        record(f"synchronous, {W} workers (batch {W}x{B})", W, 1, model, [(s, v, per_step * s) for s, v in curve],
+               seconds, per_step * args.steps, per_step)
+    head = (f"{args.preset} model ({runs[0]['parameters'] / 1e6:.2f}M parameters) on {args.device}, {args.steps} inner "
+            f"steps per worker, batch {B} x {T} per worker, scored on {args.score_batches} fixed val batches")
+    with open(os.path.join(args.out, "diloco.json"), "w") as f:
+        json.dump({"args": vars(args), "head": head, "runs": runs}, f, indent=1)
+    report(runs, head, args.out)
 
-    sync = runs[-1]
-    print(f"\n{args.preset} model ({n_params / 1e6:.2f}M parameters) on {args.device}, {args.steps} inner steps per "
-          f"worker, batch {B} x {T} per worker, scored on {args.score_batches} fixed val batches\n")
+
+def report(runs, head, out):
+    """The table (ratios against the synchronous run, when there is one) and the plot."""
+    sync = next((r for r in runs if r["H"] == 1), None)
+    print(f"\n{head}\n")
     print("| run | val loss | vs synchronous | bytes communicated | vs synchronous | peak bandwidth (per inner step) | "
           "vs synchronous | wall s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in sorted(runs, key=lambda r: r["val_loss"]):
-        fewer = f"{sync['bytes'] / r['bytes']:.0f}x fewer" if r["bytes"] and r is not sync else "—"
-        peak = f"{sync['peak_bytes'] / r['peak_bytes']:.0f}x fewer" if r["peak_bytes"] and r is not sync else "—"
-        print(f"| {r['run']} | {r['val_loss']:.4f} | {100 * (r['val_loss'] / sync['val_loss'] - 1):+.1f}% | "
-              f"{r['bytes'] / 1e6:,.1f} MB | {fewer} | {r['peak_bytes'] / 1e6:,.3f} MB | {peak} | {r['seconds']:.0f} |")
-    with open(os.path.join(args.out, "diloco.json"), "w") as f:
-        json.dump({"args": vars(args), "parameters": n_params, "runs": runs}, f, indent=1)
-    plot(runs, os.path.join(args.out, "diloco.png"))
+        other = sync is not None and r is not sync
+        fewer = f"{sync['bytes'] / r['bytes']:.0f}x fewer" if other and r["bytes"] else "—"
+        peak = f"{sync['peak_bytes'] / r['peak_bytes']:.0f}x fewer" if other and r["peak_bytes"] else "—"
+        vs = f"{100 * (r['val_loss'] / sync['val_loss'] - 1):+.1f}%" if sync else "—"
+        print(f"| {r['run']} | {r['val_loss']:.4f} | {vs} | {r['bytes'] / 1e6:,.1f} MB | {fewer} | "
+              f"{r['peak_bytes'] / 1e6:,.3f} MB | {peak} | {r['seconds']:.0f} |")
+    plot(runs, os.path.join(out, "diloco.png"))
 
 
 def plot(runs, path):
