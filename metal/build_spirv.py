@@ -15,6 +15,7 @@ build's glslc can, and left out with a warning when it cannot. The pinned compil
 2026.4 (Debian sid's glslc; bench/gpu_device.sh says how to unpack it without installing).
 """
 import argparse
+import concurrent.futures
 import hashlib
 import os
 import subprocess
@@ -107,11 +108,15 @@ def check(glslc):
             print(f"build_spirv: {glslc} is {version}, not the pinned {pinned}: SPIR-V bytes not compared")
         else:
             with tempfile.TemporaryDirectory() as tmp:
-                for name, comp, _, target in kernels():
+                def differs(kernel):  # compiled on every core: one glslc process each
+                    name, comp, _, target = kernel
                     out = os.path.join(tmp, name + ".spv")
                     compile_kernel(glslc, comp, target, out)
-                    if open(out, "rb").read() != open(os.path.join(SPIRV, name + ".spv"), "rb").read():
-                        problems.append(f"{name}: the checked-in SPIR-V differs from what {version} makes of it")
+                    return open(out, "rb").read() != open(os.path.join(SPIRV, name + ".spv"), "rb").read()
+                with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+                    for (name, *_), bad in zip(kernels(), pool.map(differs, kernels())):
+                        if bad:
+                            problems.append(f"{name}: the checked-in SPIR-V differs from what {version} makes of it")
     return problems
 
 
