@@ -15,7 +15,8 @@ per worker (and so equal tokens), on tiny Shakespeare (characters).
 Peak bandwidth, in bytes per inner step: what must cross the network in one inner step's time
 for no worker to wait: synchronous training's all-reduce each step; DiLoCo's largest round
 (it blocks: its exchange has no steps to hide in, so it is charged one); Streaming DiLoCo's
-largest round spread over its TAU steps of overlap.
+largest round spread over its TAU steps of overlap. The first round, in which workers fetch
+the whole model once, is left out (as data-parallel training's first broadcast).
 
 With --device gpu the runs train on the GPU (DiLoCo's workers share it through Ray's GPU
 resources), in the preset's dtype. Every final model is scored on the same fixed validation
@@ -32,6 +33,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import time
 
 import numpy as np
@@ -80,7 +82,7 @@ def run_diloco(cfg, steps, workers, H, device, fragments=1, compression="none", 
     finally:
         sh.shutdown()
     curve = [(r["inner_steps"], r["val_loss"], r["total_bytes"]) for r in history]
-    peak = max(r.get("round_bytes", 0) for r in history) / max(overlap, 1)
+    peak = peak_per_step([r["total_bytes"] for r in history], overlap)
     return sh.model, curve, time.perf_counter() - t0, history[-1]["total_bytes"], peak
 
 
@@ -160,9 +162,22 @@ def main():
     report(runs, head, args.out)
 
 
+def peak_per_step(totals, overlap):
+    """Peak bandwidth in bytes per inner step from the bytes communicated so far after each
+    round (round 0 first): the largest round but the first, whose workers fetch the whole model
+    once (as data-parallel training's first broadcast, which is not counted either), over the
+    overlap's steps."""
+    rounds = [b - a for a, b in zip(totals, totals[1:])]
+    return max(rounds[1:] or rounds or [0]) / max(overlap, 1)
+
+
 def report(runs, head, out):
     """The table (ratios against the synchronous run, when there is one) and the plot."""
     sync = next((r for r in runs if r["H"] == 1), None)
+    for r in runs:  # DiLoCo's peak from its rounds (see peak_per_step)
+        if r["H"] not in (None, 1):
+            tau = re.search(r"tau=(\d+)", r["run"])
+            r["peak_bytes"] = peak_per_step([b for _, _, b in r["curve"]], int(tau.group(1)) if tau else 0)
     print(f"\n{head}\n")
     print("| run | val loss | vs synchronous | bytes communicated | vs synchronous | peak bandwidth (per inner step) | "
           "vs synchronous | wall s |")
