@@ -318,6 +318,9 @@ def test_workers_on_a_gpu_share_it_and_train_as_cpu_workers_do(tiny, tmp_path):
         assert [r["workers_in"] for r in history[1:]] == [[0, 1], [0, 1]]
     assert {w["device"] for w in tables["cpu"].values()} == {"cpu"}
     assert {w["device"] for w in tables["gpu"].values()} <= set(GPUS)  # e.g. "vulkan:0 (NVIDIA H200)"
+    # Both on the one GPU, by its UUID (what tells GPUs apart across processes and APIs).
+    uuids = {w["device_uuid"] for w in tables["gpu"].values()}
+    assert uuids == {pcp.gpu_info("gpu:0")["uuid"]} and re.fullmatch(r"[0-9a-f]{32}", uuids.pop())
     for k in finals["cpu"]:
         np.testing.assert_allclose(finals["gpu"][k], finals["cpu"][k], rtol=1e-3, atol=1e-4, err_msg=k)
 

@@ -37,6 +37,21 @@ def test_gpu_info_lists_the_kernels():
     assert sorted(pcp.gpu_info()["kernels"]) == sorted(KERNELS)
 
 
+def test_every_gpu_says_who_it_is():
+    """Each GPU's UUID (unique: how workers on a multi-GPU host are told apart) and, where the
+    driver reports one, its PCI address."""
+    import re
+    import pcp
+    gpus = [d.split(" ")[0] for d in pcp.devices()[1:]]
+    if not gpus:
+        pytest.skip("no GPU device")
+    infos = [pcp.gpu_info(g) for g in gpus]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i["uuid"]) and i["uuid"] != "0" * 32 for i in infos)
+    assert len({i["uuid"] for i in infos}) == len(infos)
+    assert all(i["pci_bus"] == "" or re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", i["pci_bus"])
+               for i in infos)
+
+
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_spirv_header(name):
     spirv, _, local = KERNELS[name]

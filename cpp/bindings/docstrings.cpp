@@ -364,11 +364,13 @@ const std::unordered_map<std::string, std::string>& table() {
        "    ValueError: memory not on the CPU, or a malformed shape or strides.\n\n"
        "Example:\n    >>> import numpy as np\n    >>> pcp.from_dlpack(np.arange(3)).tolist()\n    [0, 1, 2]\n"},
       {"gpu_info",
-       "What PCP knows of a GPU: its name, API and memory, whether float16 / bfloat16 matmuls run on\n"
+       "What PCP knows of a GPU: its name, API, memory and identity (its UUID, as CUDA and nvidia-smi\n"
+       "give it, and PCI address), whether float16 / bfloat16 matmuls run on\n"
        "tensor cores there (and why not: tensor_core_note), which heads its flash attention takes on\n"
        "tensor cores, and the kernels this build has.\n\n"
        "Args:\n    device: 'gpu' (the first GPU, default), 'gpu:N' or 'vulkan:N'.\n\n"
-       "Returns:\n    A dict: name, api, memory_bytes, tensor_core_float16, tensor_core_bfloat16,\n"
+       "Returns:\n    A dict: name, api, memory_bytes, uuid (32 hex digits; '' when unknown), pci_bus\n"
+       "    ('dddd:bb:dd.f'; '' when the driver does not say), tensor_core_float16, tensor_core_bfloat16,\n"
        "    tensor_core_note, cooperative_matrix2, tensor_core_attention ('bfloat16 and float16',\n"
        "    'float16' or 'none'), kernels.\n\n"
        "Raises:\n    ValueError: not a GPU, or no GPU on this machine (the message says why).\n\n"

@@ -102,6 +102,8 @@ PYBIND11_MODULE(_core, m) {
     out["name"] = info.name;
     out["api"] = gpu::runtime()->api();
     out["memory_bytes"] = info.memory_bytes;
+    out["uuid"] = info.uuid;
+    out["pci_bus"] = info.pci_bus;
     out["tensor_core_float16"] = info.tensor_core_f16;
     out["tensor_core_bfloat16"] = info.tensor_core_bf16;
     out["tensor_core_note"] = info.tensor_core_note;

@@ -2978,7 +2978,8 @@ def get_rng_state() -> tuple[int, int]:
 
 def gpu_info(device: str = 'gpu') -> dict[typing.Any, typing.Any]:
     """
-    What PCP knows of a GPU: its name, API and memory, whether float16 / bfloat16 matmuls run on
+    What PCP knows of a GPU: its name, API, memory and identity (its UUID, as CUDA and nvidia-smi
+    give it, and PCI address), whether float16 / bfloat16 matmuls run on
     tensor cores there (and why not: tensor_core_note), which heads its flash attention takes on
     tensor cores, and the kernels this build has.
 
@@ -2986,7 +2987,8 @@ def gpu_info(device: str = 'gpu') -> dict[typing.Any, typing.Any]:
         device: 'gpu' (the first GPU, default), 'gpu:N' or 'vulkan:N'.
 
     Returns:
-        A dict: name, api, memory_bytes, tensor_core_float16, tensor_core_bfloat16,
+        A dict: name, api, memory_bytes, uuid (32 hex digits; '' when unknown), pci_bus
+        ('dddd:bb:dd.f'; '' when the driver does not say), tensor_core_float16, tensor_core_bfloat16,
         tensor_core_note, cooperative_matrix2, tensor_core_attention ('bfloat16 and float16',
         'float16' or 'none'), kernels.
 

@@ -366,7 +366,7 @@ class Shepherd:
         for r in results:
             w = self.workers[r["rank"]]
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
-                     device=r["device"])
+                     device=r["device"], device_uuid=r["device_uuid"])
         failure = self._outer_step(results)
         if failure:  # the global model, its momentum and the workers' states as before the round
             self._restore(backup)
@@ -540,7 +540,7 @@ class Shepherd:
                 continue
             w = self.workers[refs[ref]]
             w.update(alive=True, last_seen=time.time(), live_step=p["step"], last_loss=p["loss"] or w["last_loss"],
-                     lr=p["lr"], device=p["device"])
+                     lr=p["lr"], device=p["device"], device_uuid=p["device_uuid"])
         self._report_progress(seconds)
 
     def _report_progress(self, seconds):
@@ -552,15 +552,16 @@ class Shepherd:
         """What is known of each worker, for the dashboard. It raises nothing.
 
         Returns:
-            A dict of rank to a dict: alive, steps_done, live_step, last_loss, lr, last_seen and
-            device (where the worker runs, once it has reported).
+            A dict of rank to a dict: alive, steps_done, live_step, last_loss, lr, last_seen,
+            device (where the worker runs, once it has reported) and device_uuid (its GPU's).
 
         Example:
             Not run here (needs a Ray cluster and minutes of training)::
 
                 alive = [rank for rank, w in shepherd.worker_table().items() if w["alive"]]
         """
-        return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen", "device")}
+        return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen", "device",
+                                          "device_uuid")}
                 for r, w in self.workers.items()}
 
     # -- evaluation, checkpoints -----------------------------------------------------------------

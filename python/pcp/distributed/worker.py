@@ -136,9 +136,11 @@ class Worker:
         scaler = pcp.amp.GradScaler(enabled=self.dtype == pcp.float16)
         self.step = training_step(self.model, self.opt, scaler, self.cfg, self.dtype)
         self.names = [n for n, _ in self.model.named_parameters()]
-        name = "cpu" if self.device == pcp.device("cpu") else f"{self.device} ({pcp.gpu_info(str(self.device))['name']})"
+        gpu = pcp.gpu_info(str(self.device)) if self.device != pcp.device("cpu") else None
         self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None, "lr": None,
-                          "time": time.time(), "pid": os.getpid(), "device": name, "dtype": str(self.dtype)}
+                          "time": time.time(), "pid": os.getpid(), "dtype": str(self.dtype),
+                          "device": f"{self.device} ({gpu['name']})" if gpu else "cpu",
+                          "device_uuid": gpu["uuid"] if gpu else ""}
         self._lock = threading.Lock()
 
     def pid(self):
@@ -160,8 +162,9 @@ class Worker:
 
         Returns:
             A dict: rank, round, step (inner steps done this round), steps_done (in all), loss and
-            lr (the last step's), time, pid, device (e.g. "cpu" or "vulkan:0 (NVIDIA H200)") and
-            dtype (of the inner steps' products).
+            lr (the last step's), time, pid, device (e.g. "cpu" or "vulkan:0 (NVIDIA H200)"),
+            device_uuid (the GPU's UUID, as nvidia-smi gives it; '' on the CPU) and dtype (of the
+            inner steps' products).
 
         Example:
             Not run here (needs a Ray cluster); the shepherd polls an actor::
@@ -218,7 +221,7 @@ class Worker:
             A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
             start_digest, train_loss, last_loss, lr, val_loss, steps (done; fewer than
             inner_steps when time ran out), seconds, tokens (processed), inner_state, device
-            (where it ran, e.g. "vulkan:0 (NVIDIA H200)"), fetched_bytes (of a whole model it
+            (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and device_uuid, fetched_bytes (of a whole model it
             fetched, streaming), and when streaming stream_state (its own parameters and the
             global values it knows: local, reference).
 
@@ -310,7 +313,8 @@ class Worker:
                 "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
                 else float("nan"), "lr": lr_at(first_step + max(steps, 1) - 1), "val_loss": val, "steps": steps,
                 "seconds": time.perf_counter() - t0, "tokens": steps * self.batch_size * self.cfg.block_size,
-                "inner_state": export_state(self.opt), "device": self._progress["device"], "fetched_bytes": fetched,
+                "inner_state": export_state(self.opt), "device": self._progress["device"],
+                "device_uuid": self._progress["device_uuid"], "fetched_bytes": fetched,
                 **({"stream_state": {"local": local, "reference": dict(self.reference)}} if stream else {})}
 
     def evaluate(self, rng):

@@ -35,6 +35,10 @@ struct DeviceInfo {
   // VK_NV_cooperative_matrix2 (workgroup scope, tensor addressing): the matmul_cm2 kernels run.
   bool coopmat2 = false;
   std::string tensor_core_note;  // why they are not, when they are not
+  // The device's identity across processes and APIs: the driver's UUID as 32 hex digits (the
+  // same as CUDA's and nvidia-smi's for an NVIDIA GPU), and its PCI address "dddd:bb:dd.f"
+  // where the driver reports one (VK_EXT_pci_bus_info); empty when unknown.
+  std::string uuid, pci_bus;
 };
 
 class Runtime {

@@ -714,6 +714,23 @@ class VulkanRuntime : public Runtime {
   }
 
  private:
+  // The device's UUID and, where the driver has VK_EXT_pci_bus_info, its PCI address.
+  void identify(VkPhysicalDevice p, bool has_pci, DeviceInfo& info) {
+    VkPhysicalDevicePCIBusInfoPropertiesEXT pci{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
+    VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, has_pci ? &pci : nullptr};
+    VkPhysicalDeviceProperties2 pr2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &ids};
+    f_.vkGetPhysicalDeviceProperties2(p, &pr2);
+    char text[32];
+    for (uint8_t b : ids.deviceUUID) {
+      std::snprintf(text, sizeof text, "%02x", b);
+      info.uuid += text;
+    }
+    if (has_pci) {
+      std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction);
+      info.pci_bus = text;
+    }
+  }
+
   bool open(VkPhysicalDevice p, Device& d) {
     d.f = &f_;
     d.phys = p;
@@ -742,6 +759,7 @@ class VulkanRuntime : public Runtime {
         return std::strcmp(e.extensionName, name) == 0;
       });
     };
+    if (pr.apiVersion >= VK_API_VERSION_1_1) identify(p, has_ext("VK_EXT_pci_bus_info"), d.info);
     VkPhysicalDeviceMemoryProperties mp;
     f_.vkGetPhysicalDeviceMemoryProperties(p, &mp);
     d.info.memory_bytes = 0;
