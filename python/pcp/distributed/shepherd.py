@@ -331,12 +331,15 @@ class Shepherd:
         t0 = time.perf_counter()
         rnd, H = self.round, self.dcfg.inner_steps // self.dcfg.fragments  # H / F steps between syncs
         fragment = self.fragments[rnd % self.dcfg.fragments]
-        send_bytes = nbytes(self._update) if self.streaming else sum(v.nbytes for v in self.global_state().values())
+        # The global model as this round finds it, read once (from the GPU, where it lives there)
+        # and put once into the object store, whence workers read it without copies.
+        state = self.global_state()
+        full_ref = ray.put(state)
+        send_bytes = nbytes(self._update) if self.streaming else sum(v.nbytes for v in state.values())
         # Launched during the last round's wait (pipelined), or now; workers added since start now.
         pending = {ref: rank for rank, ref in self._ahead.items()}
         self._ahead = {}
         if len(pending) < len(self.workers):
-            full_ref = ray.put(self.global_state())  # once into the object store; workers read it without copies
             launched = set(pending.values())
             reset, self._reset_inner = self._reset_inner, False
             pending.update({self._launch(rank, rnd, self._update, full_ref, True, reset): rank
@@ -345,7 +348,7 @@ class Shepherd:
             w["live_step"] = 0
         ahead = self.pipelined and rnd + 1 < self.dcfg.rounds * self.dcfg.fragments
         if ahead:  # each worker starts its next round as soon as it finishes this one
-            next_step, next_full = [self._mailbox.get.remote(rnd)], ray.put(self.global_state())
+            next_step = [self._mailbox.get.remote(rnd)]  # with the model before this round's step: full_ref
 
         def finished(rank, result):
             if result is not None and "stream_state" in result:
@@ -355,7 +358,7 @@ class Shepherd:
                 self.inner_states[rank] = result.pop("inner_state")
                 self.inner_refs[rank] = ray.put(self.inner_states[rank])
             if ahead:
-                self._ahead[rank] = self._launch(rank, rnd + 1, next_step, next_full, False, False)
+                self._ahead[rank] = self._launch(rank, rnd + 1, next_step, full_ref, False, False)
 
         results, lost = self._collect(rnd, pending, H, t0, finished)
         received = sum(r["bytes"] for r in results)
