@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -165,6 +166,7 @@ struct Device {
   std::unordered_map<std::string, Pipeline> pipelines;
   std::multimap<size_t, Buffer*> staging_cache;     // host-visible buffers by size
   std::mutex mu;
+  std::atomic<bool> created{false};  // the logical device exists (VulkanRuntime::device_at)
   bool can_time = false, profiling = false;
   // Set when PCP_VULKAN_PIPELINE_STATS=1 and the device can report them (print_statistics).
   PFN_vkGetPipelineExecutableStatisticsKHR get_statistics = nullptr;
@@ -520,7 +522,7 @@ class VulkanRuntime : public Runtime {
     std::stable_sort(phys.begin(), phys.end(), [&](auto a, auto b) { return rank(a) < rank(b); });
     for (VkPhysicalDevice p : phys) {
       auto d = std::make_unique<Device>();
-      if (open(p, *d)) devices_.push_back(std::move(d));
+      if (open(p, *d, false)) devices_.push_back(std::move(d));  // created on first use (device_at)
     }
     if (devices_.empty()) throw std::runtime_error("no Vulkan device with a compute queue");
   }
@@ -537,20 +539,20 @@ class VulkanRuntime : public Runtime {
   DeviceInfo device_info(int device) const override { return devices_.at(device)->info; }
 
   Buffer* allocate(int device, size_t nbytes) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     return d.make_buffer(nbytes, false);
   }
 
   void release(int device, Buffer* b) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.release_later(b);
   }
 
   void upload(int device, Buffer* dst, size_t off, const void* src, size_t n) override {
     if (n == 0) return;
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     Buffer* s = d.staging(n);
     std::memcpy(s->mapped, src, n);
@@ -563,7 +565,7 @@ class VulkanRuntime : public Runtime {
 
   void download(int device, const Buffer* src, size_t off, void* dst, size_t n) override {
     if (n == 0) return;
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.refuse_while_capturing("a download");
     Buffer* s = d.staging(n);
@@ -578,7 +580,7 @@ class VulkanRuntime : public Runtime {
 
   void copy(int device, const Buffer* src, size_t so, Buffer* dst, size_t doff, size_t n) override {
     if (n == 0) return;
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.begin();
     const Buffer* used[] = {src, dst};
@@ -595,7 +597,7 @@ class VulkanRuntime : public Runtime {
     check_push_constants(kernel, push_bytes);
     if (buffers.empty() || buffers.size() > kMaxBindings)
       fail<ValueError>("gpu kernel ", kernel, ": ", buffers.size(), " buffers (1 to ", kMaxBindings, ")");
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     const Pipeline& p = d.pipeline(kernel, uint32_t(buffers.size()), constants);
     d.begin();
@@ -628,13 +630,13 @@ class VulkanRuntime : public Runtime {
   }
 
   void synchronize(int device) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.flush();
   }
 
   bool begin_capture(int device) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     if (d.capturing) fail<ValueError>("gpu: a command list is already being recorded on device ", device);
     auto l = std::make_unique<CommandList>();
@@ -658,7 +660,7 @@ class VulkanRuntime : public Runtime {
   }
 
   CommandList* end_capture(int device) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     if (!d.capturing) fail<ValueError>("gpu: no command list is being recorded on device ", device);
     CommandList* l = d.stop_capture();
@@ -671,7 +673,7 @@ class VulkanRuntime : public Runtime {
   }
 
   void abort_capture(int device) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     if (!d.capturing) return;
     CommandList* l = d.stop_capture();
@@ -680,14 +682,14 @@ class VulkanRuntime : public Runtime {
   }
 
   void replay(int device, CommandList* l) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.refuse_while_capturing("replaying a command list");
     d.execute(l);
   }
 
   void free_list(int device, CommandList* l) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     if (d.recording) return d.frames[d.current].lists.push_back(l);
     if (d.last_submitted < kFrames && d.frames[d.last_submitted].submitted)
@@ -696,14 +698,14 @@ class VulkanRuntime : public Runtime {
   }
 
   bool set_profiling(int device, bool on) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.profiling = on && d.can_time;  // takes effect with the next command buffer
     return d.can_time;
   }
 
   std::vector<KernelTime> profile(int device) override {
-    Device& d = *devices_.at(device);
+    Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.flush();
     std::vector<KernelTime> out;
@@ -731,7 +733,24 @@ class VulkanRuntime : public Runtime {
     }
   }
 
-  bool open(VkPhysicalDevice p, Device& d) {
+  // The Device of index `device`, its logical device created on first use: a process that uses
+  // one GPU of several allocates nothing on the others.
+  Device& device_at(int device) {
+    Device& d = *devices_.at(device);
+    if (!d.created.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> g(open_mu_);
+      if (!d.dev && !open(d.phys, d, true))
+        throw std::runtime_error("vkCreateDevice failed on " + d.info.name);
+      d.created.store(true, std::memory_order_release);
+    }
+    return d;
+  }
+
+  // Reads what PCP needs of p into d (false: p lacks it); with `create`, also creates the
+  // logical device, its queue, command pool and frames.
+  bool open(VkPhysicalDevice p, Device& d, bool create) {
+    DeviceInfo scratch;  // creating: d.info, read by other threads, is not written again
+    DeviceInfo& info = create ? scratch : d.info;
     d.f = &f_;
     d.phys = p;
     VkPhysicalDeviceProperties pr;
@@ -753,19 +772,19 @@ class VulkanRuntime : public Runtime {
     f_.vkEnumerateDeviceExtensionProperties(p, nullptr, &ne, nullptr);
     std::vector<VkExtensionProperties> exts(ne);
     f_.vkEnumerateDeviceExtensionProperties(p, nullptr, &ne, exts.data());
-    d.info.name = pr.deviceName;
+    info.name = pr.deviceName;
     auto has_ext = [&](const char* name) {
       return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
         return std::strcmp(e.extensionName, name) == 0;
       });
     };
-    if (pr.apiVersion >= VK_API_VERSION_1_1) identify(p, has_ext("VK_EXT_pci_bus_info"), d.info);
+    if (pr.apiVersion >= VK_API_VERSION_1_1) identify(p, has_ext("VK_EXT_pci_bus_info"), info);
     VkPhysicalDeviceMemoryProperties mp;
     f_.vkGetPhysicalDeviceMemoryProperties(p, &mp);
-    d.info.memory_bytes = 0;
+    info.memory_bytes = 0;
     for (uint32_t i = 0; i < mp.memoryHeapCount; ++i)
       if (mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-        d.info.memory_bytes = std::max<uint64_t>(d.info.memory_bytes, mp.memoryHeaps[i].size);
+        info.memory_bytes = std::max<uint64_t>(info.memory_bytes, mp.memoryHeaps[i].size);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qi.queueFamilyIndex = d.family;
@@ -781,11 +800,11 @@ class VulkanRuntime : public Runtime {
     Bfloat16Features bf16{kBfloat16Features};
     Coopmat2Features cm2{kCoopmat2Features};
     std::vector<const char*> enable;
-    d.info.tensor_core_note = !find_kernel("matmul_coop_f16") ? "not in this build (see the PCP build log)"
+    info.tensor_core_note = !find_kernel("matmul_coop_f16") ? "not in this build (see the PCP build log)"
                               : pr.apiVersion < VK_API_VERSION_1_3 ? "the device is older than Vulkan 1.3"
                               : !has_ext("VK_KHR_cooperative_matrix") ? "no VK_KHR_cooperative_matrix"
                                                                       : "";
-    if (d.info.tensor_core_note.empty()) {
+    if (info.tensor_core_note.empty()) {
       VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
       VkPhysicalDeviceProperties2 pr2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
       f_.vkGetPhysicalDeviceProperties2(p, &pr2);
@@ -800,13 +819,13 @@ class VulkanRuntime : public Runtime {
       auto props = reinterpret_cast<PFN_GetCoopMatrixProperties>(
           f_.vkGetInstanceProcAddr(instance_, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
       uint32_t np = 0;
-      d.info.tensor_core_note = !props                    ? "no vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"
+      info.tensor_core_note = !props                    ? "no vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"
                                 : sub.subgroupSize != 32  ? "subgroups of " + std::to_string(sub.subgroupSize) + ", not 32"
                                 : !coop.cooperativeMatrix ? "cooperativeMatrix feature off"
                                 : !v12.shaderFloat16      ? "shaderFloat16 feature off"
                                 : props(p, &np, nullptr) != VK_SUCCESS ? "no cooperative matrix properties"
                                                                        : "";
-      if (d.info.tensor_core_note.empty()) {
+      if (info.tensor_core_note.empty()) {
         std::vector<CoopMatrixProperties> cp(np, CoopMatrixProperties{kCoopMatrixProperties});
         props(p, &np, cp.data());
         auto supports = [&](int32_t type) {
@@ -815,19 +834,19 @@ class VulkanRuntime : public Runtime {
                    c.CType == kFloat32 && c.ResultType == kFloat32 && c.scope == kScopeSubgroup;
           });
         };
-        d.info.tensor_core_f16 = find_kernel("matmul_coop_f16") && supports(kFloat16);
-        d.info.tensor_core_bf16 = find_kernel("matmul_coop_bf16") && bf16_ext && bf16.shaderBFloat16Type &&
+        info.tensor_core_f16 = find_kernel("matmul_coop_f16") && supports(kFloat16);
+        info.tensor_core_bf16 = find_kernel("matmul_coop_bf16") && bf16_ext && bf16.shaderBFloat16Type &&
                                   bf16.shaderBFloat16CooperativeMatrix && supports(kBfloat16);
-        if (!d.info.tensor_core_f16) d.info.tensor_core_note = "no 16x16x16 float16 product into float32";
-        else if (!d.info.tensor_core_bf16) d.info.tensor_core_note = "float16 only (bfloat16: kernel or device lacks it)";
+        if (!info.tensor_core_f16) info.tensor_core_note = "no 16x16x16 float16 product into float32";
+        else if (!info.tensor_core_bf16) info.tensor_core_note = "float16 only (bfloat16: kernel or device lacks it)";
         for (const CoopMatrixProperties& c : cp)  // what the device offers, for that note
-          if (!d.info.tensor_core_f16)
-            d.info.tensor_core_note += "; offers " + std::to_string(c.MSize) + "x" + std::to_string(c.NSize) + "x" +
+          if (!info.tensor_core_f16)
+            info.tensor_core_note += "; offers " + std::to_string(c.MSize) + "x" + std::to_string(c.NSize) + "x" +
                                        std::to_string(c.KSize) + " types " + std::to_string(c.AType) + "," +
                                        std::to_string(c.CType) + "," + std::to_string(c.ResultType) + " scope " +
                                        std::to_string(c.scope);
       }
-      if (d.info.tensor_core_f16 || d.info.tensor_core_bf16) {
+      if (info.tensor_core_f16 || info.tensor_core_bf16) {
         enable.push_back("VK_KHR_cooperative_matrix");
         coop = {kCoopMatrixFeatures, &v12, VK_TRUE, VK_FALSE};
         const bool memory_model = v12.vulkanMemoryModel;
@@ -835,7 +854,7 @@ class VulkanRuntime : public Runtime {
         v12.shaderFloat16 = VK_TRUE;
         v12.vulkanMemoryModel = memory_model;
         di.pNext = &coop;
-        if (d.info.tensor_core_bf16) {
+        if (info.tensor_core_bf16) {
           enable.push_back("VK_KHR_shader_bfloat16");
           bf16 = {kBfloat16Features, &coop, VK_TRUE, VK_FALSE, VK_TRUE};
           di.pNext = &bf16;
@@ -846,7 +865,7 @@ class VulkanRuntime : public Runtime {
           cm2 = {kCoopmat2Features, const_cast<void*>(di.pNext), VK_TRUE, VK_TRUE, VK_FALSE, VK_FALSE, VK_FALSE, VK_TRUE,
                  VK_FALSE};
           di.pNext = &cm2;
-          d.info.coopmat2 = true;
+          info.coopmat2 = true;
         }
       }
     }
@@ -860,6 +879,7 @@ class VulkanRuntime : public Runtime {
     }
     di.enabledExtensionCount = uint32_t(enable.size());
     di.ppEnabledExtensionNames = enable.data();
+    if (!create) return true;
     if (f_.vkCreateDevice(p, &di, nullptr, &d.dev) != VK_SUCCESS) return false;
     if (print_stats)
       d.get_statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
@@ -895,6 +915,7 @@ class VulkanRuntime : public Runtime {
   Fns f_;
   VkInstance instance_ = VK_NULL_HANDLE;
   std::vector<std::unique_ptr<Device>> devices_;
+  std::mutex open_mu_;  // device_at's creation, which also writes f_
 };
 
 }  // namespace
