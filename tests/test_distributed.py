@@ -383,6 +383,7 @@ def _stopped_and_resumed_equals_uninterrupted(cfg_at, dcfg, stop_after, tmp_path
     assert len(losses) == dcfg.rounds * dcfg.fragments + 1 and losses == full_losses
     for k in full:
         np.testing.assert_array_equal(resumed[k], full[k], err_msg=k)
+    return losses
 
 
 def test_an_interrupted_and_resumed_run_is_exact(tiny, tmp_path):
@@ -395,9 +396,25 @@ def test_an_interrupted_and_resumed_run_is_exact(tiny, tmp_path):
 def test_an_interrupted_and_resumed_streaming_run_is_exact(tiny, tmp_path):
     """Streaming DiLoCo, 2 fragments merged a step late (pipelined), int4: the checkpoint also
     holds each worker's own parameters, the global values it knows and the step it has still to
-    merge."""
-    _stopped_and_resumed_equals_uninterrupted(lambda out: tiny(n_layer=2, out=str(out)), DiLoCoConfig(
-        workers=2, inner_steps=4, rounds=2, fragments=2, overlap=1, compression="int4", round_timeout=120), 3, tmp_path)
+    merge. Evaluated and checkpointed every other synchronisation: stopped after the third (not
+    checkpointed), the run resumes from the second and still ends with the same bits."""
+    losses = _stopped_and_resumed_equals_uninterrupted(lambda out: tiny(n_layer=2, out=str(out)), DiLoCoConfig(
+        workers=2, inner_steps=4, rounds=2, fragments=2, overlap=1, compression="int4", round_timeout=120,
+        eval_every=2, checkpoint_every=2), 3, tmp_path)
+    assert [v is None for v in losses] == [False, True, False, True, False]  # the first and last always
+
+
+def test_a_worker_is_given_its_gpu_by_uuid_whatever_the_order():
+    """Ray's GPU ids are CUDA's numbers (or UUIDs); PCP's GPUs are Vulkan's, in another order
+    maybe: they meet at the UUID, and only without UUIDs is Ray's id taken as an index."""
+    from pcp.distributed.gpus import gpu_index, normalize_uuid
+    cuda = [c * 32 for c in "abcd"]  # CUDA's numbering
+    vulkan = [cuda[2], cuda[0], cuda[3], cuda[1]]     # the same GPUs in Vulkan's order
+    assert [gpu_index(str(i), vulkan, cuda)[0] for i in range(4)] == [1, 3, 0, 2]
+    assert gpu_index(i := "GPU-" + cuda[3][:8] + "-" + cuda[3][8:12], vulkan, cuda) == (2, "uuid"), i  # a prefix
+    assert gpu_index("3", vulkan, cuda_uuids=[]) == (3, "index")  # no NVML: Ray's id as the index
+    assert gpu_index("5", vulkan, cuda_uuids=[]) == (1, "index")
+    assert normalize_uuid("GPU-5A1B0c2d-0000-1111-2222-333344445555") == "5a1b0c2d000011112222333344445555"
 
 
 def test_diloco_refuses_an_out_holding_a_run(tiny):
@@ -412,6 +429,7 @@ def test_diloco_refuses_an_out_holding_a_run(tiny):
 
 def test_bad_configuration_fails_before_anything_starts():
     for bad, msg in ((dict(workers=0), "workers must be at least 1"), (dict(inner_steps=0), "inner_steps"),
+                     (dict(eval_every=0), "eval_every"), (dict(checkpoint_every=-1), "checkpoint_every"),
                      (dict(compression="zip"), "compression"), (dict(address="nowhere"), "HOST:PORT")):
         with pytest.raises(ValueError, match=msg):
             DiLoCoConfig(**bad).validate()

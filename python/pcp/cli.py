@@ -129,7 +129,8 @@ def cmd_diloco(args):
                         fragments=args.fragments, overlap=args.overlap, merge_alpha=args.merge_alpha,
                         pipeline=args.pipeline,
                         batch_sizes=_ints("--worker-batch-sizes", args.worker_batch_sizes), worker_device=args.worker_device,
-                        gpus_per_worker=args.gpus_per_worker, address=args.address or "").validate()
+                        gpus_per_worker=args.gpus_per_worker, address=args.address or "",
+                        eval_every=args.eval_every, checkpoint_every=args.checkpoint_every).validate()
     with reporter(args.dashboard) as report:
         # A local Ray cluster is stopped on every way out: errors, Ctrl-C and SIGTERM here (Shepherd
         # stops it when its own start fails), and a reaper process if this one is killed outright.
@@ -230,6 +231,10 @@ def main(argv=None):
                    help="where the workers' models and inner steps run (gpu: through Ray's GPU resources)")
     d.add_argument("--gpus-per-worker", type=float, default=0.0,
                    help="Ray's num_gpus per GPU worker (a fraction shares a GPU; default: the GPUs shared evenly)")
+    d.add_argument("--eval-every", type=int, default=1, metavar="ROUNDS",
+                   help="rounds between evaluations (the first and last are always evaluated)")
+    d.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
+                   help="rounds between checkpoints (the last always checkpoints)")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
     d.add_argument("--resume", action="store_true", help="continue from OUT/diloco.safetensors")
     d.add_argument("--overwrite", action="store_true",

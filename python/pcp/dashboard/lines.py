@@ -57,7 +57,8 @@ class LogLines:
 
     def _round(self, e):
         lost = f" lost {e['workers_lost']}" if e["workers_lost"] else ""
-        return (f"round {e['round']}/{self.rounds}: val {e['val_loss']:.4f} | workers in {e['workers_in']}{lost} | sent "
+        val = "—" if e["val_loss"] is None else f"{e['val_loss']:.4f}"
+        return (f"round {e['round']}/{self.rounds}: val {val} | workers in {e['workers_in']}{lost} | sent "
                 f"{megabytes(e['bytes_sent'])}, received {megabytes(e['bytes_received'])} (total "
                 f"{megabytes(e['total_bytes'])}, peak round {megabytes(e.get('peak_round_bytes', 0))}) | "
                 f"{e['tokens'] / max(e['seconds'], 1e-9):,.0f} tok/s | "

@@ -51,6 +51,12 @@ class DiLoCoConfig(DictConfig):
             several workers share a GPU; 0 (default) spreads the workers evenly over the
             cluster's GPUs (one each when there are enough).
         address: a Ray cluster's HOST:PORT to join ('' starts a local one).
+        eval_every: rounds between evaluations of the global model and the workers' own
+            (default 1; the first and last rounds are always evaluated, the others report a
+            val_loss of None).
+        checkpoint_every: rounds between checkpoints (default 1; the last round always
+            checkpoints). The workers send their AdamW states, which a checkpoint holds, only
+            on those rounds, so a restarted or rolled-back worker goes on from the last ones sent.
 
     Raises:
         TypeError: an unknown field.
@@ -79,6 +85,8 @@ class DiLoCoConfig(DictConfig):
     worker_device: str = "cpu"  # cpu or gpu
     gpus_per_worker: float = 0.0  # Ray num_gpus per GPU worker; 0: the GPUs shared evenly
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
+    eval_every: int = 1         # rounds between evaluations (first and last always)
+    checkpoint_every: int = 1   # rounds between checkpoints (last always)
 
     def validate(self):
         """Checks the settings together, as a run does before it starts.
@@ -89,8 +97,8 @@ class DiLoCoConfig(DictConfig):
         Raises:
             ValueError: a count below its minimum, an outer_lr that is not positive, a momentum
                 outside [0, 1), fragments that do not divide inner_steps, an overlap past H /
-                fragments, an unknown compression, split, weighting or worker device, a
-                batch size below 1, a gpus_per_worker
+                fragments, an eval_every or checkpoint_every below 1, an unknown
+                compression, split, weighting or worker device, a batch size below 1, a gpus_per_worker
                 that is neither a fraction nor whole, or an address not HOST:PORT.
 
         Example:
@@ -113,6 +121,9 @@ class DiLoCoConfig(DictConfig):
             raise ValueError(f"diloco: split must be one of {', '.join(SPLITS)}, got {self.split!r}")
         if self.round_timeout <= 0 or self.threads_per_worker < 1:
             raise ValueError("diloco: round_timeout must be > 0 and threads_per_worker >= 1")
+        if self.eval_every < 1 or self.checkpoint_every < 1:
+            raise ValueError(f"diloco: eval_every and checkpoint_every must be at least 1 round, got {self.eval_every}, "
+                             f"{self.checkpoint_every}")
         if self.fragments < 1 or self.inner_steps % self.fragments:
             raise ValueError(f"diloco: fragments must be >= 1 and divide inner_steps (H = {self.inner_steps}), got "
                              f"{self.fragments}")

@@ -166,7 +166,7 @@ class Shepherd:
     def _start(self, resume, overwrite):
         import pcp
         from pcp.train import rundir
-        from pcp.train.loop import build_data, build_model
+        from pcp.train.loop import build_data, build_model, compute_dtype
 
         self._exit.enter_context(rundir.locked(self.cfg.out))
         for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
@@ -182,6 +182,7 @@ class Shepherd:
             self.model = build_model(self.cfg, self.tokenizer.vocab_size)
             self.outer = pcp.optim.SGD(self.model.parameters(), lr=self.dcfg.outer_lr,
                                        momentum=self.dcfg.outer_momentum, nesterov=self.dcfg.outer_momentum > 0)
+        self.dtype = compute_dtype(self.cfg, str(self.device))  # of evaluate()'s products
         self.names = [n for n, _ in self.model.named_parameters()]
         self.params = dict(self.model.named_parameters())
         self.fragments = split_fragments({k: self.params[k].size for k in self.names}, self.dcfg.fragments)
@@ -206,6 +207,7 @@ class Shepherd:
         self.pipelined = self.streaming and self.dcfg.overlap > 0 and self.dcfg.pipeline
         self._mailbox = ray.remote(num_cpus=0)(Mailbox).remote() if self.pipelined else None
         self._ahead = {}  # rank -> its next round's call, started ahead
+        self._shared_reported = set()  # workers found sharing a GPU (_check_own_gpus)
         if resume:
             self._load()
         self._backup = self._snapshot()  # what a failed first round rolls back to
@@ -305,17 +307,20 @@ class Shepherd:
         that came back (weighted by their tokens, or uniformly) and applies the outer step,
         evaluates the global model, checkpoints, and reports the round. Workers stop at
         round_timeout and send the steps they took; those that fail or stay silent are left out.
-        A round in which no worker took a step, or whose outer step makes a parameter
+        It evaluates and checkpoints every eval_every and checkpoint_every rounds (and on the
+        last). A round in which no worker took a step, or whose outer step makes a parameter
         non-finite, is rolled back: the global model, the outer momentum and the workers' inner
         states go back to where the round started, and the run goes on.
 
         Returns:
-            The round's record, a dict: round, inner_steps (in all, per worker), val_loss,
-            fragment (the one synchronised), round_bytes (sent and received in the round: what
-            was in flight at once), peak_round_bytes (the most of any round so far),
-            workers_in, workers_lost, worker_val, worker_train, bytes_sent, bytes_received,
-            total_bytes, seconds, tokens, worker_tokens (by rank) and rolled_back (why the
-            round was undone, or None).
+            The round's record, a dict: round, inner_steps (in all, per worker), val_loss
+            (None on rounds not evaluated: DiLoCoConfig.eval_every), fragment (the one
+            synchronised), round_bytes (sent and received in the round: what was in flight at
+            once), peak_round_bytes (the most of any round so far), workers_in, workers_lost,
+            worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
+            worker_tokens (by rank), rolled_back (why the round was undone, or None) and
+            worker_timings (by rank: the seconds each spent starting, stepping, waiting and
+            finishing its round).
 
         Raises:
             OSError: the checkpoint cannot be written.
@@ -354,7 +359,7 @@ class Shepherd:
             if result is not None and "stream_state" in result:
                 state = result.pop("stream_state")
                 self.stream_states[rank] = (rnd, state, ray.put(state))
-            if result is not None:
+            if result is not None and "inner_state" in result:  # sent on checkpoint rounds
                 self.inner_states[rank] = result.pop("inner_state")
                 self.inner_refs[rank] = ray.put(self.inner_states[rank])
             if ahead:
@@ -370,6 +375,7 @@ class Shepherd:
             w = self.workers[r["rank"]]
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
                      device=r["device"], device_uuid=r["device_uuid"])
+        self._check_own_gpus(results)
         failure = self._outer_step(results)
         if failure:  # the global model, its momentum and the workers' states as before the round
             self._restore(backup)
@@ -385,7 +391,7 @@ class Shepherd:
         self.bytes_received += received
         self.last_results = results
         self.round += 1
-        val = self.evaluate()
+        val = self.evaluate() if self._due(rnd, self.dcfg.eval_every) else None
         rec = {"round": self.round, "inner_steps": self.round * H, "val_loss": val,
                "fragment": rnd % self.dcfg.fragments, "round_bytes": sent + received,
                "peak_round_bytes": max([sent + received] + [r.get("round_bytes", 0) for r in self.history]),
@@ -395,9 +401,10 @@ class Shepherd:
                "bytes_sent": sent, "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
-               "rolled_back": failure or None}
+               "rolled_back": failure or None, "worker_timings": {r["rank"]: r["timings"] for r in results}}
         self.history.append(rec)
-        self.save()
+        if self._due(rnd, self.dcfg.checkpoint_every):
+            self.save()
         self.report({"kind": "round", **rec})
         return rec
 
@@ -434,7 +441,27 @@ class Shepherd:
         H = self.dcfg.inner_steps // self.dcfg.fragments
         return self.workers[rank]["actor"].run_round.remote(
             rnd, step if self.streaming else full_ref, H, rnd * H, [self.tokens_ref],
-            [self.inner_refs[rank]] if rank in self.inner_refs else None, self.dcfg.round_timeout, reset, stream)
+            [self.inner_refs[rank]] if rank in self.inner_refs else None, self.dcfg.round_timeout, reset, stream,
+            self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.checkpoint_every))
+
+    def _due(self, rnd, every):
+        """Whether round rnd (from 0) is one of every `every`, or the run's last."""
+        return (rnd + 1) % every == 0 or rnd + 1 >= self.dcfg.rounds * self.dcfg.fragments
+
+    def _check_own_gpus(self, results):
+        """Workers given a whole GPU each (Ray's num_gpus >= 1) must be on different GPUs, told
+        apart by UUID: a message says which share one (once for each such finding)."""
+        if self.gpus_per_worker < 1:
+            return
+        by_gpu = {}
+        for r in results:
+            if r["device_uuid"]:
+                by_gpu.setdefault(r["device_uuid"], []).append(r["rank"])
+        for uuid, ranks in by_gpu.items():
+            if len(ranks) > 1 and (uuid, tuple(ranks)) not in self._shared_reported:
+                self._shared_reported.add((uuid, tuple(ranks)))
+                self.report({"kind": "message", "text": f"workers {ranks} share GPU {uuid} though each was given a "
+                             f"whole GPU (found by {sorted({r['device_by'] for r in results})}): check the GPU mapping"})
 
     def _collect(self, rnd, pending, H, t0, finished):
         """The round's results as they come ({ref: rank} pending), each handed to finished(rank,
@@ -581,11 +608,12 @@ class Shepherd:
                 print(shepherd.evaluate())
         """
         import pcp
+        from pcp.train.loop import autocast_for
         self.model.eval()
         rng = np.random.default_rng(self.cfg.seed)  # the same val batches every round
         val = self.data.splits["val"]
         total = 0.0
-        with pcp.no_grad():
+        with pcp.no_grad(), autocast_for(self.dtype):  # in the workers' dtype, as pcp train evaluates
             for _ in range(self.cfg.eval_iters):
                 ix = rng.integers(0, len(val) - self.cfg.block_size, self.cfg.batch_size)
                 block = np.asarray(val)[ix[:, None] + np.arange(self.cfg.block_size + 1)[None, :]].astype(np.int64)

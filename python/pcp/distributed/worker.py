@@ -8,6 +8,7 @@ import zlib
 import numpy as np
 
 from .compression import decode, encode, nbytes
+from .gpus import gpu_index
 
 
 def shard_bounds(n_train, split, rank, parts):
@@ -24,30 +25,37 @@ def round_seed(seed, rank, rnd):
 
 
 def state_digest(state):
-    """A checksum of a {name: array} state (which parameters a round started from)."""
+    """A checksum of a {name: array} state (which parameters a round started from): per array its
+    name, shape, and the sum and the xor of its 32-bit words, at memory speed (a CRC of the bytes
+    took a few percent of a short round)."""
     crc = 0
     for k in sorted(state):
-        crc = zlib.crc32(np.ascontiguousarray(state[k]).tobytes(), zlib.crc32(k.encode(), crc))
+        a = np.ascontiguousarray(state[k])
+        words = a.reshape(-1).view(np.uint32) if a.nbytes % 4 == 0 else a.reshape(-1).view(np.uint8)
+        folded = (int(words.sum(dtype=np.uint64)), int(np.bitwise_xor.reduce(words)) if words.size else 0, a.shape)
+        crc = zlib.crc32(repr(folded).encode(), zlib.crc32(k.encode(), crc))
     return crc
 
 
 def worker_device(kind):
-    """The pcp device a worker runs on: the CPU, or for 'gpu' the GPU Ray assigned to this actor
-    (Ray's GPU id, as an index into PCP's GPUs), else the first GPU."""
+    """The pcp device a worker runs on, and how it was found: the CPU ('cpu'), or for 'gpu' the
+    GPU Ray assigned to this actor, matched by UUID ('uuid'), or taken by Ray's id as an index
+    into PCP's GPUs where UUIDs are not to be had ('index'), else the first GPU ('first')."""
     import pcp
     if kind == "cpu":
-        return pcp.device("cpu")
-    gpus = [d for d in pcp.devices() if d != "cpu"]
+        return pcp.device("cpu"), "cpu"
+    gpus = [d.split(" ")[0] for d in pcp.devices() if d != "cpu"]
     if not gpus:
         raise RuntimeError(f"diloco worker: worker_device 'gpu' but this process sees no GPU ({pcp.devices()})")
-    index = 0
     try:
         import ray
         ids = ray.get_gpu_ids() if ray.is_initialized() else []
-        index = int(ids[0]) % len(gpus) if ids else 0
-    except (ImportError, ValueError, TypeError):
-        pass
-    return pcp.device(f"gpu:{index}")
+    except ImportError:
+        ids = []
+    if not ids:
+        return pcp.device("gpu:0"), "first"
+    index, how = gpu_index(ids[0], [pcp.gpu_info(g)["uuid"] for g in gpus])
+    return pcp.device(f"gpu:{index}"), how
 
 
 def _fetched(value):
@@ -126,7 +134,7 @@ class Worker:
         self.train_tokens = self.val_tokens = None
         self.reference = None  # the global values its pseudo-gradients are taken against
         pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
-        self.device = worker_device(self.dcfg.worker_device)
+        self.device, self.device_by = worker_device(self.dcfg.worker_device)
         with on_device(self.device):
             self.model = build_model(self.cfg, spec["vocab_size"])
             self.opt = build_optimizer(self.cfg, self.model)
@@ -189,7 +197,7 @@ class Worker:
             self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[self.n_train:]
 
     def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None, seconds=None,
-                  reset_inner=False, stream=None):
+                  reset_inner=False, stream=None, evaluate=True, keep_state=True):
         """Loads the global params ({name: array}), runs inner_steps AdamW steps (fewer when
         `seconds` run out first) and returns the encoded pseudo-gradient (global - local) with the
         round's losses and timings, and its AdamW state (export_state). tokens: the 1-D train +
@@ -216,11 +224,16 @@ class Worker:
                 are, or [a reference] to it, is merged), alpha (the share of its own values the merge
                 keeps) and optionally own (its stream_state of the round before, or [its
                 reference], which a worker without one takes: a resumed run).
+            evaluate: score the local model on eval_iters val batches (default True; False: its
+                val_loss is None, and the round spends no time on it).
+            keep_state: return inner_state (and stream_state) (default True; False on rounds
+                that do not end at a checkpoint, to spare the copies).
 
         Returns:
             A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
             start_digest, train_loss, last_loss, lr, val_loss, steps (done; fewer than
-            inner_steps when time ran out), seconds, tokens (processed), inner_state, device
+            inner_steps when time ran out), seconds, timings (seconds starting, stepping and
+            finishing, and waiting for the outer step to merge), tokens (processed), inner_state, device
             (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and device_uuid, fetched_bytes (of a whole model it
             fetched, streaming), and when streaming stream_state (its own parameters and the
             global values it knows: local, reference).
@@ -236,7 +249,7 @@ class Worker:
         """
         with on_device(self.device):  # the optimizer state it loads goes where the model is
             return self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner,
-                                   stream)
+                                   stream, evaluate, keep_state)
 
     def _start_from(self, params, stream, reset):
         """Takes the round's global values: the names whose pseudo-gradient it returns, and the
@@ -262,14 +275,20 @@ class Worker:
     def _merge(self, step, alpha):
         """Streaming DiLoCo's merge: a fragment's outer step (encoded) moves the global values
         this worker knows, and its own values move to alpha * own + (1 - alpha) * global."""
+        t = time.perf_counter()
         step = _fetched(step)  # a pipelined round: waits here until the shepherd has posted it
+        self._waited += time.perf_counter() - t
         if step:
+            import pcp
             merged = {k: self.reference[k] + d for k, d in decode(step).items()}
-            own = {k: v.numpy() for k, v in self.model.state_dict().items() if k in merged}
-            self.model.load_state_dict({k: alpha * own[k] + (1 - alpha) * v for k, v in merged.items()}, strict=False)
+            params = self.model.state_dict()
+            with pcp.no_grad():  # on the model's device: its values are not read back to the host
+                for k, v in merged.items():
+                    params[k][...] = params[k] * alpha + pcp.tensor(v * (1 - alpha), device=self.device)
             self.reference.update(merged)
 
-    def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream):
+    def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream,
+                   evaluate, keep_state):
         import pcp
         from pcp.optim import warmup_cosine
 
@@ -287,9 +306,10 @@ class Worker:
         lr_at = warmup_cosine(self.cfg.learning_rate, self.cfg.min_lr, self.cfg.warmup_iters,
                               max(horizon, self.cfg.warmup_iters + 1))
         self.model.train()
-        losses = []
+        losses = []  # the steps' loss tensors, read together at the end: no step waits for the GPU
         with self._lock:
             self._progress.update(round=rnd, step=0, loss=None)
+        t_steps, self._waited = time.perf_counter(), 0.0
         for i in range(inner_steps):
             if i == merge_at:
                 self._merge(pending, alpha)
@@ -300,22 +320,34 @@ class Worker:
             for g in self.opt.param_groups:
                 g["lr"] = lr
             x, y = self._batch(rng, self.train_tokens, self.batch_size)
-            losses.append(self.step(x, y).item())
+            losses.append(self.step(x, y).detach())  # detached: a loss keeps its whole graph alive
+            shown = losses[-1].item() if (i + 1) % self.cfg.log_interval == 0 else None  # for progress()
             with self._lock:
-                self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, loss=losses[-1], lr=lr)
+                self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, lr=lr,
+                                      loss=shown if shown is not None else self._progress["loss"])
         self._merge(pending, alpha)  # not merged yet: the round ended first
+        losses = [float(v) for v in pcp.stack(losses).numpy()] if losses else []
+        t_finish = time.perf_counter()
         steps = len(losses)
-        local = {k: np.array(v.numpy(), np.float32) for k, v in self.model.state_dict().items()}  # a copy
+        on_cpu = self.device == pcp.device("cpu")  # there .numpy() is a view of the parameter: copy it
+        local = {k: (np.array if on_cpu else np.asarray)(v.numpy(), np.float32) for k, v in self.model.state_dict().items()}
         delta = {k: np.asarray(self.reference[k], np.float32) - local[k] for k in send}
         encoded = encode(delta, self.dcfg.compression)
-        val = self.evaluate(rng)
+        val = self.evaluate(rng) if evaluate else None
+        kept = {}
+        if keep_state:
+            kept["inner_state"] = export_state(self.opt)
+            if stream:
+                kept["stream_state"] = {"local": local, "reference": dict(self.reference)}
+        t1 = time.perf_counter()
         return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": start_digest, "bytes": nbytes(encoded),
                 "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
                 else float("nan"), "lr": lr_at(first_step + max(steps, 1) - 1), "val_loss": val, "steps": steps,
-                "seconds": time.perf_counter() - t0, "tokens": steps * self.batch_size * self.cfg.block_size,
-                "inner_state": export_state(self.opt), "device": self._progress["device"],
-                "device_uuid": self._progress["device_uuid"], "fetched_bytes": fetched,
-                **({"stream_state": {"local": local, "reference": dict(self.reference)}} if stream else {})}
+                "seconds": t1 - t0, "timings": {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited,
+                                                     "waited": self._waited, "finish": t1 - t_finish},
+                "tokens": steps * self.batch_size * self.cfg.block_size, "device": self._progress["device"],
+                "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched,
+                **kept}
 
     def evaluate(self, rng):
         """The local model's mean loss on eval_iters validation batches, in evaluation mode.
@@ -335,8 +367,9 @@ class Worker:
                 val = worker.evaluate(np.random.default_rng(0))
         """
         import pcp
+        from pcp.train.loop import autocast_for
         self.model.eval()
-        with pcp.no_grad():
+        with pcp.no_grad(), autocast_for(self.dtype):  # in the inner steps' dtype, as pcp train evaluates
             total = sum(self.model(*self._batch(rng, self.val_tokens, self.cfg.batch_size))[1].item() for _ in range(self.cfg.eval_iters))
         self.model.train()
         return total / self.cfg.eval_iters
