@@ -32,6 +32,69 @@ float sin_cos(float v, uint shift) {
   return quadrant >= 2u ? -s : s;
 }
 
+// log(1 + v), accurate near 0 without the driver's log, which may be 1e-7 off near 1: for
+// |v| < 1/2, 2 atanh(s) with s = v / (2 + v) in [-1/3, 1/5] by its series; else Goldberg's
+// correction of the rounding of 1 + v. -0 stays -0.
+float log1p_(float v) {
+  if (abs(v) < 0.5) {
+    const float s = v / (2.0 + v), z = s * s;
+    float t = 1.0 / 17.0;
+    for (int k = 15; k >= 3; k -= 2) t = t * z + 1.0 / float(k);
+    return 2.0 * (s + s * z * t);
+  }
+  if (isinf(v)) return v > 0.0 ? v : 0.0 / 0.0;
+  const float u = 1.0 + v;
+  return log(u) * (v / (u - 1.0));
+}
+
+// exp(v) - 1, accurate near 0: the Taylor series for |v| < 1/2 (exp may be an ulp off near 0),
+// else Kahan's correction.
+float expm1_(float v) {
+  if (v == 0.0) return v;  // -0 stays -0
+  if (abs(v) < 0.5) {
+    const float t = 1.0 / 2.0 + v * (1.0 / 6.0 + v * (1.0 / 24.0 + v * (1.0 / 120.0 + v * (1.0 / 720.0 +
+                    v * (1.0 / 5040.0 + v * (1.0 / 40320.0 + v * (1.0 / 362880.0)))))));
+    return v + v * v * t;
+  }
+  const float u = exp(v);
+  if (u - 1.0 == -1.0 || isinf(u)) return u - 1.0;
+  return (u - 1.0) * (v / log(u));
+}
+
+// sinh and cosh from exp, with the cancellation near 0 avoided (and -0 kept) and the overflow
+// of exp(|v|) put off by halving first.
+float sinh_(float v) {
+  const float a = abs(v);
+  if (v == 0.0) return v;
+  if (a < 0.5) {
+    const float e = expm1_(a), r = 0.5 * (e + e / (e + 1.0));
+    return v < 0.0 ? -r : r;
+  }
+  const float h = exp(a - 0.6931471805599453);  // exp(a) / 2
+  return sign(v) * (h - 0.25 / h);
+}
+float cosh_(float v) {
+  const float h = exp(abs(v) - 0.6931471805599453);
+  return h + 0.25 / h;
+}
+
+// atan with the argument reduced to [0, tan(pi/8)] and a degree-9 odd minimax polynomial (the
+// drivers' atan, asin and acos can be off by 1e-4: lavapipe's are); -0 stays -0, NaN stays NaN.
+float atan_(float v) {
+  float a = abs(v), base = 0.0;
+  if (a > 2.414213562373095) {
+    base = 1.5707963267948966;
+    a = -1.0 / a;
+  } else if (a > 0.4142135623730950) {
+    base = 0.7853981633974483;
+    a = (a - 1.0) / (a + 1.0);
+  }
+  const float z = a * a;
+  const float r = base + ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z -
+                           3.33329491539e-1) * z * a + a);
+  return v < 0.0 ? -r : (v == 0.0 ? v : r);
+}
+
 float apply(uint op, float v) {
   switch (op) {
     case 0: return -v;                                   // neg
@@ -51,6 +114,36 @@ float apply(uint op, float v) {
     case 14: return v * v;                               // square
     case 15: return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : v);  // sign
     case 16: return erf_(v);                             // erf
+    case 19: return floor(v);                            // floor
+    case 20: return ceil(v);                             // ceil
+    case 21: return trunc(v);                            // trunc
+    case 22: return roundEven(v);                        // round (half to even)
+    case 23: return v == 0.0 ? v : sin_cos(v, 0u) / sin_cos(v, 1u);  // tan
+    case 24: return atan_(v / sqrt((1.0 - v) * (1.0 + v)));  // asin
+    case 25: return 2.0 * atan_(sqrt((1.0 - v) / (1.0 + v)));  // acos
+    case 26: return atan_(v);                            // atan
+    case 27: return sinh_(v);                            // sinh
+    case 28: return cosh_(v);                            // cosh
+    case 29: {                                           // asinh
+      const float a = abs(v);
+      const float r = a < 0.5 ? log1p_(a + a * a / (1.0 + sqrt(1.0 + a * a)))
+                    : a > 1e4 ? log(a) + 0.6931471805599453 : log(a + sqrt(a * a + 1.0));
+      return v < 0.0 ? -r : (v == 0.0 ? v : r);
+    }
+    case 30: {                                           // acosh
+      if (v < 1.0) return 0.0 / 0.0;  // also where t + sqrt(t (v + 1)) would cancel to 0
+      const float t = v - 1.0;
+      return v > 1e4 ? log(v) + 0.6931471805599453 : v < 2.0 ? log1p_(t + sqrt(t * (v + 1.0)))
+                                                             : log(v + sqrt(v * v - 1.0));
+    }
+    case 31: {                                           // atanh
+      const float r = 0.5 * log1p_(2.0 * abs(v) / (1.0 - abs(v)));
+      return v < 0.0 ? -r : (v == 0.0 ? v : r);
+    }
+    case 32: return expm1_(v);                           // expm1
+    case 33: return log1p_(v);                           // log1p
+    case 34: return abs(v - 1.0) < 0.5 ? log1p_(v - 1.0) * 1.4426950408889634 : log2(v);  // log2
+    case 35: return abs(v - 1.0) < 0.5 ? log1p_(v - 1.0) * 0.43429448190325182 : log2(v) * 0.30102999566398120;  // log10
   }
   return v;
 }

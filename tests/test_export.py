@@ -48,7 +48,10 @@ def elementwise_case():
     def f(x, p, i):
         unary = [pcp.negative(x) if hasattr(pcp, "negative") else -x, x.abs(), x.exp(), p.log(), p.sqrt(), pcp.rsqrt(p),
                  x.sin(), x.cos(), x.tanh(), pcp.sigmoid(x), pcp.relu(x), pcp.gelu(x), pcp.gelu(x, approximate="tanh"),
-                 pcp.silu(x), pcp.square(x), pcp.sign(x), pcp.erf(x)]
+                 pcp.silu(x), pcp.square(x), pcp.sign(x), pcp.erf(x), pcp.floor(x * 3), pcp.ceil(x * 3),
+                 pcp.trunc(x * 3), pcp.round(x * 3), pcp.tan(x), pcp.asin(x * 0.3), pcp.acos(x * 0.3), pcp.atan(x),
+                 pcp.sinh(x), pcp.cosh(x), pcp.asinh(x), pcp.acosh(p + 1.0), pcp.atanh(x * 0.3), pcp.expm1(x),
+                 pcp.log1p(p), pcp.log2(p), pcp.log10(p)]
         binary = [x + p, x - p, x * p, x / p, p ** x, pcp.maximum(x, p), pcp.minimum(x, 0.5), x == p, x != 0.0,
                   x < p, x <= p, x > 0.1, x >= p, pcp.where(x > 0, x, p * 2.0)]
         ints = [i & 6, i | 1, i ^ 3, ~i, pcp.logical_not(i > 2), i * 3 + 1, (x > 0) & (p > 1.0)]

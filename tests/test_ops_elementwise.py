@@ -35,7 +35,26 @@ UNARY = {
     "square": (pcp.square, np.square, (-3, 3)),
     "sign": (pcp.sign, np.sign, (-3, 3)),
     "erf": (pcp.erf, _erf, (-3, 3)),
+    "floor": (pcp.floor, np.floor, (-5, 5)),
+    "ceil": (pcp.ceil, np.ceil, (-5, 5)),
+    "trunc": (pcp.trunc, np.trunc, (-5, 5)),
+    "round": (pcp.round, np.round, (-5, 5)),  # both to even at halves
+    "tan": (pcp.tan, np.tan, (-1.4, 1.4)),
+    "asin": (pcp.asin, np.arcsin, (-1, 1)),
+    "acos": (pcp.acos, np.arccos, (-1, 1)),
+    "atan": (pcp.atan, np.arctan, (-10, 10)),
+    "sinh": (pcp.sinh, np.sinh, (-5, 5)),
+    "cosh": (pcp.cosh, np.cosh, (-5, 5)),
+    "asinh": (pcp.asinh, np.arcsinh, (-10, 10)),
+    "acosh": (pcp.acosh, np.arccosh, (1, 10)),
+    "atanh": (pcp.atanh, np.arctanh, (-0.99, 0.99)),
+    "expm1": (pcp.expm1, np.expm1, (-3, 3)),
+    "log1p": (pcp.log1p, np.log1p, (-0.9, 10)),
+    "log2": (pcp.log2, np.log2, (0.01, 10)),
+    "log10": (pcp.log10, np.log10, (0.01, 10)),
 }
+ARRAY_API_UNARY = ["floor", "ceil", "trunc", "round", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                   "acosh", "atanh", "expm1", "log1p", "log2", "log10"]
 LOW_UNARY = ["neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "erf"]
 
 
@@ -87,7 +106,7 @@ SPECIAL = np.array([-np.inf, -100.0, -20.0, -1.0, -1e-30, 0.0, 1e-30, 0.5, 1.0, 
 
 
 @pytest.mark.parametrize("name", ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
-                                  "sigmoid", "relu", "square", "sign", "erf"])
+                                  "sigmoid", "relu", "square", "sign", "erf"] + ARRAY_API_UNARY)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_unary_special_values(name, dtype):
     # Infinities, NaN, huge and tiny inputs behave as the float64 function rounded to the dtype
@@ -106,7 +125,7 @@ def test_unary_smooth_activations_at_large_inputs(name):
     assert_close(fn(pcp.tensor(x, dtype=pcp.float64)), ref(x), pcp.float64)
 
 
-@pytest.mark.parametrize("name", ["neg", "abs", "square", "sign", "relu"])
+@pytest.mark.parametrize("name", ["neg", "abs", "square", "sign", "relu", "floor", "ceil", "trunc", "round"])
 @pytest.mark.parametrize("dtype", INTS, ids=str)
 def test_unary_integer_inputs_keep_dtype(name, dtype, rng):
     fn, ref, _ = UNARY[name]

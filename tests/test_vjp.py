@@ -149,6 +149,16 @@ case("gelu_tanh_method", lambda x: x.gelu("tanh"), lambda x: TF.gelu(x, approxim
 case("silu", pcp.silu, torch and TF.silu, lambda r: [r.normal(size=S34) * 2])
 case("square", pcp.square, torch and torch.square, lambda r: [r.normal(size=S34)])
 case("erf", pcp.erf, torch and torch.erf, lambda r: [r.normal(size=S34)])
+for _name, _domain in (("tan", 1.2), ("asin", 0.9), ("acos", 0.9), ("atan", 3), ("sinh", 3), ("cosh", 3),
+                       ("asinh", 3), ("atanh", 0.9), ("expm1", 3)):
+    case(_name, getattr(pcp, _name), torch and getattr(torch, _name),
+         lambda r, d=_domain: [r.uniform(-d, d, size=S34)])
+case("acosh", pcp.acosh, torch and torch.acosh, lambda r: [r.uniform(1.1, 4, size=S34)])
+for _name in ("log1p", "log2", "log10"):
+    case(_name, getattr(pcp, _name), torch and getattr(torch, _name), lambda r: [r.uniform(0.1, 4, size=S34)])
+for _name in ("floor", "ceil", "trunc", "round"):  # zero almost everywhere: away from the jumps
+    case(_name, getattr(pcp, _name), torch and getattr(torch, _name),
+         lambda r: [np.round(r.uniform(-3, 3, size=S34)) + r.uniform(0.2, 0.3, size=S34)])
 case("unary_chain", lambda x: pcp.tanh(pcp.exp(pcp.sin(x)) * 0.5),
      lambda x: torch.tanh(torch.exp(torch.sin(x)) * 0.5), lambda r: [r.normal(size=S34)])
 case("unary_0d", pcp.sigmoid, torch and torch.sigmoid, lambda r: [np.array(0.7)])

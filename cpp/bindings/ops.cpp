@@ -102,6 +102,9 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   PCP_UNARY(neg); PCP_UNARY(abs); PCP_UNARY(exp); PCP_UNARY(log); PCP_UNARY(sqrt); PCP_UNARY(rsqrt);
   PCP_UNARY(sin); PCP_UNARY(cos); PCP_UNARY(tanh); PCP_UNARY(sigmoid); PCP_UNARY(relu); PCP_UNARY(silu);
   PCP_UNARY(square); PCP_UNARY(sign); PCP_UNARY(erf);
+  PCP_UNARY(floor); PCP_UNARY(ceil); PCP_UNARY(trunc); PCP_UNARY(round); PCP_UNARY(tan); PCP_UNARY(asin);
+  PCP_UNARY(acos); PCP_UNARY(atan); PCP_UNARY(sinh); PCP_UNARY(cosh); PCP_UNARY(asinh); PCP_UNARY(acosh);
+  PCP_UNARY(atanh); PCP_UNARY(expm1); PCP_UNARY(log1p); PCP_UNARY(log2); PCP_UNARY(log10);
 #undef PCP_UNARY
   def(m, "logical_not", [=](py::handle x) { return logical_not(T(x, "logical_not")); }, arg("x"));
   def(m, "bitwise_not", [=](py::handle x) { return bitwise_not(T(x, "bitwise_not")); }, arg("x"));

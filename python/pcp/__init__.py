@@ -11,6 +11,7 @@ from ._core import (  # noqa: F401
     from_numpy, from_dlpack,
     # elementwise
     neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, gelu, silu, square, sign, erf,
+    floor, ceil, trunc, round, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, expm1, log1p, log2, log10,
     add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge,
     logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
     where, clip, astype,

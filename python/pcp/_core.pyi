@@ -918,6 +918,40 @@ class Tensor:
             >>> pcp.abs(pcp.tensor([-2.0, 3.0])).tolist()
             [2.0, 3.0]
         """
+    def acos(self) -> Tensor:
+        """
+        The inverse cosine of x, in [0, pi], elementwise (nan outside [-1, 1]).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.acos(pcp.tensor([1.0])).tolist()
+            [0.0]
+        """
+    def acosh(self) -> Tensor:
+        """
+        The inverse hyperbolic cosine of x, elementwise (nan below 1).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.acosh(pcp.tensor([1.0])).tolist()
+            [0.0]
+        """
     def all(self, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
         """
         Whether every element over `axis` is true (non-zero).
@@ -1002,6 +1036,40 @@ class Tensor:
             >>> pcp.argmin(pcp.tensor([1.0, 3.0, 0.5])).item()
             2
         """
+    def asin(self) -> Tensor:
+        """
+        The inverse sine of x, in [-pi/2, pi/2], elementwise (nan outside [-1, 1]).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.asin(pcp.tensor([0.0])).tolist()
+            [0.0]
+        """
+    def asinh(self) -> Tensor:
+        """
+        The inverse hyperbolic sine of x, elementwise.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.asinh(pcp.tensor([0.0])).tolist()
+            [0.0]
+        """
     def astype(self, dtype: typing.Any) -> Tensor:
         """
         A copy converted to another dtype, as pcp.astype(x, dtype): floats to integers truncate toward
@@ -1019,6 +1087,40 @@ class Tensor:
         Example:
             >>> pcp.tensor([1.7, -1.7]).astype(pcp.int64).tolist()
             [1, -1]
+        """
+    def atan(self) -> Tensor:
+        """
+        The inverse tangent of x, in [-pi/2, pi/2], elementwise.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.atan(pcp.tensor([0.0])).tolist()
+            [0.0]
+        """
+    def atanh(self) -> Tensor:
+        """
+        The inverse hyperbolic tangent of x, elementwise (+-inf at +-1, nan beyond).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.atanh(pcp.tensor([0.0])).tolist()
+            [0.0]
         """
     def backward(self, grad: typing.Any = None, create_graph: bool = False) -> None:
         """
@@ -1066,6 +1168,23 @@ class Tensor:
         Example:
             >>> pcp.tensor([1, 2]).broadcast_to(2, 2).tolist()
             [[1, 2], [1, 2]]
+        """
+    def ceil(self) -> Tensor:
+        """
+        The smallest integer not below x, elementwise (integers are returned as they are).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.ceil(pcp.tensor([-1.5, 2.5])).tolist()
+            [-1.0, 3.0]
         """
     def clip(self, min: typing.Any = None, max: typing.Any = None) -> Tensor:
         """
@@ -1145,6 +1264,23 @@ class Tensor:
 
         Example:
             >>> pcp.cos(pcp.tensor([0.0])).tolist()
+            [1.0]
+        """
+    def cosh(self) -> Tensor:
+        """
+        The hyperbolic cosine of x, elementwise.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.cosh(pcp.tensor([0.0])).tolist()
             [1.0]
         """
     def detach(self) -> Tensor:
@@ -1231,6 +1367,23 @@ class Tensor:
             >>> pcp.ones((1, 3)).expand(2, 3).shape
             (2, 3)
         """
+    def expm1(self) -> Tensor:
+        """
+        exp(x) - 1, elementwise, accurate for x near 0.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.expm1(pcp.tensor([0.0])).tolist()
+            [0.0]
+        """
     def flatten(self, start_axis: int = 0, end_axis: int = -1) -> Tensor:
         """
         x with the axes start_axis..end_axis merged into one (a view where the strides allow).
@@ -1249,6 +1402,23 @@ class Tensor:
         Example:
             >>> pcp.flatten(pcp.zeros((2, 3, 4)), 1).shape
             (2, 12)
+        """
+    def floor(self) -> Tensor:
+        """
+        The largest integer not above x, elementwise (integers are returned as they are).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.floor(pcp.tensor([-1.5, 2.5])).tolist()
+            [-2.0, 2.0]
         """
     def gelu(self, approximate: str = 'none') -> Tensor:
         """
@@ -1365,6 +1535,57 @@ class Tensor:
         Example:
             >>> pcp.log(pcp.tensor([1.0, 4.0])).tolist()
             [0.0, 1.3862943649291992]
+        """
+    def log10(self) -> Tensor:
+        """
+        The base-10 logarithm of x, elementwise.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.log10(pcp.tensor([100.0])).tolist()
+            [2.0]
+        """
+    def log1p(self) -> Tensor:
+        """
+        log(1 + x), elementwise, accurate for x near 0.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.log1p(pcp.tensor([0.0])).tolist()
+            [0.0]
+        """
+    def log2(self) -> Tensor:
+        """
+        The base-2 logarithm of x, elementwise.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.log2(pcp.tensor([8.0])).tolist()
+            [3.0]
         """
     def log_softmax(self, axis: int = -1) -> Tensor:
         """
@@ -1719,6 +1940,23 @@ class Tensor:
             >>> h.grad.tolist()
             [6.0, 12.0]
         """
+    def round(self) -> Tensor:
+        """
+        x rounded to the nearest integer, halves to even, elementwise (integers are returned as they are).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.round(pcp.tensor([0.5, 1.5, -2.5])).tolist()
+            [0.0, 2.0, -2.0]
+        """
     def rsqrt(self) -> Tensor:
         """
         1 / sqrt(x), elementwise (inf at 0).
@@ -1811,6 +2049,23 @@ class Tensor:
 
         Example:
             >>> pcp.sin(pcp.tensor([0.0])).tolist()
+            [0.0]
+        """
+    def sinh(self) -> Tensor:
+        """
+        The hyperbolic sine of x, elementwise.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.sinh(pcp.tensor([0.0])).tolist()
             [0.0]
         """
     @property
@@ -1986,6 +2241,23 @@ class Tensor:
             >>> pcp.take(pcp.arange(10, 15), pcp.tensor([4, 0])).tolist()
             [14, 10]
         """
+    def tan(self) -> Tensor:
+        """
+        The tangent of x (radians), elementwise.
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.tan(pcp.tensor([0.0])).tolist()
+            [0.0]
+        """
     def tanh(self) -> Tensor:
         """
         The hyperbolic tangent of x, elementwise.
@@ -2094,6 +2366,23 @@ class Tensor:
             >>> pcp.triu(pcp.ones((2, 2))).tolist()
             [[1.0, 1.0], [0.0, 1.0]]
         """
+    def trunc(self) -> Tensor:
+        """
+        x rounded toward zero, elementwise (integers are returned as they are).
+
+        Args:
+            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+        Returns:
+            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+        Raises:
+            TypeError: x is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> pcp.trunc(pcp.tensor([-1.5, 2.5])).tolist()
+            [-1.0, 2.0]
+        """
     def unsqueeze(self, axis: int) -> Tensor:
         """
         x with a new axis of length 1 at `axis` (NumPy's expand_dims): a view.
@@ -2198,6 +2487,42 @@ def abs(x: typing.Any) -> Tensor:
     Example:
         >>> pcp.abs(pcp.tensor([-2.0, 3.0])).tolist()
         [2.0, 3.0]
+    """
+
+def acos(x: typing.Any) -> Tensor:
+    """
+    The inverse cosine of x, in [0, pi], elementwise (nan outside [-1, 1]).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.acos(pcp.tensor([1.0])).tolist()
+        [0.0]
+    """
+
+def acosh(x: typing.Any) -> Tensor:
+    """
+    The inverse hyperbolic cosine of x, elementwise (nan below 1).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.acosh(pcp.tensor([1.0])).tolist()
+        [0.0]
     """
 
 def adam_step(params: collections.abc.Sequence[Tensor], grads: collections.abc.Sequence[Tensor], exp_avg: collections.abc.Sequence[Tensor], exp_avg_sq: collections.abc.Sequence[Tensor], step: typing.Any, lr: typing.Any, beta1: typing.SupportsFloat | typing.SupportsIndex, beta2: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, weight_decay: typing.SupportsFloat | typing.SupportsIndex, decoupled: bool) -> None:
@@ -2357,6 +2682,42 @@ def asarray(data: typing.Any, dtype: typing.Any = None, device: typing.Any = Non
         pcp.int64
     """
 
+def asin(x: typing.Any) -> Tensor:
+    """
+    The inverse sine of x, in [-pi/2, pi/2], elementwise (nan outside [-1, 1]).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.asin(pcp.tensor([0.0])).tolist()
+        [0.0]
+    """
+
+def asinh(x: typing.Any) -> Tensor:
+    """
+    The inverse hyperbolic sine of x, elementwise.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.asinh(pcp.tensor([0.0])).tolist()
+        [0.0]
+    """
+
 def astype(x: typing.Any, dtype: typing.Any) -> Tensor:
     """
     x converted to another dtype: a copy (as NumPy's astype). Floats to integers truncate toward
@@ -2375,6 +2736,42 @@ def astype(x: typing.Any, dtype: typing.Any) -> Tensor:
     Example:
         >>> pcp.astype(pcp.tensor([1.7, -1.7]), pcp.int32).tolist()
         [1, -1]
+    """
+
+def atan(x: typing.Any) -> Tensor:
+    """
+    The inverse tangent of x, in [-pi/2, pi/2], elementwise.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.atan(pcp.tensor([0.0])).tolist()
+        [0.0]
+    """
+
+def atanh(x: typing.Any) -> Tensor:
+    """
+    The inverse hyperbolic tangent of x, elementwise (+-inf at +-1, nan beyond).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.atanh(pcp.tensor([0.0])).tolist()
+        [0.0]
     """
 
 def autocast_dtype() -> DType | None:
@@ -2482,6 +2879,24 @@ def broadcast_to(x: Tensor, shape: typing.Any) -> Tensor:
     Example:
         >>> pcp.broadcast_to(pcp.tensor([1, 2]), (2, 2)).tolist()
         [[1, 2], [1, 2]]
+    """
+
+def ceil(x: typing.Any) -> Tensor:
+    """
+    The smallest integer not below x, elementwise (integers are returned as they are).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.ceil(pcp.tensor([-1.5, 2.5])).tolist()
+        [-1.0, 3.0]
     """
 
 def clear_cache(device: typing.Any = None) -> None:
@@ -2598,6 +3013,24 @@ def cos(x: typing.Any) -> Tensor:
 
     Example:
         >>> pcp.cos(pcp.tensor([0.0])).tolist()
+        [1.0]
+    """
+
+def cosh(x: typing.Any) -> Tensor:
+    """
+    The hyperbolic cosine of x, elementwise.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.cosh(pcp.tensor([0.0])).tolist()
         [1.0]
     """
 
@@ -2790,6 +3223,24 @@ def expand_dims(x: Tensor, axis: int) -> Tensor:
         (3, 1)
     """
 
+def expm1(x: typing.Any) -> Tensor:
+    """
+    exp(x) - 1, elementwise, accurate for x near 0.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.expm1(pcp.tensor([0.0])).tolist()
+        [0.0]
+    """
+
 def eye(n: int, m: int | None = None, k: int = 0, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     """
     A 2-D tensor with ones on a diagonal and zeros elsewhere.
@@ -2830,6 +3281,24 @@ def flatten(x: Tensor, start_axis: int = 0, end_axis: int = -1) -> Tensor:
     Example:
         >>> pcp.flatten(pcp.zeros((2, 3, 4)), 1).shape
         (2, 12)
+    """
+
+def floor(x: typing.Any) -> Tensor:
+    """
+    The largest integer not above x, elementwise (integers are returned as they are).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.floor(pcp.tensor([-1.5, 2.5])).tolist()
+        [-2.0, 2.0]
     """
 
 def from_dlpack(obj: typing.Any) -> Tensor:
@@ -3103,6 +3572,60 @@ def log(x: typing.Any) -> Tensor:
     Example:
         >>> pcp.log(pcp.tensor([1.0, 4.0])).tolist()
         [0.0, 1.3862943649291992]
+    """
+
+def log10(x: typing.Any) -> Tensor:
+    """
+    The base-10 logarithm of x, elementwise.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.log10(pcp.tensor([100.0])).tolist()
+        [2.0]
+    """
+
+def log1p(x: typing.Any) -> Tensor:
+    """
+    log(1 + x), elementwise, accurate for x near 0.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.log1p(pcp.tensor([0.0])).tolist()
+        [0.0]
+    """
+
+def log2(x: typing.Any) -> Tensor:
+    """
+    The base-2 logarithm of x, elementwise.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.log2(pcp.tensor([8.0])).tolist()
+        [3.0]
     """
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -3718,6 +4241,24 @@ def reshape(x: Tensor, shape: typing.Any) -> Tensor:
         [[0, 1, 2], [3, 4, 5]]
     """
 
+def round(x: typing.Any) -> Tensor:
+    """
+    x rounded to the nearest integer, halves to even, elementwise (integers are returned as they are).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.round(pcp.tensor([0.5, 1.5, -2.5])).tolist()
+        [0.0, 2.0, -2.0]
+    """
+
 def rsqrt(x: typing.Any) -> Tensor:
     """
     1 / sqrt(x), elementwise (inf at 0).
@@ -3959,6 +4500,24 @@ def sin(x: typing.Any) -> Tensor:
         [0.0]
     """
 
+def sinh(x: typing.Any) -> Tensor:
+    """
+    The hyperbolic sine of x, elementwise.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.sinh(pcp.tensor([0.0])).tolist()
+        [0.0]
+    """
+
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """
     Softmax along an axis: exp(x - max) / sum(exp(x - max)), stable for large inputs.
@@ -4194,6 +4753,24 @@ def take(x: Tensor, indices: typing.Any, axis: int | None = None) -> Tensor:
         [14, 10]
     """
 
+def tan(x: typing.Any) -> Tensor:
+    """
+    The tangent of x (radians), elementwise.
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.tan(pcp.tensor([0.0])).tolist()
+        [0.0]
+    """
+
 def tanh(x: typing.Any) -> Tensor:
     """
     The hyperbolic tangent of x, elementwise.
@@ -4286,6 +4863,24 @@ def triu(x: Tensor, k: int = 0) -> Tensor:
     Example:
         >>> pcp.triu(pcp.ones((2, 2))).tolist()
         [[1.0, 1.0], [0.0, 1.0]]
+    """
+
+def trunc(x: typing.Any) -> Tensor:
+    """
+    x rounded toward zero, elementwise (integers are returned as they are).
+
+    Args:
+        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+
+    Returns:
+        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+
+    Raises:
+        TypeError: x is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.trunc(pcp.tensor([-1.5, 2.5])).tolist()
+        [-1.0, 2.0]
     """
 
 def unsqueeze(x: Tensor, axis: int) -> Tensor:

@@ -61,6 +61,31 @@ UNARY = {
     "silu": (R.silu, R.floating, NUMERIC, "any", None),
 }
 
+
+
+def _whole(f):
+    """Rounding: integers are returned as they are; bool is refused (TypeError)."""
+    def ref(x):
+        x = np.asarray(x)
+        if x.dtype == bool:
+            raise Invalid("not defined for bool")
+        return x if x.dtype.kind in "iu" else f(x)
+    return ref
+
+
+# The Array API standard's element-wise math (no grad domain: their VJPs are checked in test_vjp.py).
+UNARY.update({
+    "floor": (_whole(np.floor), R.same, NUMERIC, None, None),
+    "ceil": (_whole(np.ceil), R.same, NUMERIC, None, None),
+    "trunc": (_whole(np.trunc), R.same, NUMERIC, None, None),
+    "round": (_whole(np.round), R.same, NUMERIC, None, None),
+    "tan": (_trig(np.tan), R.floating, NUMERIC, None, None),
+    **{name: (_float(f), R.floating, NUMERIC, None, None) for name, f in (
+        ("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+        ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh), ("expm1", np.expm1),
+        ("log1p", np.log1p), ("log2", np.log2), ("log10", np.log10))},
+})
+
 for _name, (_ref, _rule, _dtypes, _dom, _) in UNARY.items():
     register(
         Op(f"pcp.{_name}", fn(f"pcp.{_name}"), _ref, lambda k, kw, r=_rule: r(k[0]), dtypes=_dtypes),

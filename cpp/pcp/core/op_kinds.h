@@ -6,7 +6,10 @@ namespace pcp {
 
 enum class UnaryOp {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu, Square, Sign, Erf,
-  LogicalNot, BitwiseNot
+  LogicalNot, BitwiseNot,
+  // The Array API standard's: rounding (the identity on integers), inverse and hyperbolic
+  // trigonometry, and the logarithms and exponentials accurate near their zeros.
+  Floor, Ceil, Trunc, Round, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Expm1, Log1p, Log2, Log10
 };
 // GeluGrad / GeluTanhGrad(x, g) = g * gelu'(x): the fused first-order gradients of gelu.
 // The numbering is shared with the GPU kernels (metal/binary_ops.glsl, compare.comp): append only.

@@ -15,7 +15,9 @@ namespace pcp {
 const char* unary_name(UnaryOp op) {
   static const char* names[] = {"neg",  "abs",     "exp",  "log",       "sqrt", "rsqrt",  "sin",
                                 "cos",  "tanh",    "sigmoid", "relu",   "gelu", "gelu_tanh", "silu",
-                                "square", "sign",  "erf",  "logical_not", "bitwise_not"};
+                                "square", "sign",  "erf",  "logical_not", "bitwise_not", "floor", "ceil",
+                                "trunc", "round", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                                "acosh", "atanh", "expm1", "log1p", "log2", "log10"};
   return names[int(op)];
 }
 
@@ -95,6 +97,21 @@ class Unary : public Primitive {
         Tensor dt = mul(sub(S(1), square(t)), mul(add(S(1), mul(x2, S(3 * c))), S(k)));
         return {mul(g, mul(add(add(S(1), t), mul(x, dt)), S(0.5)))};
       }
+      case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Trunc: case UnaryOp::Round:
+        return {zeros_like(x)};  // piecewise constant
+      case UnaryOp::Tan: return {div(g, square(cos(x)))};
+      case UnaryOp::Asin: return {div(g, sqrt(sub(S(1), square(x))))};
+      case UnaryOp::Acos: return {neg(div(g, sqrt(sub(S(1), square(x)))))};
+      case UnaryOp::Atan: return {div(g, add(S(1), square(x)))};
+      case UnaryOp::Sinh: return {mul(g, cosh(x))};
+      case UnaryOp::Cosh: return {mul(g, sinh(x))};
+      case UnaryOp::Asinh: return {div(g, sqrt(add(square(x), S(1))))};
+      case UnaryOp::Acosh: return {div(g, sqrt(sub(square(x), S(1))))};
+      case UnaryOp::Atanh: return {div(g, sub(S(1), square(x)))};
+      case UnaryOp::Expm1: return {mul(g, exp(x))};
+      case UnaryOp::Log1p: return {div(g, add(x, S(1)))};
+      case UnaryOp::Log2: return {div(g, mul(x, S(0.6931471805599453)))};
+      case UnaryOp::Log10: return {div(g, mul(x, S(2.302585092994046)))};
       case UnaryOp::LogicalNot: case UnaryOp::BitwiseNot: break;
     }
     return {Tensor()};
@@ -228,7 +245,7 @@ class Cast : public Primitive {
 bool float_only(UnaryOp op) {
   switch (op) {
     case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Relu:
-    case UnaryOp::LogicalNot:
+    case UnaryOp::LogicalNot: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Trunc: case UnaryOp::Round:
       return false;
     default:
       return true;
@@ -272,6 +289,8 @@ Tensor unary(UnaryOp op, const Tensor& x_in) {
     if (x.device().is_gpu()) return eq(x, weak_scalar_bool(false));
     return pcp::apply<Unary>({x}, op);  // a primitive, so that a traced plan records it
   }
+  const bool rounding = op == UnaryOp::Floor || op == UnaryOp::Ceil || op == UnaryOp::Trunc || op == UnaryOp::Round;
+  if (rounding && !is_floating(x.dtype()) && x.dtype() != DType::Bool) return copy(x);  // integers are whole
   if (float_only(op))
     x = astype(x, to_floating(x.dtype()));
   else if (x.dtype() == DType::Bool)
@@ -299,6 +318,23 @@ Tensor silu(const Tensor& x) { return unary(UnaryOp::Silu, x); }
 Tensor square(const Tensor& x) { return unary(UnaryOp::Square, x); }
 Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
 Tensor erf(const Tensor& x) { return unary(UnaryOp::Erf, x); }
+Tensor floor(const Tensor& x) { return unary(UnaryOp::Floor, x); }
+Tensor ceil(const Tensor& x) { return unary(UnaryOp::Ceil, x); }
+Tensor trunc(const Tensor& x) { return unary(UnaryOp::Trunc, x); }
+Tensor round(const Tensor& x) { return unary(UnaryOp::Round, x); }
+Tensor tan(const Tensor& x) { return unary(UnaryOp::Tan, x); }
+Tensor asin(const Tensor& x) { return unary(UnaryOp::Asin, x); }
+Tensor acos(const Tensor& x) { return unary(UnaryOp::Acos, x); }
+Tensor atan(const Tensor& x) { return unary(UnaryOp::Atan, x); }
+Tensor sinh(const Tensor& x) { return unary(UnaryOp::Sinh, x); }
+Tensor cosh(const Tensor& x) { return unary(UnaryOp::Cosh, x); }
+Tensor asinh(const Tensor& x) { return unary(UnaryOp::Asinh, x); }
+Tensor acosh(const Tensor& x) { return unary(UnaryOp::Acosh, x); }
+Tensor atanh(const Tensor& x) { return unary(UnaryOp::Atanh, x); }
+Tensor expm1(const Tensor& x) { return unary(UnaryOp::Expm1, x); }
+Tensor log1p(const Tensor& x) { return unary(UnaryOp::Log1p, x); }
+Tensor log2(const Tensor& x) { return unary(UnaryOp::Log2, x); }
+Tensor log10(const Tensor& x) { return unary(UnaryOp::Log10, x); }
 Tensor logical_not(const Tensor& x) { return unary(UnaryOp::LogicalNot, x); }
 
 // A Python int operand must fit the integer type it computes in: `int32_tensor + 2**40` raises

@@ -58,6 +58,23 @@ Tensor silu(const Tensor& x);
 Tensor square(const Tensor& x);
 Tensor sign(const Tensor& x);
 Tensor erf(const Tensor& x);
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor round(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
 Tensor logical_not(const Tensor& x);
 Tensor bitwise_not(const Tensor& x);  // integers and bools (logical not)
 

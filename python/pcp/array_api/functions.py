@@ -152,6 +152,10 @@ def _binary(op, name):
 abs = _unary(pcp.abs, "abs")  # noqa: A001
 cos, sin, tanh, exp, log, sqrt, square = (_unary(getattr(pcp, n), n) for n in
                                           ("cos", "sin", "tanh", "exp", "log", "sqrt", "square"))
+(floor, ceil, trunc, round, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, expm1, log1p, log2,  # noqa: A001
+ log10) = (_unary(getattr(pcp, n), n) for n in ("floor", "ceil", "trunc", "round", "tan", "asin", "acos", "atan",
+                                                "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p", "log2",
+                                                "log10"))
 negative = _unary(pcp.neg, "negative")
 sign = _unary(pcp.sign, "sign")
 bitwise_invert = _unary(pcp.bitwise_not, "bitwise_invert")
@@ -509,7 +513,9 @@ __all__ = [
     "abs", "add", "bitwise_and", "bitwise_invert", "bitwise_or", "bitwise_xor", "clip", "cos", "divide", "equal",
     "exp", "greater", "greater_equal", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "logical_and",
     "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "not_equal",
-    "positive", "pow", "reciprocal", "sign", "sin", "sqrt", "square", "subtract", "tanh",
+    "positive", "pow", "reciprocal", "sign", "sin", "sqrt", "square", "subtract", "tanh", "floor", "ceil",
+    "trunc", "round", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p",
+    "log2", "log10",
     # indexing, manipulation, searching
     "take", "take_along_axis", "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
     "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack", "argmax", "argmin",

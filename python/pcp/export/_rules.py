@@ -29,11 +29,17 @@ def _unary(op):
         x = ins[0]
         simple = {"neg": "negate", "abs": "abs", "exp": "exponential", "log": "log", "sqrt": "sqrt",
                   "rsqrt": "rsqrt", "sin": "sine", "cos": "cosine", "tanh": "tanh", "sigmoid": "logistic",
-                  "sign": "sign", "logical_not": "not", "bitwise_not": "not"}
+                  "sign": "sign", "logical_not": "not", "bitwise_not": "not", "floor": "floor", "ceil": "ceil",
+                  "round": "round_nearest_even", "expm1": "exponential_minus_one", "log1p": "log_plus_one",
+                  "tan": "tan"}
         if op in simple:
             return [em.unary(simple[op], x)]
-        if op == "erf":
-            return [em.chlo("erf", x)]
+        if op in ("erf", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"):
+            return [em.chlo(op, x)]
+        if op == "trunc":  # toward zero: floor above 0, ceil below
+            return [em.select(em.compare(x, em.const(0, x.dtype), "LT"), em.unary("ceil", x), em.unary("floor", x))]
+        if op in ("log2", "log10"):
+            return [em.scalar_op("multiply", em.unary("log", x), 1 / math.log(2 if op == "log2" else 10))]
         if op == "relu":
             return [em.binary("maximum", x, em.const(0, x.dtype))]
         if op == "square":
@@ -379,7 +385,9 @@ def _dropout(em, ins, attrs, outs, scalars):
 
 # The op numbering of a fused program's instructions (cpp/pcp/core/op_kinds.h).
 UNARY_OPS = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
-             "gelu_tanh", "silu", "square", "sign", "erf", "logical_not", "bitwise_not"]
+             "gelu_tanh", "silu", "square", "sign", "erf", "logical_not", "bitwise_not", "floor", "ceil", "trunc",
+             "round", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p",
+             "log2", "log10"]
 BINARY_OPS = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "gelu_grad", "gelu_tanh_grad", "eq", "ne",
               "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor"]
 
@@ -482,8 +490,7 @@ RULES = {
     "attention": _attention, "attention_backward": _attention_backward, "dropout": _dropout,
     "fused_elementwise": _fused, "adam_step": _adam(False), "adamw_step": _adam(True), "sgd_step": _sgd, "clip_grad_norm": _clip_grad_norm,
 }
-for _op in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
-            "gelu_tanh", "silu", "square", "sign", "erf", "logical_not", "bitwise_not"):
+for _op in UNARY_OPS:
     RULES[_op] = _unary(_op)
 for _op in list(_ARITH) + list(_COMPARE) + ["gelu_grad", "gelu_tanh_grad"]:
     RULES[_op] = _binary(_op)

@@ -226,6 +226,23 @@ static void unary_typed(UnaryOp op, int64_t n, char* out, int64_t so, const char
       case UnaryOp::Gelu:
         return unary_loop<T>(n, out, so, a, sa,
                              [](C v) { return C(0.5) * v * (C(1) + std::erf(v * C(0.7071067811865476))); });
+      case UnaryOp::Floor: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::floor(v); });
+      case UnaryOp::Ceil: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::ceil(v); });
+      case UnaryOp::Trunc: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::trunc(v); });
+      case UnaryOp::Round: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::nearbyint(v); });  // half to even
+      case UnaryOp::Tan: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::tan(v); });
+      case UnaryOp::Asin: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::asin(v); });
+      case UnaryOp::Acos: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::acos(v); });
+      case UnaryOp::Atan: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::atan(v); });
+      case UnaryOp::Sinh: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::sinh(v); });
+      case UnaryOp::Cosh: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::cosh(v); });
+      case UnaryOp::Asinh: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::asinh(v); });
+      case UnaryOp::Acosh: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::acosh(v); });
+      case UnaryOp::Atanh: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::atanh(v); });
+      case UnaryOp::Expm1: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::expm1(v); });
+      case UnaryOp::Log1p: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::log1p(v); });
+      case UnaryOp::Log2: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::log2(v); });
+      case UnaryOp::Log10: return unary_loop<T>(n, out, so, a, sa, [](C v) { return std::log10(v); });
       default: break;
     }
   }
