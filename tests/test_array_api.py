@@ -153,6 +153,18 @@ def test_dtype_functions_follow_the_standard():
         xp.isdtype(xp.int32, "integer")
 
 
+def test_signbit_copysign_and_logaddexp_keep_the_special_cases(device):
+    a = np.array([-1.0, -0.0, 0.0, 2.0, np.inf, -np.inf, 1000.0, 3.0], np.float32)
+    b = np.array([0.5, -0.0, 0.0, -2.0, np.inf, -np.inf, 1.0, np.nan], np.float32)
+    x1, x2 = pcp.tensor(a, device=device), pcp.tensor(b, device=device)
+    np.testing.assert_array_equal(xp.signbit(x1).numpy(), np.signbit(a))
+    np.testing.assert_array_equal(np.signbit(xp.copysign(x2, x1).numpy()), np.signbit(a))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(xp.logaddexp(x1, x2).numpy(), np.logaddexp(a, b), rtol=1e-6)
+    assert (+x1).tolist() == a.tolist() and x1.to_device(device) is x1
+    assert not np.signbit(xp.abs(x1).numpy()).any()  # abs(-0.0) is +0.0
+
+
 def test_bad_arguments_name_the_function():
     x = pcp.ones((2, 3))
     with pytest.raises(IndexError, match="flip: axis 2"):

@@ -42,4 +42,18 @@ def _array_namespace(self, /, *, api_version=None):
 _this = __import__("sys").modules[__name__]
 
 
+def _to_device(self, device, /, *, stream=None):
+    """This tensor on device (itself when it is there already): the standard's to_device."""
+    if stream is not None:
+        raise ValueError("to_device: PCP has no streams to name; pass stream=None")
+    return self if self.device == pcp.device(device) else self.to(device)
+
+
+def _positive(self):
+    """+x: a copy of x."""
+    return pcp.copy(self)
+
+
 pcp.Tensor.__array_namespace__ = _array_namespace
+pcp.Tensor.to_device = _to_device
+pcp.Tensor.__pos__ = _positive

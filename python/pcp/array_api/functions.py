@@ -199,6 +199,29 @@ def isfinite(x, /):
     return pcp.lt(pcp.abs(x), math.inf)
 
 
+def signbit(x, /):
+    """Where x's sign bit is set: negative numbers and -0.0 (a NaN's sign bit is not read:
+    False)."""
+    if x.dtype in SIGNED:
+        return pcp.lt(x, 0)
+    if x.dtype == bool:
+        return pcp.zeros(x.shape, dtype=bool, device=x.device)
+    return pcp.logical_or(pcp.lt(x, 0), pcp.logical_and(pcp.eq(x, 0), pcp.lt(pcp.div(1.0, x), 0)))
+
+
+def copysign(x1, x2, /):
+    """|x1| with the sign of x2 (by signbit)."""
+    magnitude = pcp.abs(x1)
+    return pcp.where(signbit(x2), pcp.neg(magnitude), magnitude)
+
+
+def logaddexp(x1, x2, /):
+    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|))."""
+    m = pcp.maximum(x1, x2)
+    spread = pcp.log1p(pcp.exp(pcp.neg(pcp.abs(pcp.sub(x1, x2)))))
+    return pcp.where(pcp.eq(x1, x2), pcp.add(m, math.log(2)), pcp.add(m, spread))  # equal infinities too
+
+
 def clip(x, /, min=None, max=None):  # noqa: A002
     """x limited to [min, max] (either may be None)."""
     return x if min is None and max is None else pcp.clip(x, min, max)
@@ -515,7 +538,7 @@ __all__ = [
     "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "not_equal",
     "positive", "pow", "reciprocal", "sign", "sin", "sqrt", "square", "subtract", "tanh", "floor", "ceil",
     "trunc", "round", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p",
-    "log2", "log10",
+    "log2", "log10", "signbit", "copysign", "logaddexp",
     # indexing, manipulation, searching
     "take", "take_along_axis", "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
     "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack", "argmax", "argmin",

@@ -203,7 +203,9 @@ static void unary_typed(UnaryOp op, int64_t n, char* out, int64_t so, const char
   }
   switch (op) {
     case UnaryOp::Neg: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(-v); });
-    case UnaryOp::Abs: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < 0 ? C(-v) : v; });
+    case UnaryOp::Abs:  // clearing the sign: abs(-0.0) is +0.0 (IEEE 754, the Array API standard)
+      if constexpr (is_float_v<C>) return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(std::fabs(v)); });
+      else return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < 0 ? C(-v) : v; });
     case UnaryOp::Square: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(v * v); });
     case UnaryOp::Sign: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v > C(0) ? C(1) : (v < C(0) ? C(-1) : v); });  // NaN and 0 pass through
     case UnaryOp::Relu: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < C(0) ? C(0) : v; });  // NaN stays NaN, as in PyTorch
