@@ -112,7 +112,7 @@ float apply(uint op, float v) {
     case 12: return 0.5 * v * (1.0 + tanh_(K_TANH * (v + C_TANH * v * v * v)));  // gelu_tanh
     case 13: return v / (1.0 + exp(-v));                 // silu
     case 14: return v * v;                               // square
-    case 15: return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : v);  // sign
+    case 15: return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : (v == 0.0 ? abs(v) : v));  // sign (-0 gives +0)
     case 16: return erf_(v);                             // erf
     case 19: return floor(v);                            // floor
     case 20: return ceil(v);                             // ceil

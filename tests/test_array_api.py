@@ -163,6 +163,7 @@ def test_signbit_copysign_and_logaddexp_keep_the_special_cases(device):
         np.testing.assert_allclose(xp.logaddexp(x1, x2).numpy(), np.logaddexp(a, b), rtol=1e-6)
     assert (+x1).tolist() == a.tolist() and x1.to_device(device) is x1
     assert not np.signbit(xp.abs(x1).numpy()).any()  # abs(-0.0) is +0.0
+    assert not np.signbit(xp.sign(x1).numpy()[1])  # and sign(-0.0) is +0.0
 
 
 def test_bad_arguments_name_the_function():

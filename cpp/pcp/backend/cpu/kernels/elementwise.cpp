@@ -207,7 +207,8 @@ static void unary_typed(UnaryOp op, int64_t n, char* out, int64_t so, const char
       if constexpr (is_float_v<C>) return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(std::fabs(v)); });
       else return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < 0 ? C(-v) : v; });
     case UnaryOp::Square: return unary_loop<T>(n, out, so, a, sa, [](C v) { return C(v * v); });
-    case UnaryOp::Sign: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v > C(0) ? C(1) : (v < C(0) ? C(-1) : v); });  // NaN and 0 pass through
+    case UnaryOp::Sign:  // NaN passes through; -0.0 gives +0 (the Array API standard)
+      return unary_loop<T>(n, out, so, a, sa, [](C v) { return v > C(0) ? C(1) : v < C(0) ? C(-1) : v == C(0) ? C(0) : v; });
     case UnaryOp::Relu: return unary_loop<T>(n, out, so, a, sa, [](C v) { return v < C(0) ? C(0) : v; });  // NaN stays NaN, as in PyTorch
     default: break;
   }
