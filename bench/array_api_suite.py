@@ -43,6 +43,11 @@ def run(lib, args):
            "--json-report", f"--json-report-file={report}", "--skips-file", os.devnull, "--xfails-file", os.devnull]
     t0 = time.perf_counter()
     subprocess.run(cmd, cwd=args.suite, env=env, timeout=args.timeout, stdout=subprocess.DEVNULL)
+    return dict(summarize(report), seconds=time.perf_counter() - t0)
+
+
+def summarize(report):
+    """The counts of one library's pytest-json-report file, in all and by test file."""
     with open(report) as f:
         tests = [t for t in json.load(f)["tests"] if not LEFT_OUT.search(t["nodeid"])]
     by_file = collections.defaultdict(collections.Counter)
@@ -50,8 +55,7 @@ def run(lib, args):
         by_file[t["nodeid"].split("::")[0].split("/")[-1]][t["outcome"]] += 1
     total = collections.Counter(t["outcome"] for t in tests)
     return {"total": dict(total), "by_file": {k: dict(v) for k, v in sorted(by_file.items())},
-            "failed": sorted(t["nodeid"] for t in tests if t["outcome"] in ("failed", "error")),
-            "seconds": time.perf_counter() - t0}
+            "failed": sorted(t["nodeid"] for t in tests if t["outcome"] in ("failed", "error"))}
 
 
 def main():
