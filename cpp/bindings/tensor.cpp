@@ -191,6 +191,20 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
 #undef PCP_BINOP
 #undef PCP_RBINOP
   cls.def("__neg__", named("neg", [](const Tensor& a) { return neg(a); }), doc("__neg__"));
+  cls.def("__pos__", named("positive", [](const Tensor& a) { return copy(a); }), doc("__pos__"));
+  // The Array API standard's entry points (pcp.array_api is its namespace, in Python).
+  cls.def("__array_namespace__", [](const Tensor&, py::object api_version) {
+        if (!api_version.is_none() && std::string(py::str(api_version)) != "2024.12")
+          fail<ValueError>("__array_namespace__: PCP implements the 2024.12 standard, not ",
+                           std::string(py::str(api_version)));
+        return py::object(py::module_::import("pcp.array_api"));
+      }, py::kw_only(), py::arg("api_version") = py::none(), doc("__array_namespace__"));
+  cls.def("to_device", [](py::object self, py::object device, py::object stream) {
+        if (!stream.is_none()) fail<ValueError>("to_device: PCP has no streams to name; pass stream=None");
+        const Tensor& t = self.cast<const Tensor&>();
+        const Device d = parse_device(py::str(device));
+        return d == t.device() ? self : py::cast(to_device(t, d));  // the same object when it is there
+      }, py::arg("device"), py::kw_only(), py::arg("stream") = py::none(), doc("to_device"));
   cls.def("__abs__", named("abs", [](const Tensor& a) { return abs(a); }), doc("__abs__"));
   cls.def("__invert__", named("bitwise_not", [](const Tensor& a) { return bitwise_not(a); }), doc("__invert__"));
   return cls;

@@ -165,6 +165,43 @@ Example:
     >>> pcp.zeros((2, 3)).T.shape
     (3, 2)
 )")},
+      {"to_device", text(R"(
+This tensor on `device`: itself when it is there already, else a copy there (the Array API
+standard's name for x.to(device)).
+
+Args:
+    device: a pcp.device, or its name ("cpu", "gpu", "gpu:1").
+    stream: must be None: PCP has no streams to name.
+
+Returns:
+    A tensor.
+
+Raises:
+    ValueError: a stream, or a device that does not exist.
+
+Example:
+    >>> x = pcp.ones((2,))
+    >>> x.to_device("cpu") is x
+    True
+)")},
+      {"__array_namespace__", text(R"(
+The Array API standard's namespace of PCP tensors: the module pcp.array_api.
+
+Args:
+    api_version: None, or the standard's version "2024.12".
+
+Returns:
+    The module pcp.array_api.
+
+Raises:
+    ValueError: another version of the standard.
+
+Example:
+    >>> pcp.ones((2,)).__array_namespace__().__name__
+    'pcp.array_api'
+)")},
+      {"__pos__", unary_operator("+x", "positive (a copy)", "A new tensor equal to x.", "Nothing.",
+                                 "(+pcp.tensor([1.0, -2.0])).tolist()", "[1.0, -2.0]")},
       {"mT", text(R"(
 This tensor with its last two axes swapped: a batch of matrices, each transposed (a view).
 

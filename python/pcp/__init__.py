@@ -45,6 +45,6 @@ from . import nn, optim, amp  # noqa: E402,F401  (after the dtype names they use
 from .amp import autocast  # noqa: E402,F401
 from ._compile import compile, load_plan  # noqa: E402,F401
 from . import export  # noqa: E402,F401
-from . import array_api  # noqa: E402,F401  (Tensor.__array_namespace__)
+from . import array_api  # noqa: E402,F401  (what Tensor.__array_namespace__ returns)
 
 __version__ = "0.1.0"

@@ -281,6 +281,23 @@ class Tensor:
             >>> np.asarray(pcp.arange(3), dtype=np.float64).tolist()
             [0.0, 1.0, 2.0]
         """
+    def __array_namespace__(self, *, api_version: typing.Any = None) -> typing.Any:
+        """
+        The Array API standard's namespace of PCP tensors: the module pcp.array_api.
+
+        Args:
+            api_version: None, or the standard's version "2024.12".
+
+        Returns:
+            The module pcp.array_api.
+
+        Raises:
+            ValueError: another version of the standard.
+
+        Example:
+            >>> pcp.ones((2,)).__array_namespace__().__name__
+            'pcp.array_api'
+        """
     def __bool__(self) -> bool:
         """
         bool(x) (and ``if x:``): the truth of a one-element tensor, non-zero being true.
@@ -619,6 +636,20 @@ class Tensor:
         Example:
             >>> (pcp.tensor([True, False]) | False).tolist()
             [True, False]
+        """
+    def __pos__(self) -> Tensor:
+        """
+        +x: pcp.positive (a copy).
+
+        Returns:
+            A new tensor equal to x.
+
+        Raises:
+            Nothing.
+
+        Example:
+            >>> (+pcp.tensor([1.0, -2.0])).tolist()
+            [1.0, -2.0]
         """
     def __pow__(self, other: typing.Any) -> Tensor:
         """
@@ -2298,6 +2329,26 @@ class Tensor:
             >>> x = pcp.arange(3).to("cpu", pcp.float32)
             >>> x.device, x.dtype
             ('cpu', pcp.float32)
+        """
+    def to_device(self, device: typing.Any, *, stream: typing.Any = None) -> typing.Any:
+        """
+        This tensor on `device`: itself when it is there already, else a copy there (the Array API
+        standard's name for x.to(device)).
+
+        Args:
+            device: a pcp.device, or its name ("cpu", "gpu", "gpu:1").
+            stream: must be None: PCP has no streams to name.
+
+        Returns:
+            A tensor.
+
+        Raises:
+            ValueError: a stream, or a device that does not exist.
+
+        Example:
+            >>> x = pcp.ones((2,))
+            >>> x.to_device("cpu") is x
+            True
         """
     def tolist(self) -> typing.Any:
         """

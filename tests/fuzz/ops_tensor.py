@@ -4,7 +4,7 @@ device, ... and the constructor."""
 import numpy as np
 
 from . import reference as R
-from .cases import Op, Skip, attr, builtin, fn, method, register
+from .cases import Op, Skip, attr, builtin, fn, method, register, unop
 from .inputs import Lit, TensorArg
 from .ops_create import DEVICE_ARGS, DTYPE_ARGS, ITEMSIZE, check_device, dtype_name
 from .reference import ALL, Invalid, Unspecified
@@ -274,3 +274,26 @@ register(
 )
 
 ALL_DTYPES = ALL
+
+# ----------------------------------------------------------------------------------------------
+# the Array API standard's entry points
+
+
+def _to_device_ref(x, device):
+    if not isinstance(device, str):
+        raise Invalid("to_device() takes a device")
+    check_device(device)
+    return np.array(x)
+
+
+def _namespace_ref(x):
+    return R.Check(lambda r: getattr(r, "__name__", None) == "pcp.array_api", "the module pcp.array_api")
+
+
+register(
+    Op("Tensor.to_device", method("to_device"), _to_device_ref, None,
+       build=lambda x, p, ctx: ([x, Lit(p["to"])], {}), cross=[{"to": "'cpu'"}],
+       extra=[{"to": d} for d in DEVICE_ARGS + ["None"]], names=("to_device", "device")),
+    Op("Tensor.__array_namespace__", method("__array_namespace__"), _namespace_ref, None, names=("array_namespace",)),
+    Op("Tensor.__pos__", unop("+"), lambda x: np.array(x), lambda k, kw: R.same(k[0]), dtypes=ALL, names=("positive",)),
+)

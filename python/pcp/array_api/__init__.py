@@ -30,30 +30,3 @@ newaxis = None
 __all__ = ["__array_api_version__", "__array_namespace_info__", "bool", "int32", "int64", "float16", "bfloat16",
            "float32", "float64", "can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan",
            "newaxis"] + _functions
-
-
-def _array_namespace(self, /, *, api_version=None):
-    """The Array API namespace of PCP tensors: pcp.array_api (api_version: None or '2024.12')."""
-    if api_version not in (None, __array_api_version__):
-        raise ValueError(f"__array_namespace__: PCP implements the {__array_api_version__} standard, not {api_version!r}")
-    return _this
-
-
-_this = __import__("sys").modules[__name__]
-
-
-def _to_device(self, device, /, *, stream=None):
-    """This tensor on device (itself when it is there already): the standard's to_device."""
-    if stream is not None:
-        raise ValueError("to_device: PCP has no streams to name; pass stream=None")
-    return self if self.device == pcp.device(device) else self.to(device)
-
-
-def _positive(self):
-    """+x: a copy of x."""
-    return pcp.copy(self)
-
-
-pcp.Tensor.__array_namespace__ = _array_namespace
-pcp.Tensor.to_device = _to_device
-pcp.Tensor.__pos__ = _positive
