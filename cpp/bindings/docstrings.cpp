@@ -52,6 +52,15 @@ std::string reduction(const char* what, const char* returns, const char* example
          " for x.\n    ValueError: an axis named twice.\n\nExample:\n    >>> " + example + "\n    " + result + "\n";
 }
 
+// Rounding: integers come back as they are, bool is refused.
+std::string rounding(const char* what, const char* example, const char* result) {
+  return std::string(what) +
+         "\n\nArgs:\n    x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.\n\nReturns:\n"
+         "    A new tensor of x's shape and dtype (an integer tensor's values are already whole).\n\nRaises:\n"
+         "    TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.\n\nExample:\n    >>> " +
+         example + "\n    " + result + "\n";
+}
+
 const std::unordered_map<std::string, std::string>& table() {
   static const std::unordered_map<std::string, std::string> docs = {
       {"exp", unary("e to the power x, elementwise.", "pcp.exp(pcp.tensor([0.0, 1.0])).tolist()",
@@ -68,10 +77,10 @@ const std::unordered_map<std::string, std::string>& table() {
       {"cos", unary("The cosine of x (radians), elementwise.", "pcp.cos(pcp.tensor([0.0])).tolist()", "[1.0]")},
       {"sin", unary("The sine of x (radians), elementwise.", "pcp.sin(pcp.tensor([0.0])).tolist()", "[0.0]")},
       {"erf", unary("The error function of x, elementwise.", "pcp.erf(pcp.tensor([0.0])).tolist()", "[0.0]")},
-      {"floor", unary("The largest integer not above x, elementwise (integers are returned as they are).", "pcp.floor(pcp.tensor([-1.5, 2.5])).tolist()", "[-2.0, 2.0]")},
-      {"ceil", unary("The smallest integer not below x, elementwise (integers are returned as they are).", "pcp.ceil(pcp.tensor([-1.5, 2.5])).tolist()", "[-1.0, 3.0]")},
-      {"trunc", unary("x rounded toward zero, elementwise (integers are returned as they are).", "pcp.trunc(pcp.tensor([-1.5, 2.5])).tolist()", "[-1.0, 2.0]")},
-      {"round", unary("x rounded to the nearest integer, halves to even, elementwise (integers are returned as they are).", "pcp.round(pcp.tensor([0.5, 1.5, -2.5])).tolist()", "[0.0, 2.0, -2.0]")},
+      {"floor", rounding("The largest integer not above x, elementwise.", "pcp.floor(pcp.tensor([-1.5, 2.5])).tolist()", "[-2.0, 2.0]")},
+      {"ceil", rounding("The smallest integer not below x, elementwise.", "pcp.ceil(pcp.tensor([-1.5, 2.5])).tolist()", "[-1.0, 3.0]")},
+      {"trunc", rounding("x rounded toward zero, elementwise.", "pcp.trunc(pcp.tensor([-1.5, 2.5])).tolist()", "[-1.0, 2.0]")},
+      {"round", rounding("x rounded to the nearest integer, halves to even, elementwise.", "pcp.round(pcp.tensor([0.5, 1.5, -2.5])).tolist()", "[0.0, 2.0, -2.0]")},
       {"tan", unary("The tangent of x (radians), elementwise.", "pcp.tan(pcp.tensor([0.0])).tolist()", "[0.0]")},
       {"asin", unary("The inverse sine of x, in [-pi/2, pi/2], elementwise (nan outside [-1, 1]).", "pcp.asin(pcp.tensor([0.0])).tolist()", "[0.0]")},
       {"acos", unary("The inverse cosine of x, in [0, pi], elementwise (nan outside [-1, 1]).", "pcp.acos(pcp.tensor([1.0])).tolist()", "[0.0]")},

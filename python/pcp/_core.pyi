@@ -1202,16 +1202,16 @@ class Tensor:
         """
     def ceil(self) -> Tensor:
         """
-        The smallest integer not below x, elementwise (integers are returned as they are).
+        The smallest integer not below x, elementwise.
 
         Args:
-            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+            x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
         Returns:
-            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+            A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
         Raises:
-            TypeError: x is not a tensor, an array, a list or a number.
+            TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
         Example:
             >>> pcp.ceil(pcp.tensor([-1.5, 2.5])).tolist()
@@ -1436,16 +1436,16 @@ class Tensor:
         """
     def floor(self) -> Tensor:
         """
-        The largest integer not above x, elementwise (integers are returned as they are).
+        The largest integer not above x, elementwise.
 
         Args:
-            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+            x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
         Returns:
-            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+            A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
         Raises:
-            TypeError: x is not a tensor, an array, a list or a number.
+            TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
         Example:
             >>> pcp.floor(pcp.tensor([-1.5, 2.5])).tolist()
@@ -1973,16 +1973,16 @@ class Tensor:
         """
     def round(self) -> Tensor:
         """
-        x rounded to the nearest integer, halves to even, elementwise (integers are returned as they are).
+        x rounded to the nearest integer, halves to even, elementwise.
 
         Args:
-            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+            x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
         Returns:
-            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+            A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
         Raises:
-            TypeError: x is not a tensor, an array, a list or a number.
+            TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
         Example:
             >>> pcp.round(pcp.tensor([0.5, 1.5, -2.5])).tolist()
@@ -2419,16 +2419,16 @@ class Tensor:
         """
     def trunc(self) -> Tensor:
         """
-        x rounded toward zero, elementwise (integers are returned as they are).
+        x rounded toward zero, elementwise.
 
         Args:
-            x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+            x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
         Returns:
-            A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+            A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
         Raises:
-            TypeError: x is not a tensor, an array, a list or a number.
+            TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
         Example:
             >>> pcp.trunc(pcp.tensor([-1.5, 2.5])).tolist()
@@ -2934,16 +2934,16 @@ def broadcast_to(x: Tensor, shape: typing.Any) -> Tensor:
 
 def ceil(x: typing.Any) -> Tensor:
     """
-    The smallest integer not below x, elementwise (integers are returned as they are).
+    The smallest integer not below x, elementwise.
 
     Args:
-        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+        x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
     Returns:
-        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+        A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
     Raises:
-        TypeError: x is not a tensor, an array, a list or a number.
+        TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
     Example:
         >>> pcp.ceil(pcp.tensor([-1.5, 2.5])).tolist()
@@ -3336,16 +3336,16 @@ def flatten(x: Tensor, start_axis: int = 0, end_axis: int = -1) -> Tensor:
 
 def floor(x: typing.Any) -> Tensor:
     """
-    The largest integer not above x, elementwise (integers are returned as they are).
+    The largest integer not above x, elementwise.
 
     Args:
-        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+        x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
     Returns:
-        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+        A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
     Raises:
-        TypeError: x is not a tensor, an array, a list or a number.
+        TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
     Example:
         >>> pcp.floor(pcp.tensor([-1.5, 2.5])).tolist()
@@ -4294,16 +4294,16 @@ def reshape(x: Tensor, shape: typing.Any) -> Tensor:
 
 def round(x: typing.Any) -> Tensor:
     """
-    x rounded to the nearest integer, halves to even, elementwise (integers are returned as they are).
+    x rounded to the nearest integer, halves to even, elementwise.
 
     Args:
-        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+        x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
     Returns:
-        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+        A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
     Raises:
-        TypeError: x is not a tensor, an array, a list or a number.
+        TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
     Example:
         >>> pcp.round(pcp.tensor([0.5, 1.5, -2.5])).tolist()
@@ -4918,16 +4918,16 @@ def triu(x: Tensor, k: int = 0) -> Tensor:
 
 def trunc(x: typing.Any) -> Tensor:
     """
-    x rounded toward zero, elementwise (integers are returned as they are).
+    x rounded toward zero, elementwise.
 
     Args:
-        x: a tensor (or anything pcp.asarray takes) of any shape; integer and bool inputs are promoted to float32 where the result is fractional.
+        x: a tensor (or anything pcp.asarray takes) of any shape and numeric dtype.
 
     Returns:
-        A new tensor of x's shape. On a GPU, float16 and bfloat16 are computed in float32 and rounded once.
+        A new tensor of x's shape and dtype (an integer tensor's values are already whole).
 
     Raises:
-        TypeError: x is not a tensor, an array, a list or a number.
+        TypeError: x is a bool tensor, or not a tensor, an array, a list or a number.
 
     Example:
         >>> pcp.trunc(pcp.tensor([-1.5, 2.5])).tolist()
