@@ -572,3 +572,23 @@ def test_a_killed_diloco_driver_leaves_no_ray_process_behind(tmp_path, text_file
                 c.kill()  # psutil checks the pid still names the process it saw
             except psutil.Error:
                 pass
+
+
+def test_a_workers_round_holds_one_steps_memory_whatever_its_length(tiny):
+    """A round keeps its losses to read at the end: detached, so that each does not keep its
+    step's graph and activations alive (a 50-step round once ran an H100 out of memory)."""
+    from pcp.distributed import Worker
+    cfg = tiny()
+    tokens = (np.arange(4000) * 7) % 11
+    worker = Worker({"train_config": cfg.to_dict(), "diloco_config": DiLoCoConfig(workers=1).to_dict(),
+                     "vocab_size": 11, "n_train": 3600, "rank": 0})
+    params = {k: v.numpy().copy() for k, v in worker.model.state_dict().items()}
+    peaks = []
+    try:
+        for steps in (2, 20):
+            pcp.reset_peak_memory_stats("cpu")
+            worker.run_round(0, params, inner_steps=steps, first_step=0, tokens=tokens, keep_state=False)
+            peaks.append(pcp.memory_stats("cpu")["peak_bytes"])
+    finally:
+        pcp.set_num_threads(0)  # the worker set one thread for this process
+    assert peaks[1] < 1.5 * peaks[0], peaks
