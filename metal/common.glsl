@@ -127,3 +127,20 @@ uvec2 pack4(vec4 v, uint type) {
 #define LOAD1(buf, type, e)                                                                   \
   ((type) == T_F32 ? uintBitsToFloat((buf)[(e) >> 1][(e) & 1u])                              \
                    : unpack4((buf)[(e) >> 2], type)[(e) & 3u])
+
+// atan with the argument reduced to [0, tan(pi/8)] and a degree-9 odd minimax polynomial (the
+// drivers' atan, asin and acos can be off by 1e-4: lavapipe's are); -0 stays -0, NaN stays NaN.
+float atan_(float v) {
+  float a = abs(v), base = 0.0;
+  if (a > 2.414213562373095) {
+    base = 1.5707963267948966;
+    a = -1.0 / a;
+  } else if (a > 0.4142135623730950) {
+    base = 0.7853981633974483;
+    a = (a - 1.0) / (a + 1.0);
+  }
+  const float z = a * a;
+  const float r = base + ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z -
+                           3.33329491539e-1) * z * a + a);
+  return v < 0.0 ? -r : (v == 0.0 ? v : r);
+}

@@ -78,23 +78,6 @@ float cosh_(float v) {
   return h + 0.25 / h;
 }
 
-// atan with the argument reduced to [0, tan(pi/8)] and a degree-9 odd minimax polynomial (the
-// drivers' atan, asin and acos can be off by 1e-4: lavapipe's are); -0 stays -0, NaN stays NaN.
-float atan_(float v) {
-  float a = abs(v), base = 0.0;
-  if (a > 2.414213562373095) {
-    base = 1.5707963267948966;
-    a = -1.0 / a;
-  } else if (a > 0.4142135623730950) {
-    base = 0.7853981633974483;
-    a = (a - 1.0) / (a + 1.0);
-  }
-  const float z = a * a;
-  const float r = base + ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z -
-                           3.33329491539e-1) * z * a + a);
-  return v < 0.0 ? -r : (v == 0.0 ? v : r);
-}
-
 float apply(uint op, float v) {
   switch (op) {
     case 0: return -v;                                   // neg

@@ -75,6 +75,7 @@ GPU_GAPS = {
     # Integer and bool math: comparisons, where, casts, copies and gathers run on int32 and bool;
     # arithmetic and reductions do not.
     "int32": {"neg", "abs", "square", "sign", "relu", "add", "sub", "mul", "pow", "maximum", "minimum", "clip",
+              "floor_divide", "remainder", "bitwise_left_shift", "bitwise_right_shift",
               "sum", "max", "min", "argmax", "argmin"},
     "bool": {"sum", "max", "min", "argmax", "argmin"},
 }

@@ -5,7 +5,7 @@ import pytest
 
 import pcp
 from pcp.export import ExportError
-from pcp.export._rules import REFUSED, RULES
+from pcp.export._rules import BINARY_OPS as RULES_BINARY, REFUSED, RULES, UNARY_OPS as RULES_UNARY
 from test_compile import _training_step
 
 jax = pytest.importorskip("jax")
@@ -53,8 +53,11 @@ def elementwise_case():
                  pcp.sinh(x), pcp.cosh(x), pcp.asinh(x), pcp.acosh(p + 1.0), pcp.atanh(x * 0.3), pcp.expm1(x),
                  pcp.log1p(p), pcp.log2(p), pcp.log10(p)]
         binary = [x + p, x - p, x * p, x / p, p ** x, pcp.maximum(x, p), pcp.minimum(x, 0.5), x == p, x != 0.0,
-                  x < p, x <= p, x > 0.1, x >= p, pcp.where(x > 0, x, p * 2.0)]
-        ints = [i & 6, i | 1, i ^ 3, ~i, pcp.logical_not(i > 2), i * 3 + 1, (x > 0) & (p > 1.0)]
+                  x < p, x <= p, x > 0.1, x >= p, pcp.where(x > 0, x, p * 2.0), pcp.atan2(x, p - 1.0),
+                  pcp.atan2(x, x * 0.0), pcp.hypot(x, p), pcp.copysign(p, x), pcp.nextafter(x, p), (x * 5.0) % p,
+                  (x * 5.0) // p, (x * 3.0) % -0.7, (x * 3.0) // -0.7, x // 0.0]
+        ints = [i & 6, i | 1, i ^ 3, ~i, pcp.logical_not(i > 2), i * 3 + 1, (x > 0) & (p > 1.0), (i - 3) // 2,
+                (i - 3) % -2, i // 0, i % 0, i << 2, (i - 3) >> 1, 1 << i]
         reductions = [x.sum(), x.sum(axis=0, keepdims=True), x.max(axis=1), x.min(axis=0), x.argmax(axis=1),
                       x.argmin(), x.mean(axis=-1), i.sum(axis=1), x.astype(pcp.int32), i.astype(pcp.float32),
                       x.astype(pcp.float64) * 3.0]
@@ -122,6 +125,8 @@ def check_case(fn, args):
 
 def test_every_primitive_is_exported_or_refused_with_a_reason():
     names = set(pcp._core.primitive_names())
+    # every unary and binary op is registered (plan files make them again by name)
+    assert set(RULES_UNARY) | set(RULES_BINARY) <= names, sorted((set(RULES_UNARY) | set(RULES_BINARY)) - names)
     assert names <= set(RULES) | set(REFUSED), sorted(names - set(RULES) - set(REFUSED))
 
 

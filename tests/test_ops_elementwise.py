@@ -217,6 +217,103 @@ def test_binary_arith_integers_exact(name, dtype, rng):
     assert_close(fn(ta, tb), ref(a, b), dtype)
 
 
+# The Array API standard's functions of two arguments: float64 references (their special values
+# are the standard's, which are C's; floor_divide of an infinity is x / y there, NaN in NumPy).
+def _np_floor_divide(a, b):
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(a, b)
+        return np.where((b == 0) | np.isinf(a) | np.isinf(b), a / b, q) if q.dtype.kind == "f" else q
+
+
+TWO_ARG = {"atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "remainder": np.remainder,
+           "floor_divide": _np_floor_divide}
+SPECIAL_PAIRS = np.array([0.0, -0.0, 1.5, -1.5, 3.0, -7.25, np.inf, -np.inf, np.nan, 1e30, -1e-30, 6.0])
+
+
+@pytest.mark.parametrize("name", sorted(TWO_ARG))
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_array_api_binary_functions(name, dtype, rng):
+    fn, ref = getattr(pcp, name), TWO_ARG[name]
+    (ta, a), (tb, b) = make(rng, (3, 4), dtype, -5, 5), make(rng, (4,), dtype, -5, 5)
+    assert_close(fn(ta, tb), ref(a, b), dtype)
+    # Every pair of special values, signs of zero included.
+    x, y = (v.ravel() for v in np.meshgrid(SPECIAL_PAIRS, SPECIAL_PAIRS))
+    tx, ty = pcp.tensor(x, dtype=dtype), pcp.tensor(y, dtype=dtype)
+    x, y = to_np(tx).astype(NP_OF[dtype]), to_np(ty).astype(NP_OF[dtype])  # computed in the dtype: 1e30 // -1e-30
+    with np.errstate(all="ignore"):
+        want = ref(x, y)
+    got = to_np(fn(tx, ty))
+    assert_close(fn(tx, ty), want, dtype)
+    zeros = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]), err_msg=f"{name}: sign of zero")
+
+
+@pytest.mark.parametrize("name", ["remainder", "floor_divide"])
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+def test_floored_division_low_precision(name, dtype, rng):
+    (ta, a), (tb, b) = make(rng, (4, 37), dtype, -9, 9), make(rng, (37,), dtype, 0.5, 3)
+    assert_close(getattr(pcp, name)(ta, tb), TWO_ARG[name](a, b), dtype)
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=str)
+def test_integer_floored_division_and_shifts(dtype, rng):
+    ta, a = make(rng, (6, 5), dtype, -50, 50)
+    tb, b = make(rng, (5,), dtype, -7, 7)
+    b_nz = np.where(b == 0, 3, b)
+    tb_nz = pcp.tensor(b_nz, dtype=dtype)
+    assert_close(ta // tb_nz, a // b_nz, dtype)
+    assert_close(ta % tb_nz, a % b_nz, dtype)
+    assert_close(50 // tb_nz, 50 // b_nz, dtype)
+    assert_close(-50 % tb_nz, -50 % b_nz, dtype)
+    # By zero: 0, as NumPy; the most negative integer by -1 wraps.
+    lo = np.iinfo(NP_OF[dtype]).min
+    assert_close(pcp.tensor([7, -7, lo], dtype=dtype) // pcp.tensor([0, 0, -1], dtype=dtype),
+                 np.array([0, 0, lo]), dtype)
+    assert_close(pcp.tensor([7, -7, lo], dtype=dtype) % pcp.tensor([0, 0, -1], dtype=dtype), np.zeros(3), dtype)
+    width = 8 * np.dtype(NP_OF[dtype]).itemsize
+    counts = np.array([0, 1, 5, width - 1, width, width + 3, -1])
+    x = np.array([3, -3, 100, 1, -1, 7, -8])
+    tx, tc = pcp.tensor(x, dtype=dtype), pcp.tensor(counts, dtype=dtype)
+    assert_close(tx << tc, np.where(counts < width, np.left_shift(x, np.clip(counts, 0, width - 1)), 0)
+                 .astype(NP_OF[dtype]) * (counts >= 0), dtype)
+    assert_close(tx >> tc, np.where((counts >= 0) & (counts < width), x >> np.clip(counts, 0, width - 1),
+                                    np.where(x < 0, -1, 0)), dtype)
+    assert_close(1 << tc[:4], (1 << counts[:4]).astype(NP_OF[dtype]), dtype)  # 1 << 31 wraps in int32
+
+
+def test_shifts_and_floating_functions_refuse_what_they_cannot_take():
+    with pytest.raises(TypeError, match="bitwise_left_shift"):
+        pcp.tensor([1.0]) << 1
+    with pytest.raises(TypeError, match="bitwise_right_shift"):
+        pcp.tensor([True]) >> pcp.tensor([1])
+    assert pcp.atan2(pcp.tensor([1]), pcp.tensor([1])).dtype == pcp.float32  # integers taken as floats
+    assert (pcp.tensor([True]) // pcp.tensor([True])).dtype == pcp.int64  # bools count in int64, as **
+
+
+@pytest.mark.parametrize("dtype", FLOATS + LOW, ids=str)
+def test_nextafter_steps_one_value_of_the_dtype(dtype):
+    np_dt = {pcp.float32: np.float32, pcp.float64: np.float64, pcp.float16: np.float16}.get(dtype)
+    x = pcp.tensor([1.0, 1.0, 0.0, 0.0, -0.0, 2.0, np.inf, np.nan, 1.0], dtype=dtype)
+    y = pcp.tensor([2.0, 0.0, 1.0, -1.0, 0.0, 2.0, 0.0, 1.0, np.nan], dtype=dtype)
+    on_gpu = x.device != "cpu"
+    if on_gpu and dtype in LOW:
+        with pytest.raises(NotImplementedError, match="nextafter"):
+            pcp.nextafter(x, y)
+        return
+    got = to_np(pcp.nextafter(x, y)).astype(np.float64)
+    eps = {pcp.float32: 2.0 ** -23, pcp.float64: 2.0 ** -52, pcp.float16: 2.0 ** -10, pcp.bfloat16: 2.0 ** -7}[dtype]
+    tiny = {pcp.float32: 2.0 ** -149, pcp.float64: 5e-324, pcp.float16: 2.0 ** -24, pcp.bfloat16: 2.0 ** -133}[dtype]
+    big = float(np.finfo(np_dt).max) if np_dt else 3.3895313892515355e38
+    want = np.array([1 + eps, 1 - eps / 2, tiny, -tiny, 0.0, 2.0, big, np.nan, np.nan])
+    if np_dt is not None:
+        want = np.nextafter(to_np(x).astype(np_dt), to_np(y).astype(np_dt)).astype(np.float64)
+        want[4] = 0.0  # -0 toward +0 is +0 (C's, the standard's; NumPy's float16 keeps -0)
+    if on_gpu and dtype == pcp.float32:  # drivers may flush subnormal results
+        got, want = got[[0, 1, 4, 5, 6, 7, 8]], want[[0, 1, 4, 5, 6, 7, 8]]
+    np.testing.assert_array_equal(got, want)
+    assert not np.signbit(got[4 if len(got) == 9 else 2])
+
+
 def test_integer_pow_exact(rng):
     ta, a = make(rng, (3, 4), pcp.int64, -4, 4)
     tb, b = make(rng, (3, 4), pcp.int64, 0, 5)

@@ -159,6 +159,17 @@ for _name in ("log1p", "log2", "log10"):
 for _name in ("floor", "ceil", "trunc", "round"):  # zero almost everywhere: away from the jumps
     case(_name, getattr(pcp, _name), torch and getattr(torch, _name),
          lambda r: [np.round(r.uniform(-3, 3, size=S34)) + r.uniform(0.2, 0.3, size=S34)])
+case("atan2", pcp.atan2, torch and torch.atan2, lambda r: [r.normal(size=S34), away(r, (4,), 0.3)])
+case("hypot", pcp.hypot, torch and torch.hypot, lambda r: [away(r, S34), r.normal(size=(4,))])
+case("copysign", pcp.copysign, torch and torch.copysign, lambda r: [away(r, S34), away(r, S34)])
+case("nextafter", pcp.nextafter, torch and (lambda a, b: a + 0 * b), lambda r: [r.normal(size=S34), r.normal(size=S34)])
+# a / b kept 0.2 away from the integers, where the remainder jumps
+case("remainder", pcp.remainder, torch and torch.remainder,
+     lambda r: [(np.round(r.uniform(-4, 4, size=S34)) + r.uniform(0.2, 0.8, size=S34)) * 1.5, np.full(S34, 1.5)])
+case("remainder_negative_divisor", lambda a, b: a % b, lambda a, b: a % b,
+     lambda r: [(np.round(r.uniform(-4, 4, size=S34)) + r.uniform(0.2, 0.8, size=S34)) * 0.7, np.full((4,), -0.7)])
+case("floor_divide", pcp.floor_divide, torch and (lambda a, b: torch.floor(a / b)),  # torch has no floor_divide VJP
+     lambda r: [np.round(r.uniform(-4, 4, size=S34)) + r.uniform(0.2, 0.8, size=S34), np.full(S34, 1.0)])
 case("unary_chain", lambda x: pcp.tanh(pcp.exp(pcp.sin(x)) * 0.5),
      lambda x: torch.tanh(torch.exp(torch.sin(x)) * 0.5), lambda r: [r.normal(size=S34)])
 case("unary_0d", pcp.sigmoid, torch and torch.sigmoid, lambda r: [np.array(0.7)])
@@ -474,7 +485,8 @@ DEDICATED = {"astype": "test_astype_gradient_casts_back", "dropout": "test_dropo
 NOT_DIFFERENTIABLE = {
     **{n: "comparisons, logical and bitwise ops return bool or integer tensors" for n in (
         "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
-        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "any", "all")},
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+        "any", "all")},
     **{n: "returns integer indices" for n in ("argmax", "argmin", "one_hot")},
     **{n: "creates a tensor from values, not from differentiable inputs" for n in (
         "tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "full", "eye", "arange", "zeros_like",

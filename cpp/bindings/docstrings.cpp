@@ -132,6 +132,28 @@ const std::unordered_map<std::string, std::string>& table() {
                              "pcp.bitwise_or(pcp.tensor([12]), 10).tolist()", "[14]")},
       {"bitwise_xor", compare("a ^ b on integers and bools, elementwise.", "A tensor in the promoted dtype.",
                               "pcp.bitwise_xor(pcp.tensor([12]), 10).tolist()", "[6]")},
+      {"bitwise_left_shift", compare("a << b on integers, elementwise (a count below 0 or of the type's width or\n"
+                                     "more gives 0).", "A tensor in the promoted integer dtype.",
+                                     "pcp.bitwise_left_shift(pcp.tensor([1, 3]), 2).tolist()", "[4, 12]")},
+      {"bitwise_right_shift", compare("a >> b on integers, elementwise, keeping the sign (a count below 0 or of the\n"
+                                      "type's width or more gives 0, or -1 for negative a).",
+                                      "A tensor in the promoted integer dtype.",
+                                      "pcp.bitwise_right_shift(pcp.tensor([12, -12]), 2).tolist()", "[3, -3]")},
+      {"atan2", binary("The angle of the point (b, a) from the x axis, in [-pi, pi], elementwise (integers are\n"
+                       "taken as floats; zeros and infinities as C's atan2).",
+                       "round(pcp.atan2(pcp.tensor([1.0]), pcp.tensor([-1.0])).item(), 4)", "2.3562")},
+      {"hypot", binary("sqrt(a**2 + b**2), elementwise, without overflow in the squares.",
+                       "pcp.hypot(pcp.tensor([3.0]), 4.0).tolist()", "[5.0]")},
+      {"copysign", binary("The magnitude of a with the sign bit of b, elementwise (integers are taken as floats).",
+                          "pcp.copysign(pcp.tensor([2.0, 3.0]), pcp.tensor([-0.0, 1.0])).tolist()", "[-2.0, 3.0]")},
+      {"nextafter", binary("The next representable value after a toward b, in a's floating dtype, elementwise.",
+                           "pcp.nextafter(pcp.tensor([1.0]), 2.0).item() - 1.0 == 2.0 ** -23", "True")},
+      {"remainder", binary("a - b * floor_divide(a, b), elementwise: Python's %, whose result takes b's sign\n"
+                           "(integer division by zero gives 0, as NumPy).",
+                           "pcp.remainder(pcp.tensor([7, -7]), 3).tolist()", "[1, 2]")},
+      {"floor_divide", binary("a / b rounded toward -inf, elementwise: Python's // (integer division by zero gives\n"
+                              "0, as NumPy; on floats it gives a / b).",
+                              "pcp.floor_divide(pcp.tensor([7.0, -7.0]), 2).tolist()", "[3.0, -4.0]")},
       {"max", reduction("The largest of x's elements over `axis` (a NaN wins).",
                         "A tensor of x's dtype without the reduced axes.",
                         "pcp.max(pcp.tensor([[1.0, 5.0], [3.0, 2.0]]), axis=1).tolist()", "[5.0, 3.0]")},

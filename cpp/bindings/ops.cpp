@@ -118,6 +118,8 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   PCP_BINARY(add); PCP_BINARY(sub); PCP_BINARY(mul); PCP_BINARY(div); PCP_BINARY(eq); PCP_BINARY(ne);
   PCP_BINARY(lt); PCP_BINARY(le); PCP_BINARY(gt); PCP_BINARY(ge); PCP_BINARY(logical_and); PCP_BINARY(logical_or);
   PCP_BINARY(logical_xor); PCP_BINARY(bitwise_and); PCP_BINARY(bitwise_or); PCP_BINARY(bitwise_xor);
+  PCP_BINARY(bitwise_left_shift); PCP_BINARY(bitwise_right_shift); PCP_BINARY(atan2); PCP_BINARY(hypot);
+  PCP_BINARY(copysign); PCP_BINARY(nextafter); PCP_BINARY(remainder); PCP_BINARY(floor_divide);
 #undef PCP_BINARY
 #define PCP_BINARY_METHOD(name) \
   def_op(m, cls, #name, [=](py::handle a, py::handle b) { return name(T(a, #name), T(b, #name)); }, arg("a"), arg("b"))

@@ -1,5 +1,8 @@
 // The Tensor class: properties, operators, indexing, autograd entry points.
 #include <cmath>
+#include <complex>
+
+#include <pybind11/complex.h>
 
 #include "convert.h"
 #include "named.h"
@@ -141,6 +144,10 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
         report_host_read(t, "float()");
         return t.item_double();
       }), doc("__float__"))
+      .def("__complex__", named("complex", [](const Tensor& t) {
+        report_host_read(t, "complex()");
+        return std::complex<double>(t.item_double(), 0.0);
+      }), doc("__complex__"))
       .def("__int__", named("int", to_int), doc("__int__"))
       .def("__index__", named("index", [](const Tensor& t) {
         if (!is_integral(t.dtype()) || t.numel() != 1)
@@ -188,6 +195,14 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
   PCP_RBINOP("__ror__", bitwise_or);
   PCP_BINOP("__xor__", bitwise_xor);
   PCP_RBINOP("__rxor__", bitwise_xor);
+  PCP_BINOP("__floordiv__", floor_divide);
+  PCP_RBINOP("__rfloordiv__", floor_divide);
+  PCP_BINOP("__mod__", remainder);
+  PCP_RBINOP("__rmod__", remainder);
+  PCP_BINOP("__lshift__", bitwise_left_shift);
+  PCP_RBINOP("__rlshift__", bitwise_left_shift);
+  PCP_BINOP("__rshift__", bitwise_right_shift);
+  PCP_RBINOP("__rrshift__", bitwise_right_shift);
 #undef PCP_BINOP
 #undef PCP_RBINOP
   cls.def("__neg__", named("neg", [](const Tensor& a) { return neg(a); }), doc("__neg__"));

@@ -620,6 +620,20 @@ Example:
     >>> float(pcp.tensor(3))
     3.0
 )")},
+      {"__complex__", text(R"(
+complex(x): the value of a one-element tensor as a Python complex (PCP's dtypes are real: its
+imaginary part is 0).
+
+Returns:
+    A complex.
+
+Raises:
+    ValueError: the tensor has more or fewer than one element.
+
+Example:
+    >>> complex(pcp.tensor(1.5))
+    (1.5+0j)
+)")},
       {"__int__", text(R"(
 int(x): the value of a one-element tensor as a Python int; floats truncate toward zero, exactly
 (as Python's int(float)).
@@ -800,6 +814,30 @@ Example:
       {"__rxor__", elementwise("other ^ x on integers and bools", "bitwise_xor", "A tensor in the promoted dtype.",
                                "an operand that is not an integer or bool tensor.",
                                "(12 ^ pcp.tensor([10])).tolist()", "[6]")},
+      {"__floordiv__", elementwise("x // other, rounded toward -inf (as Python's)", "floor_divide",
+                                   "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
+                                   "(pcp.tensor([7, -7]) // 2).tolist()", "[3, -4]")},
+      {"__rfloordiv__", elementwise("other // x, rounded toward -inf (as Python's)", "floor_divide",
+                                    "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
+                                    "(7 // pcp.tensor([2, -2])).tolist()", "[3, -4]")},
+      {"__mod__", elementwise("x % other, with other's sign (as Python's)", "remainder",
+                              "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
+                              "(pcp.tensor([7, -7]) % 3).tolist()", "[1, 2]")},
+      {"__rmod__", elementwise("other % x, with x's sign (as Python's)", "remainder",
+                               "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
+                               "(7 % pcp.tensor([3, -3])).tolist()", "[1, -2]")},
+      {"__lshift__", elementwise("x << other on integers", "bitwise_left_shift", "A tensor in the promoted dtype.",
+                                 "an operand that is not an integer tensor.", "(pcp.tensor([1, 3]) << 2).tolist()",
+                                 "[4, 12]")},
+      {"__rlshift__", elementwise("other << x on integers", "bitwise_left_shift", "A tensor in the promoted dtype.",
+                                  "an operand that is not an integer tensor.", "(1 << pcp.tensor([2, 3])).tolist()",
+                                  "[4, 8]")},
+      {"__rshift__", elementwise("x >> other on integers (arithmetic: the sign is kept)", "bitwise_right_shift",
+                                 "A tensor in the promoted dtype.", "an operand that is not an integer tensor.",
+                                 "(pcp.tensor([12, -12]) >> 2).tolist()", "[3, -3]")},
+      {"__rrshift__", elementwise("other >> x on integers (arithmetic: the sign is kept)", "bitwise_right_shift",
+                                  "A tensor in the promoted dtype.", "an operand that is not an integer tensor.",
+                                  "(12 >> pcp.tensor([1, 2])).tolist()", "[6, 3]")},
       {"__neg__", unary_operator("-x", "neg", "A tensor of x's shape and dtype.",
                                  "TypeError: a bool tensor (use ~x).", "(-pcp.tensor([1.0, -2.0])).tolist()",
                                  "[-1.0, 2.0]")},

@@ -13,7 +13,9 @@ from ._core import (  # noqa: F401
     neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, gelu, silu, square, sign, erf,
     floor, ceil, trunc, round, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, expm1, log1p, log2, log10,
     add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge,
+    atan2, hypot, copysign, nextafter, remainder, floor_divide,
     logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
+    bitwise_left_shift, bitwise_right_shift,
     where, clip, astype,
     # reductions
     sum, mean, max, min, any, all, argmax, argmin, var, logsumexp, sum_to,

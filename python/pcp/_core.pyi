@@ -312,6 +312,21 @@ class Tensor:
             >>> bool(pcp.tensor([0.5]))
             True
         """
+    def __complex__(self) -> complex:
+        """
+        complex(x): the value of a one-element tensor as a Python complex (PCP's dtypes are real: its
+        imaginary part is 0).
+
+        Returns:
+            A complex.
+
+        Raises:
+            ValueError: the tensor has more or fewer than one element.
+
+        Example:
+            >>> complex(pcp.tensor(1.5))
+            (1.5+0j)
+        """
     def __dlpack__(self, stream: typing.Any = None, max_version: typing.Any = None, dl_device: typing.Any = None, copy: typing.Any = None) -> typing_extensions.CapsuleType:
         """
         The DLPack protocol (what np.from_dlpack, torch.from_dlpack and jax.dlpack call): a capsule
@@ -378,6 +393,24 @@ class Tensor:
         Example:
             >>> float(pcp.tensor(3))
             3.0
+        """
+    def __floordiv__(self, other: typing.Any) -> Tensor:
+        """
+        x // other, rounded toward -inf (as Python's), elementwise with broadcasting: pcp.floor_divide.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> (pcp.tensor([7, -7]) // 2).tolist()
+            [3, -4]
         """
     def __ge__(self, other: typing.Any) -> Tensor:
         """
@@ -532,6 +565,24 @@ class Tensor:
             >>> len(pcp.zeros((4, 2)))
             4
         """
+    def __lshift__(self, other: typing.Any) -> Tensor:
+        """
+        x << other on integers, elementwise with broadcasting: pcp.bitwise_left_shift.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not an integer tensor.
+
+        Example:
+            >>> (pcp.tensor([1, 3]) << 2).tolist()
+            [4, 12]
+        """
     def __lt__(self, other: typing.Any) -> Tensor:
         """
         x < other, elementwise with broadcasting: pcp.lt.
@@ -567,6 +618,24 @@ class Tensor:
         Example:
             >>> (pcp.ones((2, 3)) @ pcp.ones((3, 4))).shape
             (2, 4)
+        """
+    def __mod__(self, other: typing.Any) -> Tensor:
+        """
+        x % other, with other's sign (as Python's), elementwise with broadcasting: pcp.remainder.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> (pcp.tensor([7, -7]) % 3).tolist()
+            [1, 2]
         """
     def __mul__(self, other: typing.Any) -> Tensor:
         """
@@ -720,6 +789,42 @@ class Tensor:
             >>> pcp.tensor([1.0, 2.5])
             tensor([1., 2.5], dtype=float32)
         """
+    def __rfloordiv__(self, other: typing.Any) -> Tensor:
+        """
+        other // x, rounded toward -inf (as Python's), elementwise with broadcasting: pcp.floor_divide.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> (7 // pcp.tensor([2, -2])).tolist()
+            [3, -4]
+        """
+    def __rlshift__(self, other: typing.Any) -> Tensor:
+        """
+        other << x on integers, elementwise with broadcasting: pcp.bitwise_left_shift.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not an integer tensor.
+
+        Example:
+            >>> (1 << pcp.tensor([2, 3])).tolist()
+            [4, 8]
+        """
     def __rmatmul__(self, other: typing.Any) -> Tensor:
         """
         other @ x: the matrix product with this tensor on the right, pcp.matmul (for a NumPy array or a
@@ -737,6 +842,24 @@ class Tensor:
         Example:
             >>> ([[1.0, 2.0]] @ pcp.ones((2, 3))).tolist()
             [[3.0, 3.0, 3.0]]
+        """
+    def __rmod__(self, other: typing.Any) -> Tensor:
+        """
+        other % x, with x's sign (as Python's), elementwise with broadcasting: pcp.remainder.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not a tensor, an array, a list or a number.
+
+        Example:
+            >>> (7 % pcp.tensor([3, -3])).tolist()
+            [1, -2]
         """
     def __rmul__(self, other: typing.Any) -> Tensor:
         """
@@ -793,6 +916,42 @@ class Tensor:
         Example:
             >>> (2 ** pcp.tensor([1.0, 3.0])).tolist()
             [2.0, 8.0]
+        """
+    def __rrshift__(self, other: typing.Any) -> Tensor:
+        """
+        other >> x on integers (arithmetic: the sign is kept), elementwise with broadcasting: pcp.bitwise_right_shift.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not an integer tensor.
+
+        Example:
+            >>> (12 >> pcp.tensor([1, 2])).tolist()
+            [6, 3]
+        """
+    def __rshift__(self, other: typing.Any) -> Tensor:
+        """
+        x >> other on integers (arithmetic: the sign is kept), elementwise with broadcasting: pcp.bitwise_right_shift.
+
+        Args:
+            other: a tensor, a NumPy array, a list or a Python number.
+
+        Returns:
+            A tensor in the promoted dtype.
+
+        Raises:
+            ValueError: the shapes do not broadcast.
+            TypeError: an operand that is not an integer tensor.
+
+        Example:
+            >>> (pcp.tensor([12, -12]) >> 2).tolist()
+            [3, -3]
         """
     def __rsub__(self, other: typing.Any) -> Tensor:
         """
@@ -2807,6 +2966,26 @@ def atan(x: typing.Any) -> Tensor:
         [0.0]
     """
 
+def atan2(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    The angle of the point (b, a) from the x axis, in [-pi, pi], elementwise (integers are
+    taken as floats; zeros and infinities as C's atan2).
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do, and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's dtype).
+
+    Returns:
+        A new tensor of the broadcast shape and the promoted dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast (the message names both shapes).
+        TypeError: an argument is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> round(pcp.atan2(pcp.tensor([1.0]), pcp.tensor([-1.0])).item(), 4)
+        2.3562
+    """
+
 def atanh(x: typing.Any) -> Tensor:
     """
     The inverse hyperbolic tangent of x, elementwise (+-inf at +-1, nan beyond).
@@ -2855,6 +3034,27 @@ def bitwise_and(a: typing.Any, b: typing.Any) -> Tensor:
         [8]
     """
 
+def bitwise_left_shift(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    a << b on integers, elementwise (a count below 0 or of the type's width or
+    more gives 0).
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers whose shapes broadcast as NumPy's do.
+
+    Returns:
+        A tensor in the promoted integer dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast.
+        TypeError: an argument is not a tensor, an array, a list or a number, or (bitwise) not
+            an integer or bool tensor.
+
+    Example:
+        >>> pcp.bitwise_left_shift(pcp.tensor([1, 3]), 2).tolist()
+        [4, 12]
+    """
+
 def bitwise_not(x: typing.Any) -> Tensor:
     """
     ~x on integers and bools, elementwise (the ~ operator).
@@ -2891,6 +3091,27 @@ def bitwise_or(a: typing.Any, b: typing.Any) -> Tensor:
     Example:
         >>> pcp.bitwise_or(pcp.tensor([12]), 10).tolist()
         [14]
+    """
+
+def bitwise_right_shift(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    a >> b on integers, elementwise, keeping the sign (a count below 0 or of the
+    type's width or more gives 0, or -1 for negative a).
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers whose shapes broadcast as NumPy's do.
+
+    Returns:
+        A tensor in the promoted integer dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast.
+        TypeError: an argument is not a tensor, an array, a list or a number, or (bitwise) not
+            an integer or bool tensor.
+
+    Example:
+        >>> pcp.bitwise_right_shift(pcp.tensor([12, -12]), 2).tolist()
+        [3, -3]
     """
 
 def bitwise_xor(a: typing.Any, b: typing.Any) -> Tensor:
@@ -3047,6 +3268,25 @@ def copy(x: Tensor) -> Tensor:
     Example:
         >>> pcp.copy(pcp.tensor([1, 2])).tolist()
         [1, 2]
+    """
+
+def copysign(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    |a| with the sign bit of b, elementwise (integers are taken as floats).
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do, and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's dtype).
+
+    Returns:
+        A new tensor of the broadcast shape and the promoted dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast (the message names both shapes).
+        TypeError: an argument is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.copysign(pcp.tensor([2.0, 3.0]), pcp.tensor([-0.0, 1.0])).tolist()
+        [-2.0, 3.0]
     """
 
 def cos(x: typing.Any) -> Tensor:
@@ -3352,6 +3592,26 @@ def floor(x: typing.Any) -> Tensor:
         [-2.0, 2.0]
     """
 
+def floor_divide(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    a / b rounded toward -inf, elementwise: Python's // (integer division by zero gives
+    0, as NumPy; on floats it gives a / b).
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do, and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's dtype).
+
+    Returns:
+        A new tensor of the broadcast shape and the promoted dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast (the message names both shapes).
+        TypeError: an argument is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.floor_divide(pcp.tensor([7.0, -7.0]), 2).tolist()
+        [3.0, -4.0]
+    """
+
 def from_dlpack(obj: typing.Any) -> Tensor:
     """
     A tensor sharing memory with any DLPack producer on the CPU (a PyTorch tensor, a NumPy array, a
@@ -3546,6 +3806,25 @@ def gt(a: typing.Any, b: typing.Any) -> Tensor:
     Example:
         >>> pcp.gt(pcp.tensor([1, 2]), 2).tolist()
         [False, False]
+    """
+
+def hypot(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    sqrt(a**2 + b**2), elementwise, without overflow in the squares.
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do, and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's dtype).
+
+    Returns:
+        A new tensor of the broadcast shape and the promoted dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast (the message names both shapes).
+        TypeError: an argument is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.hypot(pcp.tensor([3.0]), 4.0).tolist()
+        [5.0]
     """
 
 def is_grad_enabled() -> bool:
@@ -4022,6 +4301,25 @@ def neg(x: typing.Any) -> Tensor:
         [-1.0, 2.0]
     """
 
+def nextafter(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    The next representable value after a toward b, in a's floating dtype, elementwise.
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do, and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's dtype).
+
+    Returns:
+        A new tensor of the broadcast shape and the promoted dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast (the message names both shapes).
+        TypeError: an argument is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.nextafter(pcp.tensor([1.0]), 2.0).item() - 1.0 == 2.0 ** -23
+        True
+    """
+
 def one_hot(indices: typing.Any, num_classes: int, dtype: typing.Any = None) -> Tensor:
     """
     One-hot rows of integer class indices: out[..., c] = 1 where indices == c.
@@ -4250,6 +4548,26 @@ def relu(x: typing.Any) -> Tensor:
     Example:
         >>> pcp.relu(pcp.tensor([-1.0, 2.0])).tolist()
         [0.0, 2.0]
+    """
+
+def remainder(a: typing.Any, b: typing.Any) -> Tensor:
+    """
+    a - b * floor_divide(a, b), elementwise: Python's %, whose result takes b's sign
+    (integer division by zero gives 0, as NumPy).
+
+    Args:
+        a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do, and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's dtype).
+
+    Returns:
+        A new tensor of the broadcast shape and the promoted dtype.
+
+    Raises:
+        ValueError: the shapes do not broadcast (the message names both shapes).
+        TypeError: an argument is not a tensor, an array, a list or a number.
+
+    Example:
+        >>> pcp.remainder(pcp.tensor([7, -7]), 3).tolist()
+        [1, 2]
     """
 
 def reset_peak_memory_stats(device: typing.Any = None) -> None:

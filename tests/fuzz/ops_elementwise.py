@@ -208,6 +208,63 @@ def _bitwise(f):
     return ref
 
 
+def _floating_fn(f):
+    """The standard's floating functions of two arguments: integers and bools are taken as floats."""
+    def ref(a, b):
+        if any(np.asarray(v).dtype.kind == "O" for v in (a, b)):
+            raise Invalid("not numbers")
+        return f(R.as_float(_num(a)), R.as_float(_num(b)))
+    return ref
+
+
+def _nextafter(a, b):
+    """C's nextafter in the promoted dtype where NumPy has it (float32, float64); float16's and
+    bfloat16's steps are checked in tests/test_ops_elementwise.py."""
+    if any(np.asarray(v).dtype.kind == "O" for v in (a, b)):
+        raise Invalid("not numbers")
+    da, db = getattr(a, "pdt", None), getattr(b, "pdt", None)
+    dt = R.truediv(da, db) if da and db else None
+    if dt not in ("float32", "float64"):
+        raise R.Unspecified("no NumPy reference for these operands")
+    np_dt = np.float32 if dt == "float32" else np.float64
+    return np.nextafter(R.as_float(_num(a)).astype(np_dt), R.as_float(_num(b)).astype(np_dt))
+
+
+def _floor_divide(a, b):
+    """Python's //; the standard's x / y where y is zero or either is infinite (NumPy gives NaN for
+    inf // 2)."""
+    a, b = _num(a), _num(b)
+    q = np.floor_divide(a, b)
+    if np.result_type(q).kind != "f":
+        return q
+    special = (np.asarray(b) == 0) | np.isinf(a) | np.isinf(b)
+    return np.where(special, np.true_divide(a, b), q)
+
+
+def _shift(f):
+    def ref(a, b):
+        weak_check(a, b)
+        for v in (a, b):
+            if np.asarray(v).dtype.kind not in "iu":
+                raise Invalid("a shift of a bool or a float")
+        a, b = np.asarray(a), np.asarray(b)
+        width = 8 * np.result_type(a, b).itemsize
+        out = f(a, np.clip(b, 0, width - 1))  # a count outside [0, width) shifts every bit out
+        beyond = (b < 0) | (b >= width)
+        return np.where(beyond, np.where(a < 0, -1, 0) if f is np.right_shift else 0, out).astype(out.dtype)
+    return ref
+
+
+def _power_rule(k, kw):
+    """bools count in int64 (pow, floor_divide, remainder)."""
+    return R.power(k[0], k[1])
+
+
+def _shift_rule(k, kw):
+    r = R.promote(k[0], k[1])
+    return r if r in ("int32", "int64") else None
+
+
 def _cmp_rule(k, kw):
     return "bool"
 
@@ -247,10 +304,16 @@ BINARY = {
     "logical_and": (_arith(np.logical_and, False), _cmp_rule, ALL, None),
     "logical_or": (_arith(np.logical_or, False), _cmp_rule, ALL, None),
     "logical_xor": (_arith(_logical_xor, False), _cmp_rule, ALL, None),
+    "atan2": (_arith(_floating_fn(np.arctan2), False), _div_rule, ALL, None),
+    "hypot": (_arith(_floating_fn(np.hypot), False), _div_rule, ALL, None),
+    "copysign": (_arith(_floating_fn(np.copysign), False), _div_rule, ALL, None),
+    "nextafter": (_arith(_nextafter, False), _div_rule, ALL, None),
+    "remainder": (_arith(lambda a, b: np.remainder(_num(a), _num(b)), False), _power_rule, NUMERIC, "%"),
+    "floor_divide": (_arith(_floor_divide, False), _power_rule, NUMERIC, "//"),
 }
 DUNDER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "**": "pow", "==": "eq", "!=": "ne", "<": "lt",
-          "<=": "le", ">": "gt", ">=": "ge"}
-REFLECTED = {"+": "radd", "-": "rsub", "*": "rmul", "/": "rtruediv", "**": "rpow"}
+          "<=": "le", ">": "gt", ">=": "ge", "%": "mod", "//": "floordiv"}
+REFLECTED = {"+": "radd", "-": "rsub", "*": "rmul", "/": "rtruediv", "**": "rpow", "%": "rmod", "//": "rfloordiv"}
 BITWISE = {"&": ("and", np.bitwise_and, "logical_and"), "|": ("or", np.bitwise_or, "logical_or"),
            "^": ("xor", np.bitwise_xor, "logical_xor")}
 
@@ -349,7 +412,9 @@ for _name, (_ref, _rule, _dtypes, _sym) in BINARY.items():
         register(Op(f"Tensor.__{dunder}__", binop(_sym), _ref, _rule, names=(_name, _sym), **_kw))
         if _sym in REFLECTED:
             register(Op(f"Tensor.__{REFLECTED[_sym]}__", rbinop(_sym), _swap(_ref), _swap_rule(_rule),
-                        names=(_name, _sym), build=build_reflected, cross=_REFL_CROSS, extra=_REFL_EXTRA,
+                        names=(_name, _sym), build=build_reflected, cross=_REFL_CROSS,
+                        # 'abc' % x is Python's string formatting, which never asks the tensor
+                        extra=[e for e in _REFL_EXTRA if not (_sym == "%" and e["other"] == "string")],
                         dtypes=_dtypes))
 
 for _sym, (_word, _npf, _logical) in BITWISE.items():
@@ -363,6 +428,18 @@ for _sym, (_word, _npf, _logical) in BITWISE.items():
            cross=_CROSS, extra=_EXTRA, dtypes=_dt),
         Op(f"Tensor.__r{_word}__", rbinop(_sym), _swap(_ref), _swap_rule(_bitwise_rule), names=_names,
            build=build_reflected, cross=_REFL_CROSS, extra=_REFL_EXTRA, dtypes=_dt),
+    )
+
+_INT_DT = frozenset({"int32", "int64"})
+for _sym, (_word, _npf) in {"<<": ("left", np.left_shift), ">>": ("right", np.right_shift)}.items():
+    _ref, _names = _shift(_npf), (f"bitwise_{_word}_shift", _sym)
+    register(
+        Op(f"pcp.bitwise_{_word}_shift", fn(f"pcp.bitwise_{_word}_shift"), _ref, _shift_rule, names=_names,
+           build=build_binary, cross=_CROSS, extra=_EXTRA, dtypes=_INT_DT),
+        Op(f"Tensor.__{_word[0]}shift__", binop(_sym), _ref, _shift_rule, names=_names, build=build_binary,
+           cross=_CROSS, extra=_EXTRA, dtypes=_INT_DT),
+        Op(f"Tensor.__r{_word[0]}shift__", rbinop(_sym), _swap(_ref), _swap_rule(_shift_rule), names=_names,
+           build=build_reflected, cross=_REFL_CROSS, extra=_REFL_EXTRA, dtypes=_INT_DT),
     )
 
 # ----------------------------------------------------------------------------------------------

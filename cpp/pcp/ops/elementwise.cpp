@@ -24,14 +24,22 @@ const char* unary_name(UnaryOp op) {
 const char* binary_name(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul",       "div",       "pow",           "maximum",
                                 "minimum", "gelu_grad", "gelu_tanh_grad", "eq", "ne", "lt", "le", "gt", "ge",
-                                "bitwise_and", "bitwise_or", "bitwise_xor"};
+                                "bitwise_and", "bitwise_or", "bitwise_xor", "atan2", "hypot", "copysign",
+                                "nextafter", "remainder", "floor_divide", "bitwise_left_shift",
+                                "bitwise_right_shift"};
   return names[int(op)];
 }
 
 namespace {
 
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
-bool is_bitwise(BinaryOp op) { return op >= BinaryOp::BitwiseAnd; }
+bool is_bitwise(BinaryOp op) {
+  return (op >= BinaryOp::BitwiseAnd && op <= BinaryOp::BitwiseXor) || op >= BinaryOp::LeftShift;
+}
+bool is_shift(BinaryOp op) { return op >= BinaryOp::LeftShift; }
+// Ops whose integer operands are taken as floats, as NumPy does: true division and the standard's
+// floating functions.
+bool computes_in_floating(BinaryOp op) { return op == BinaryOp::Div || (op >= BinaryOp::Atan2 && op <= BinaryOp::Nextafter); }
 
 void check_defined(const Tensor& t, const char* op) {
   if (!t.defined()) fail<ValueError>(op, ": got an undefined tensor");
@@ -127,7 +135,9 @@ class Binary : public Primitive {
   const char* name() const override { return binary_name(op_); }
   Attributes attributes() const override { return {{"shape", shape_}, {"dtype", std::string(dtype_name(dtype_))}}; }
   bool vjp_reads_inputs() const override { return op_ != BinaryOp::Add && op_ != BinaryOp::Sub; }
-  bool vjp_reads_output() const override { return op_ == BinaryOp::Div || op_ == BinaryOp::Pow; }
+  bool vjp_reads_output() const override {
+    return op_ == BinaryOp::Div || op_ == BinaryOp::Pow || op_ == BinaryOp::Hypot || op_ == BinaryOp::Copysign;
+  }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, is_comparison(op_) ? DType::Bool : dtype_, in[0].device}};
   }
@@ -165,6 +175,20 @@ class Binary : public Primitive {
         Tensor ga = mul(g, share);
         return {ga, needs[1] ? sub(g, ga) : Tensor()};
       }
+      case BinaryOp::Atan2: {  // d atan2(a, b) = (b da - a db) / (a^2 + b^2)
+        Tensor r = add(square(a), square(b));
+        return {needs[0] ? mul(g, div(b, r)) : Tensor(), needs[1] ? mul(g, neg(div(a, r))) : Tensor()};
+      }
+      case BinaryOp::Hypot:  // d hypot(a, b) = (a da + b db) / hypot
+        return {needs[0] ? mul(g, div(a, y)) : Tensor(), needs[1] ? mul(g, div(b, y)) : Tensor()};
+      case BinaryOp::Copysign:  // +-1 by whether the sign changed; 0 at a == 0 (as PyTorch); b's is 0
+        return {needs[0] ? mul(g, where(eq(a, S(0)), S(0), div(y, a))) : Tensor(), needs[1] ? zeros_like(b) : Tensor()};
+      case BinaryOp::Nextafter:  // a step of one ulp: the identity in a, constant in b
+        return {g, needs[1] ? zeros_like(b) : Tensor()};
+      case BinaryOp::Remainder:  // a - b floor(a / b)
+        return {g, needs[1] ? mul(neg(g), floor_divide(a, b)) : Tensor()};
+      case BinaryOp::FloorDivide:  // piecewise constant
+        return {needs[0] ? zeros_like(a) : Tensor(), needs[1] ? zeros_like(b) : Tensor()};
       default: return {Tensor(), Tensor()};
     }
   }
@@ -368,10 +392,13 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   check_defined(a_in, name);
   check_defined(b_in, name);
   DType dt = result_type(a_in.dtype(), a_in.weak(), b_in.dtype(), b_in.weak());
-  if (op == BinaryOp::Div) dt = to_floating(dt);  // true division
+  if (computes_in_floating(op)) dt = to_floating(dt);
   if (is_bitwise(op) && is_floating(dt))
     fail<TypeError>(name, ": not defined for ", dtype_name(a_in.dtype()), " and ", dtype_name(b_in.dtype()),
                     " (integers and bools only)");
+  if (is_shift(op) && (a_in.dtype() == DType::Bool || b_in.dtype() == DType::Bool))
+    fail<TypeError>(name, ": not defined for ", dtype_name(a_in.dtype()), " and ", dtype_name(b_in.dtype()),
+                    " (integers only)");
   if (dt == DType::Bool) op = bool_op(op);
   if (dt == DType::Bool && !is_comparison(op) && op != BinaryOp::Maximum && op != BinaryOp::Minimum)
     dt = DType::Int64;  // bool ** bool counts in int64
@@ -423,6 +450,14 @@ Tensor bitwise_and(const Tensor& a, const Tensor& b) { return binary(BinaryOp::B
 Tensor bitwise_or(const Tensor& a, const Tensor& b) { return binary(BinaryOp::BitwiseOr, a, b); }
 Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return binary(BinaryOp::BitwiseXor, a, b); }
 Tensor bitwise_not(const Tensor& x) { return unary(UnaryOp::BitwiseNot, x); }
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) { return binary(BinaryOp::LeftShift, a, b); }
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) { return binary(BinaryOp::RightShift, a, b); }
+Tensor atan2(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Atan2, a, b); }
+Tensor hypot(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Hypot, a, b); }
+Tensor copysign(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Copysign, a, b); }
+Tensor nextafter(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Nextafter, a, b); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Remainder, a, b); }
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return binary(BinaryOp::FloorDivide, a, b); }
 
 Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   check_defined(cond_in, "where");
@@ -451,13 +486,13 @@ Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
 }
 
 std::optional<UnaryOp> unary_op_named(const std::string& name) {
-  for (int i = 0; i <= int(UnaryOp::BitwiseNot); ++i)
+  for (int i = 0; i <= int(kLastUnaryOp); ++i)
     if (name == unary_name(UnaryOp(i))) return UnaryOp(i);
   return std::nullopt;
 }
 
 std::optional<BinaryOp> binary_op_named(const std::string& name) {
-  for (int i = 0; i <= int(BinaryOp::BitwiseXor); ++i)
+  for (int i = 0; i <= int(kLastBinaryOp); ++i)
     if (name == binary_name(BinaryOp(i))) return BinaryOp(i);
   return std::nullopt;
 }
@@ -465,11 +500,11 @@ std::optional<BinaryOp> binary_op_named(const std::string& name) {
 namespace {
 // Plan files make these again by name (ops/primitive.h).
 const bool registered = [] {
-  for (int i = 0; i <= int(UnaryOp::BitwiseNot); ++i)
+  for (int i = 0; i <= int(kLastUnaryOp); ++i)
     register_primitive(unary_name(UnaryOp(i)), [](const std::string& n, const Attributes&, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Unary>(*unary_op_named(n)));
     });
-  for (int i = 0; i <= int(BinaryOp::BitwiseXor); ++i)
+  for (int i = 0; i <= int(kLastBinaryOp); ++i)
     register_primitive(binary_name(BinaryOp(i)), [](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Binary>(*binary_op_named(n),
                                                                  attr_ints(n, a, "shape"),

@@ -11,7 +11,10 @@
 namespace pcp {
 
 bool fusable_unary(UnaryOp op) { return op != UnaryOp::LogicalNot && op != UnaryOp::BitwiseNot; }
-bool fusable_binary(BinaryOp op) { return op <= BinaryOp::GeluTanhGrad; }
+// The GPU kernels compute in float32: integer-only ops (bitwise, shifts) and comparisons stay out.
+bool fusable_binary(BinaryOp op) {
+  return op <= BinaryOp::GeluTanhGrad || (op >= BinaryOp::Atan2 && op <= BinaryOp::FloorDivide);
+}
 
 FusedElementwise::FusedElementwise(FusedProgram program) : program_(std::move(program)) {
   // A plan file's program is checked before anything runs it.
@@ -24,8 +27,8 @@ FusedElementwise::FusedElementwise(FusedProgram program) : program_(std::move(pr
     const FusedProgram::Instr& c = p.code[i];
     const int defined = p.first_result() + int(i);  // registers written before instruction i
     fail_if(c.a < 0 || c.a >= defined || (c.binary && (c.b < 0 || c.b >= defined)), "reads a register not yet written");
-    fail_if(c.binary ? !(c.op >= 0 && c.op <= int(BinaryOp::BitwiseXor) && fusable_binary(BinaryOp(c.op)))
-                     : !(c.op >= 0 && c.op <= int(UnaryOp::BitwiseNot) && fusable_unary(UnaryOp(c.op))),
+    fail_if(c.binary ? !(c.op >= 0 && c.op <= int(kLastBinaryOp) && fusable_binary(BinaryOp(c.op)))
+                     : !(c.op >= 0 && c.op <= int(kLastUnaryOp) && fusable_unary(UnaryOp(c.op))),
             "an op it cannot run");
   }
   for (size_t j = 0; j < p.outputs.size(); ++j) {

@@ -99,6 +99,19 @@ Tensor logical_xor(const Tensor& a, const Tensor& b);
 Tensor bitwise_and(const Tensor& a, const Tensor& b);
 Tensor bitwise_or(const Tensor& a, const Tensor& b);
 Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+// a << b and a >> b on integers (bools and floats raise TypeError); a shift by a negative count
+// or by the type's width or more gives 0 (-1 for a negative a shifted right), as NumPy.
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+// Floating functions of two arguments (integers are taken as floats), with C's special cases.
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor hypot(const Tensor& a, const Tensor& b);
+Tensor copysign(const Tensor& a, const Tensor& b);   // |a| with b's sign bit
+Tensor nextafter(const Tensor& a, const Tensor& b);  // the next representable value after a toward b
+// Floored division and its remainder, as Python's // and %: the remainder takes b's sign. Integer
+// division by zero gives 0, as NumPy.
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi);  // lo or hi may be undefined
 Tensor astype(const Tensor& x, DType dtype);                       // no-op handle when equal

@@ -168,6 +168,9 @@ equal, not_equal, less, less_equal, greater, greater_equal = (
 maximum, minimum, pow = (_binary(getattr(pcp, n), n) for n in ("maximum", "minimum", "pow"))  # noqa: A001
 bitwise_and, bitwise_or, bitwise_xor = (_binary(getattr(pcp, n), n) for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 logical_and, logical_or, logical_xor = (_binary(getattr(pcp, n), n) for n in ("logical_and", "logical_or", "logical_xor"))
+(atan2, hypot, copysign, nextafter, remainder, floor_divide, bitwise_left_shift, bitwise_right_shift) = (
+    _binary(getattr(pcp, n), n) for n in ("atan2", "hypot", "copysign", "nextafter", "remainder", "floor_divide",
+                                          "bitwise_left_shift", "bitwise_right_shift"))
 
 
 def positive(x, /):
@@ -200,19 +203,12 @@ def isfinite(x, /):
 
 
 def signbit(x, /):
-    """Where x's sign bit is set: negative numbers and -0.0 (a NaN's sign bit is not read:
-    False)."""
+    """Where x's sign bit is set: negative numbers, -0.0 and NaNs with the bit set."""
     if x.dtype in SIGNED:
         return pcp.lt(x, 0)
     if x.dtype == bool:
         return pcp.zeros(x.shape, dtype=bool, device=x.device)
-    return pcp.logical_or(pcp.lt(x, 0), pcp.logical_and(pcp.eq(x, 0), pcp.lt(pcp.div(1.0, x), 0)))
-
-
-def copysign(x1, x2, /):
-    """|x1| with the sign of x2 (by signbit)."""
-    magnitude = pcp.abs(x1)
-    return pcp.where(signbit(x2), pcp.neg(magnitude), magnitude)
+    return pcp.lt(pcp.copysign(pcp.ones_like(x), x), 0)
 
 
 def logaddexp(x1, x2, /):
@@ -220,6 +216,21 @@ def logaddexp(x1, x2, /):
     m = pcp.maximum(x1, x2)
     spread = pcp.log1p(pcp.exp(pcp.neg(pcp.abs(pcp.sub(x1, x2)))))
     return pcp.where(pcp.eq(x1, x2), pcp.add(m, math.log(2)), pcp.add(m, spread))  # equal infinities too
+
+
+def real(x, /):
+    """The real part: x itself, as a new tensor (PCP's dtypes are real)."""
+    return pcp.copy(x)
+
+
+def conj(x, /):
+    """The complex conjugate: x itself, as a new tensor (PCP's dtypes are real)."""
+    return pcp.copy(x)
+
+
+def imag(x, /):
+    """The imaginary part: zeros of x's shape and dtype (PCP's dtypes are real)."""
+    return pcp.zeros_like(x)
 
 
 def clip(x, /, min=None, max=None):  # noqa: A002
@@ -538,7 +549,8 @@ __all__ = [
     "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "not_equal",
     "positive", "pow", "reciprocal", "sign", "sin", "sqrt", "square", "subtract", "tanh", "floor", "ceil",
     "trunc", "round", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p",
-    "log2", "log10", "signbit", "copysign", "logaddexp",
+    "log2", "log10", "signbit", "copysign", "logaddexp", "atan2", "hypot", "nextafter", "remainder", "floor_divide",
+    "bitwise_left_shift", "bitwise_right_shift", "real", "imag", "conj",
     # indexing, manipulation, searching
     "take", "take_along_axis", "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
     "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack", "argmax", "argmin",

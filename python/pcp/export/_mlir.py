@@ -178,8 +178,8 @@ class Emitter:
         return self.op("select", [self.broadcast(cond, shape), self.broadcast(a, shape),
                                   self.broadcast(self.convert(b, a.dtype), shape)], shape, a.dtype)
 
-    def chlo(self, op, x):
-        return self._emit("chlo." + op, [x], [(x.shape, x.dtype)])
+    def chlo(self, op, x, *more):
+        return self._emit("chlo." + op, [x, *more], [(x.shape, x.dtype)])
 
     # ----- reductions and products
     def _region(self, arg_types, body):

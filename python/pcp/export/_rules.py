@@ -9,6 +9,8 @@ same types (float32 math in float32, the optimizers' bias corrections in float64
 import math
 import struct
 
+from ._mlir import is_float
+
 SQRT1_2, INV_SQRT_2PI, GELU_K, GELU_C = 0.7071067811865476, 0.3989422804014327, 0.7978845608028654, 0.044715
 
 
@@ -57,8 +59,57 @@ def _unary(op):
 
 
 _ARITH = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "pow": "power",
-          "maximum": "maximum", "minimum": "minimum", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor"}
+          "maximum": "maximum", "minimum": "minimum", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor",
+          "atan2": "atan2", "bitwise_left_shift": "shift_left", "bitwise_right_shift": "shift_right_arithmetic"}
 _COMPARE = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+
+
+def _sign_bit(em, b):
+    """b < 0, or b is -0 (1 / -0 is -inf); a NaN's sign is not read."""
+    zero = em.const(0, b.dtype)
+    return em.binary("or", em.compare(b, zero, "LT"), em.compare(em.div(em.const(1, b.dtype), b), zero, "LT"))
+
+
+def _copysign(em, a, b):
+    magnitude = em.unary("abs", a)
+    return em.select(_sign_bit(em, b), em.unary("negate", magnitude), magnitude)
+
+
+def _hypot(em, a, b):
+    """max * sqrt(1 + (min / max)^2): the squares cannot overflow; equal magnitudes (zeros,
+    infinities) give max * sqrt(2)."""
+    big = em.binary("maximum", em.unary("abs", a), em.unary("abs", b))
+    small = em.binary("minimum", em.unary("abs", a), em.unary("abs", b))
+    q = em.div(small, big)
+    scaled = em.mul(big, em.unary("sqrt", em.scalar_op("add", em.mul(q, q), 1.0)))
+    return em.select(em.compare(big, small, "EQ"), em.scalar_op("multiply", big, math.sqrt(2)), scaled)
+
+
+def _floored(em, a, b, want):
+    """Python's a % b (want "remainder") or a // b ("floor_divide"), as the CPU kernels compute them."""
+    zero = em.const(0, a.dtype)
+    m = em.binary("remainder", a, b)  # C's: a's sign
+    fix = em.binary("and", em.compare(m, zero, "NE"),
+                    em.compare(em.compare(m, zero, "LT"), em.compare(b, zero, "LT"), "NE"))
+    if not is_float(a.dtype):  # by zero gives 0, as NumPy
+        by_zero = em.compare(b, zero, "EQ")
+        if want == "remainder":
+            return em.select(by_zero, zero, em.select(fix, em.add(m, b), m))
+        q = em.div(a, b)
+        return em.select(by_zero, zero, em.select(fix, em.sub(q, em.const(1, a.dtype)), q))
+    if want == "remainder":
+        m = em.select(fix, em.add(m, b), m)
+        return em.select(em.compare(m, zero, "EQ"), _copysign(em, zero, b), m)
+    d = em.div(em.sub(a, m), b)
+    d = em.select(fix, em.scalar_op("subtract", d, 1.0), d)
+    f = em.unary("floor", d)
+    rounded = em.select(em.compare(em.sub(d, f), em.const(0.5, a.dtype), "GT"), em.scalar_op("add", f, 1.0), f)
+    quotient = em.div(a, b)
+    rounded = em.select(em.compare(d, zero, "EQ"), _copysign(em, zero, quotient), rounded)
+    special = em.binary("or", em.compare(b, zero, "EQ"),
+                        em.binary("or", em.compare(em.unary("abs", a), em.const(math.inf, a.dtype), "EQ"),
+                                  em.compare(em.unary("abs", b), em.const(math.inf, a.dtype), "EQ")))
+    return em.select(special, quotient, rounded)
 
 
 def _binary(op):
@@ -69,6 +120,14 @@ def _binary(op):
             return [em.compare(a, b, _COMPARE[op])]
         if op in _ARITH:
             return [em.binary(_ARITH[op], a, b)]
+        if op == "hypot":
+            return [_hypot(em, a, b)]
+        if op == "copysign":
+            return [_copysign(em, a, b)]
+        if op == "nextafter":
+            return [em.chlo("next_after", a, b)]
+        if op in ("remainder", "floor_divide"):
+            return [_floored(em, a, b, op)]
         x, g = a, b
         if op == "gelu_grad":  # g (Phi(x) + x phi(x))
             cdf = em.scalar_op("multiply", em.scalar_op("add", em.chlo("erf", em.scalar_op("multiply", x, SQRT1_2)), 1.0), 0.5)
@@ -389,7 +448,8 @@ UNARY_OPS = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", 
              "round", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p",
              "log2", "log10"]
 BINARY_OPS = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "gelu_grad", "gelu_tanh_grad", "eq", "ne",
-              "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor"]
+              "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "atan2", "hypot", "copysign",
+              "nextafter", "remainder", "floor_divide", "bitwise_left_shift", "bitwise_right_shift"]
 
 
 def fused_ops(attrs):
@@ -492,7 +552,7 @@ RULES = {
 }
 for _op in UNARY_OPS:
     RULES[_op] = _unary(_op)
-for _op in list(_ARITH) + list(_COMPARE) + ["gelu_grad", "gelu_tanh_grad"]:
+for _op in BINARY_OPS:
     RULES[_op] = _binary(_op)
 # Primitives no exported function can hold, with why (none today: dropout and attention with
 # dropout are refused by their rules, for their random draws).

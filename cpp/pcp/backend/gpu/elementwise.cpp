@@ -37,6 +37,10 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.dtype() == DType::Bool) return compare(op, a, b, out);
+  // The kernels compute in float32, whose next value is not float16's or bfloat16's.
+  if (op == BinaryOp::Nextafter && out.dtype() != DType::Float32)
+    fail<NotImplementedError>("nextafter: ", dtype_name(out.dtype()), " is not supported on ", out.device().str(),
+                              " yet (float32 only)");
   if (!out.numel()) return;
   const int64_t pa = vec4_period(a, out.shape()), pb = vec4_period(b, out.shape());
   if (wide_io(a) && wide_io(b) && wide_io(out) && pa >= 0 && pb >= 0 && out.is_contiguous() &&

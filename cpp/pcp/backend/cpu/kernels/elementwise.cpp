@@ -292,6 +292,75 @@ static C int_pow(C base, C e) {
   return r;
 }
 
+// Python's floored division and remainder on floats (the remainder takes y's sign, and a zero
+// remainder y's sign of zero), with the Array API standard's special cases: x / y where y is zero
+// or either is infinite.
+template <class C>
+PCP_INLINE C float_remainder(C x, C y) {
+  C m = std::fmod(x, y);
+  if (m != C(0)) return (y < C(0)) != (m < C(0)) ? m + y : m;
+  return std::copysign(C(0), y);
+}
+template <class C>
+PCP_INLINE C float_floor_divide(C x, C y) {
+  if (y == C(0) || std::isinf(x) || std::isinf(y)) return x / y;
+  const C m = std::fmod(x, y);
+  C d = (x - m) / y;  // exact up to rounding: x - m is a multiple of y
+  if (m != C(0) && (y < C(0)) != (m < C(0))) d -= C(1);
+  if (d == C(0)) return std::copysign(C(0), x / y);
+  const C f = std::floor(d);
+  return d - f > C(0.5) ? f + C(1) : f;
+}
+
+// Integer floored division and remainder; by zero both give 0, as NumPy (C++ leaves them, and
+// INT_MIN / -1, undefined).
+template <class C>
+PCP_INLINE C int_floor_divide(C x, C y) {
+  if (y == 0) return 0;
+  if (y == -1) return wrap_sub(C(0), x);
+  const C q = x / y;
+  return (x % y != 0 && (x < 0) != (y < 0)) ? C(q - 1) : q;
+}
+template <class C>
+PCP_INLINE C int_remainder(C x, C y) {
+  if (y == 0 || y == -1) return 0;
+  const C m = x % y;
+  return (m != 0 && (m < 0) != (y < 0)) ? C(m + y) : m;
+}
+
+// Shifts by a count outside [0, width) give what shifting one bit at a time would: 0, or -1 for a
+// negative x shifted right (C++ leaves them undefined).
+template <class C>
+PCP_INLINE C shift_left(C x, C y) {
+  using U = std::make_unsigned_t<C>;
+  return (y < 0 || y >= C(8 * sizeof(C))) ? C(0) : C(U(x) << y);
+}
+template <class C>
+PCP_INLINE C shift_right(C x, C y) {
+  return (y < 0 || y >= C(8 * sizeof(C))) ? C(x < 0 ? -1 : 0) : C(x >> y);
+}
+
+// The next value of T after x toward y. float16 and bfloat16 values (x and y arrive as floats) step
+// their own 16 bits, which both formats order like sign and magnitude.
+template <class T, class C>
+PCP_INLINE C next_after(C x, C y) {
+  if constexpr (std::is_same_v<T, C>) {
+    return std::nextafter(x, y);
+  } else {
+    if (x != x || y != y) return x + y;
+    if (x == y) return y;
+    uint16_t bits;
+    const T t = st<T>(x);
+    std::memcpy(&bits, &t, 2);
+    if (x == C(0)) bits = y > C(0) ? 1 : 0x8001;  // the smallest subnormal, of y's sign
+    else if ((x < y) == (x > C(0))) ++bits;      // away from zero
+    else --bits;
+    T r;
+    std::memcpy(&r, &bits, 2);
+    return ld(r);
+  }
+}
+
 template <class T>
 static void binary_typed(BinaryOp op, int64_t n, char* out, int64_t so, const char* a, int64_t sa, const char* b,
                          int64_t sb) {
@@ -320,6 +389,10 @@ static void binary_typed(BinaryOp op, int64_t n, char* out, int64_t so, const ch
       case BinaryOp::BitwiseAnd: PCP_BIN(T, C(x & y));
       case BinaryOp::BitwiseOr: PCP_BIN(T, C(x | y));
       case BinaryOp::BitwiseXor: PCP_BIN(T, C(x ^ y));
+      case BinaryOp::LeftShift: PCP_BIN(T, shift_left(x, y));
+      case BinaryOp::RightShift: PCP_BIN(T, shift_right(x, y));
+      case BinaryOp::FloorDivide: PCP_BIN(T, int_floor_divide(x, y));
+      case BinaryOp::Remainder: PCP_BIN(T, int_remainder(x, y));
       default: break;
     }
   }
@@ -339,6 +412,12 @@ static void binary_typed(BinaryOp op, int64_t n, char* out, int64_t so, const ch
         case BinaryOp::Pow: PCP_BIN(T, std::pow(x, y));
         case BinaryOp::GeluGrad: PCP_BIN(T, y * gelu_grad(x));
         case BinaryOp::GeluTanhGrad: PCP_BIN(T, y * gelu_tanh_grad(x));
+        case BinaryOp::Atan2: PCP_BIN(T, std::atan2(x, y));
+        case BinaryOp::Hypot: PCP_BIN(T, std::hypot(x, y));
+        case BinaryOp::Copysign: PCP_BIN(T, std::copysign(x, y));
+        case BinaryOp::Nextafter: PCP_BIN(T, (next_after<T, C>(x, y)));
+        case BinaryOp::Remainder: PCP_BIN(T, float_remainder(x, y));
+        case BinaryOp::FloorDivide: PCP_BIN(T, float_floor_divide(x, y));
         default: break;
       }
     } else {
