@@ -52,12 +52,9 @@ def test_matmul_zero_d():
         pcp.matmul(pcp.tensor(2.0), pcp.ones((2,)))
 
 
-@pytest.mark.parametrize("da,db", [(pcp.int64, pcp.int64), (pcp.int32, pcp.int32), (pcp.bool_, pcp.bool_)], ids=str)
-def test_matmul_integer_inputs_type_error(da, db):
-    with pytest.raises(TypeError, match=esc("matmul", "floating")):
-        pcp.matmul(pcp.ones((2, 2), dtype=da), pcp.ones((2, 2), dtype=db))
-    with pytest.raises(TypeError, match="matmul"):
-        pcp.arange(4).reshape(2, 2) @ pcp.arange(4).reshape(2, 2)
+def test_matmul_bool_inputs_type_error():
+    with pytest.raises(TypeError, match=esc("matmul", "numeric")):
+        pcp.matmul(pcp.ones((2, 2), dtype=pcp.bool_), pcp.ones((2, 2), dtype=pcp.bool_))
 
 
 # ----------------------------------------------------------------------------------------------

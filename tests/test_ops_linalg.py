@@ -55,6 +55,19 @@ def test_matmul(shapes, dtype, rng):
     _check_matmul(ta, tb, a, b, dtype)
 
 
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [pcp.int32, pcp.int64], ids=str)
+def test_integer_matmul_is_exact_and_wraps(shapes, dtype, rng):
+    np_dt = np.int32 if dtype == pcp.int32 else np.int64
+    a = rng.integers(-1000, 1000, size=shapes[0]).astype(np_dt)
+    b = rng.integers(-1000, 1000, size=shapes[1]).astype(np_dt)
+    got = pcp.matmul(pcp.tensor(a, dtype=dtype), pcp.tensor(b, dtype=dtype))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.numpy(), np.matmul(a, b))
+    big = np.full((2, 3), np.iinfo(np_dt).max, dtype=np_dt)  # overflow wraps, as NumPy's
+    np.testing.assert_array_equal((pcp.tensor(big) @ pcp.tensor(big.T)).numpy(), big @ big.T)
+
+
 @pytest.mark.parametrize("dtype", ALL_FLOATS, ids=str)
 @pytest.mark.parametrize("mnk", [(1, 1, 1), (7, 33, 130), (130, 7, 33), (33, 130, 7), (64, 48, 32), (65, 49, 31),
                                  (136, 264, 520)],

@@ -170,6 +170,20 @@ case("remainder_negative_divisor", lambda a, b: a % b, lambda a, b: a % b,
      lambda r: [(np.round(r.uniform(-4, 4, size=S34)) + r.uniform(0.2, 0.8, size=S34)) * 0.7, np.full((4,), -0.7)])
 case("floor_divide", pcp.floor_divide, torch and (lambda a, b: torch.floor(a / b)),  # torch has no floor_divide VJP
      lambda r: [np.round(r.uniform(-4, 4, size=S34)) + r.uniform(0.2, 0.8, size=S34), np.full(S34, 1.0)])
+# Sorting and scans: values kept distinct (sort) and away from zero where torch divides (cumprod).
+case("sort", lambda x: pcp.sort(x, axis=1), lambda x: torch.sort(x, dim=1, stable=True).values,
+     lambda r: [r.permutation(12).reshape(3, 4) + r.uniform(0, 0.5, size=S34)])
+case("sort_descending_axis0", lambda x: pcp.sort(x, axis=0, descending=True),
+     lambda x: torch.sort(x, dim=0, descending=True, stable=True).values,
+     lambda r: [r.permutation(12).reshape(3, 4) + r.uniform(0, 0.5, size=S34)])
+case("take_along_axis", lambda x: pcp.take_along_axis(x, pcp.tensor([[2, 0, -1], [1, 1, 0], [3, 2, 1]]), 1),
+     lambda x: torch.take_along_dim(x, torch.tensor([[2, 0, 3], [1, 1, 0], [3, 2, 1]]), 1), lambda r: [r.normal(size=S34)])
+case("cumsum", lambda x: pcp.cumsum(x, axis=1), lambda x: torch.cumsum(x, 1), lambda r: [r.normal(size=S34)])
+case("cumsum_flat", pcp.cumsum, lambda x: torch.cumsum(x.reshape(-1), 0), lambda r: [r.normal(size=S34)])
+case("cumprod", lambda x: pcp.cumprod(x, axis=0), lambda x: torch.cumprod(x, 0), lambda r: [away(r, S34, 0.5)])
+case("prod", lambda x: pcp.prod(x, axis=1), lambda x: torch.prod(x, 1), lambda r: [away(r, S34, 0.5)])
+case("prod_all_keepdims", lambda x: pcp.prod(x, keepdims=True), lambda x: torch.prod(x).reshape(1, 1),
+     lambda r: [away(r, S34, 0.7, 1.3)])
 case("unary_chain", lambda x: pcp.tanh(pcp.exp(pcp.sin(x)) * 0.5),
      lambda x: torch.tanh(torch.exp(torch.sin(x)) * 0.5), lambda r: [r.normal(size=S34)])
 case("unary_0d", pcp.sigmoid, torch and torch.sigmoid, lambda r: [np.array(0.7)])
@@ -487,7 +501,8 @@ NOT_DIFFERENTIABLE = {
         "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
         "any", "all")},
-    **{n: "returns integer indices" for n in ("argmax", "argmin", "one_hot")},
+    **{n: "returns integer indices" for n in ("argmax", "argmin", "one_hot", "argsort", "searchsorted")},
+    "unique": "returns distinct values found on the host, whose number depends on the data",
     **{n: "creates a tensor from values, not from differentiable inputs" for n in (
         "tensor", "asarray", "from_numpy", "from_dlpack", "zeros", "ones", "full", "eye", "arange", "zeros_like",
         "ones_like", "rand", "randn", "randint")},

@@ -152,6 +152,42 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
     return argmin(T(x, "argmin"), opt(axis), keepdims);
   }, arg("x"), arg("axis") = py::none(), arg("keepdims") = false);
   def(m, "sum_to", [](const Tensor& x, py::object shape) { return sum_to(x, to_shape(shape)); }, arg("x"), arg("shape"));
+  // Sorting, scans and searches.
+  def_op(m, cls, "argsort", [=](py::handle x, Int axis, bool descending, bool stable) {
+    (void)stable;  // always stable
+    return argsort(T(x, "argsort"), axis, descending);
+  }, arg("x"), arg("axis") = -1, arg("descending") = false, arg("stable") = true);
+  def_op(m, cls, "sort", [=](py::handle x, Int axis, bool descending, bool stable) {
+    (void)stable;
+    return sort(T(x, "sort"), axis, descending);
+  }, arg("x"), arg("axis") = -1, arg("descending") = false, arg("stable") = true);
+  def(m, "take_along_axis", [=](py::handle x, py::handle indices, Int axis) {
+    return take_along_axis(T(x, "take_along_axis"), T(indices, "take_along_axis"), axis);
+  }, arg("x"), arg("indices"), arg("axis"));
+  def_op(m, cls, "cumsum", [=](py::handle x, std::optional<Int> axis) {
+    return cumsum(T(x, "cumsum"), opt(axis));
+  }, arg("x"), arg("axis") = py::none());
+  def_op(m, cls, "cumprod", [=](py::handle x, std::optional<Int> axis) {
+    return cumprod(T(x, "cumprod"), opt(axis));
+  }, arg("x"), arg("axis") = py::none());
+  def_op(m, cls, "prod", [=](py::handle x, py::object axis, bool keepdims) {
+    return prod(T(x, "prod"), to_axes(axis), keepdims);
+  }, arg("x"), arg("axis") = py::none(), arg("keepdims") = false);
+  def(m, "searchsorted", [=](py::handle sorted, py::handle values, const std::string& side) {
+    if (side != "left" && side != "right")
+      fail<ValueError>("searchsorted: side must be 'left' or 'right', got '", side, "'");
+    return searchsorted(T(sorted, "searchsorted"), T(values, "searchsorted"), side == "right");
+  }, arg("sorted"), arg("values"), arg("side") = "left");
+  def(m, "unique", [=](py::handle x, bool return_index, bool return_inverse, bool return_counts) -> py::object {
+    std::vector<Tensor> parts = unique_all(T(x, "unique"));
+    if (!return_index && !return_inverse && !return_counts) return py::cast(parts[0]);
+    py::list out;
+    out.append(parts[0]);
+    if (return_index) out.append(parts[1]);
+    if (return_inverse) out.append(parts[2]);
+    if (return_counts) out.append(parts[3]);
+    return py::tuple(out);
+  }, arg("x"), arg("return_index") = false, arg("return_inverse") = false, arg("return_counts") = false);
 
   // Shape.
   def(m, "reshape", [](const Tensor& x, py::object shape) { return reshape(x, to_shape(shape)); }, arg("x"), arg("shape"));

@@ -18,7 +18,9 @@ from ._core import (  # noqa: F401
     bitwise_left_shift, bitwise_right_shift,
     where, clip, astype,
     # reductions
-    sum, mean, max, min, any, all, argmax, argmin, var, logsumexp, sum_to,
+    sum, mean, max, min, any, all, argmax, argmin, var, logsumexp, sum_to, prod, cumsum, cumprod,
+    # sorting and searching
+    sort, argsort, take_along_axis, searchsorted, unique,
     # linear algebra and shapes
     matmul, reshape, flatten, transpose, permute, swapaxes, squeeze, unsqueeze, expand_dims,
     broadcast_to, contiguous, concatenate, stack, split, tril, triu,

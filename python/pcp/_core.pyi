@@ -1226,6 +1226,28 @@ class Tensor:
             >>> pcp.argmin(pcp.tensor([1.0, 3.0, 0.5])).item()
             2
         """
+    def argsort(self, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+        """
+        The indices that sort x along `axis`, stably: equal values keep their order (descending too);
+        NaNs order above every number. CPU only for now.
+
+        Args:
+            x: a tensor.
+            axis: the axis to sort along (default -1).
+            descending: largest first (default False).
+            stable: accepted for the Array API standard; the sort is always stable.
+
+        Returns:
+            An int64 tensor of x's shape.
+
+        Raises:
+            IndexError: axis out of range for x.
+            NotImplementedError: x is on a GPU.
+
+        Example:
+            >>> pcp.argsort(pcp.tensor([3.0, 1.0, 2.0])).tolist()
+            [1, 2, 0]
+        """
     def asin(self) -> Tensor:
         """
         The inverse sine of x, in [-pi/2, pi/2], elementwise (nan outside [-1, 1]).
@@ -1472,6 +1494,46 @@ class Tensor:
         Example:
             >>> pcp.cosh(pcp.tensor([0.0])).tolist()
             [1.0]
+        """
+    def cumprod(self, axis: int | None = None) -> Tensor:
+        """
+        Running products of x along `axis` (of the flattened x when axis is None). Integers and bools
+        count in int64. Differentiable, exactly where x has zeros. CPU only for now.
+
+        Args:
+            x: a tensor.
+            axis: an int, or None (default) for the flattened x.
+
+        Returns:
+            A tensor of x's shape (flattened when axis is None).
+
+        Raises:
+            IndexError: axis out of range for x.
+            NotImplementedError: x is on a GPU.
+
+        Example:
+            >>> pcp.cumprod(pcp.tensor([1.0, 2.0, 3.0])).tolist()
+            [1.0, 2.0, 6.0]
+        """
+    def cumsum(self, axis: int | None = None) -> Tensor:
+        """
+        Running sums of x along `axis` (of the flattened x when axis is None). Integers and bools
+        count in int64; 16-bit floats in float32, rounded back. Differentiable. CPU only for now.
+
+        Args:
+            x: a tensor.
+            axis: an int, or None (default) for the flattened x.
+
+        Returns:
+            A tensor of x's shape (flattened when axis is None).
+
+        Raises:
+            IndexError: axis out of range for x.
+            NotImplementedError: x is on a GPU.
+
+        Example:
+            >>> pcp.cumsum(pcp.tensor([1, 2, 3])).tolist()
+            [1, 3, 6]
         """
     def detach(self) -> Tensor:
         """
@@ -2042,6 +2104,28 @@ class Tensor:
             >>> pcp.pow(pcp.tensor([2.0, 3.0]), 2).tolist()
             [4.0, 9.0]
         """
+    def prod(self, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
+        """
+        The product of x's elements over `axis` (1 for an empty one); integers and bools count
+        in int64. Differentiable, exactly where x has zeros. CPU only for now.
+
+        Args:
+            x: a tensor of any shape.
+            axis: an int, a tuple of ints, or None (the default) for every axis;
+                negative counts from the end.
+            keepdims: keep the reduced axes with length 1 (default False).
+
+        Returns:
+            A tensor without the reduced axes, of x's floating dtype or int64.
+
+        Raises:
+            IndexError: an axis out of range for x.
+            ValueError: an axis named twice.
+
+        Example:
+            >>> pcp.prod(pcp.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1).tolist()
+            [2.0, 12.0]
+        """
     def relu(self) -> Tensor:
         """
         max(x, 0), elementwise.
@@ -2286,6 +2370,27 @@ class Tensor:
         Example:
             >>> [round(v, 4) for v in pcp.softmax(pcp.tensor([1.0, 2.0, 3.0])).tolist()]
             [0.09, 0.2447, 0.6652]
+        """
+    def sort(self, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+        """
+        x sorted along `axis` (x taken at argsort's indices: differentiable), NaNs last ascending.
+
+        Args:
+            x: a tensor.
+            axis: the axis to sort along (default -1).
+            descending: largest first (default False).
+            stable: accepted; the sort is always stable.
+
+        Returns:
+            A tensor of x's shape and dtype.
+
+        Raises:
+            IndexError: axis out of range for x.
+            NotImplementedError: x is on a GPU.
+
+        Example:
+            >>> pcp.sort(pcp.tensor([3, 1, 2]), descending=True).tolist()
+            [3, 2, 1]
         """
     def split(self, indices_or_sections: typing.Any, axis: int = 0) -> list[Tensor]:
         """
@@ -2869,6 +2974,29 @@ def argmin(x: typing.Any, axis: int | None = None, keepdims: bool = False) -> Te
         2
     """
 
+def argsort(x: typing.Any, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """
+    The indices that sort x along `axis`, stably: equal values keep their order (descending too);
+    NaNs order above every number. CPU only for now.
+
+    Args:
+        x: a tensor.
+        axis: the axis to sort along (default -1).
+        descending: largest first (default False).
+        stable: accepted for the Array API standard; the sort is always stable.
+
+    Returns:
+        An int64 tensor of x's shape.
+
+    Raises:
+        IndexError: axis out of range for x.
+        NotImplementedError: x is on a GPU.
+
+    Example:
+        >>> pcp.argsort(pcp.tensor([3.0, 1.0, 2.0])).tolist()
+        [1, 2, 0]
+    """
+
 def asarray(data: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
     """
     A tensor from data: a Tensor as it is (no copy), else a new tensor holding the data's values,
@@ -3272,7 +3400,7 @@ def copy(x: Tensor) -> Tensor:
 
 def copysign(a: typing.Any, b: typing.Any) -> Tensor:
     """
-    |a| with the sign bit of b, elementwise (integers are taken as floats).
+    The magnitude of a with the sign bit of b, elementwise (integers are taken as floats).
 
     Args:
         a, b: tensors, arrays, lists or Python numbers; their shapes broadcast as NumPy's do, and their dtypes promote as in PyTorch and JAX (a Python number is weak: it takes the tensor's dtype).
@@ -3363,6 +3491,48 @@ def cross_entropy(logits: Tensor, targets: typing.Any, ignore_index: int = -100,
         >>> logits = pcp.tensor([[2.0, 0.0], [0.0, 2.0]])
         >>> round(pcp.cross_entropy(logits, pcp.tensor([0, 1])).item(), 4)
         0.1269
+    """
+
+def cumprod(x: typing.Any, axis: int | None = None) -> Tensor:
+    """
+    Running products of x along `axis` (of the flattened x when axis is None). Integers and bools
+    count in int64. Differentiable, exactly where x has zeros. CPU only for now.
+
+    Args:
+        x: a tensor.
+        axis: an int, or None (default) for the flattened x.
+
+    Returns:
+        A tensor of x's shape (flattened when axis is None).
+
+    Raises:
+        IndexError: axis out of range for x.
+        NotImplementedError: x is on a GPU.
+
+    Example:
+        >>> pcp.cumprod(pcp.tensor([1.0, 2.0, 3.0])).tolist()
+        [1.0, 2.0, 6.0]
+    """
+
+def cumsum(x: typing.Any, axis: int | None = None) -> Tensor:
+    """
+    Running sums of x along `axis` (of the flattened x when axis is None). Integers and bools
+    count in int64; 16-bit floats in float32, rounded back. Differentiable. CPU only for now.
+
+    Args:
+        x: a tensor.
+        axis: an int, or None (default) for the flattened x.
+
+    Returns:
+        A tensor of x's shape (flattened when axis is None).
+
+    Raises:
+        IndexError: axis out of range for x.
+        NotImplementedError: x is on a GPU.
+
+    Example:
+        >>> pcp.cumsum(pcp.tensor([1, 2, 3])).tolist()
+        [1, 3, 6]
     """
 
 def device(name: str) -> str:
@@ -4434,6 +4604,29 @@ def primitive_names() -> list[str]:
     The name of every primitive a plan may hold, sorted
     """
 
+def prod(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
+    """
+    The product of x's elements over `axis` (1 for an empty one); integers and bools count
+    in int64. Differentiable, exactly where x has zeros. CPU only for now.
+
+    Args:
+        x: a tensor of any shape.
+        axis: an int, a tuple of ints, or None (the default) for every axis;
+            negative counts from the end.
+        keepdims: keep the reduced axes with length 1 (default False).
+
+    Returns:
+        A tensor without the reduced axes, of x's floating dtype or int64.
+
+    Raises:
+        IndexError: an axis out of range for x.
+        ValueError: an axis named twice.
+
+    Example:
+        >>> pcp.prod(pcp.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1).tolist()
+        [2.0, 12.0]
+    """
+
 def profile_results() -> list[typing.Any]:
     """
     [(primitive name, calls, seconds)] sorted by time
@@ -4673,6 +4866,27 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool =
         (1, 2, 4)
     """
 
+def searchsorted(sorted: typing.Any, values: typing.Any, side: str = 'left') -> Tensor:
+    """
+    Where each of `values` would be inserted into the ascending 1-D `sorted` to keep it sorted:
+    before the equal elements (side='left') or after them ('right'). NaNs order last. CPU only for now.
+
+    Args:
+        sorted: a 1-D tensor in ascending order (not checked).
+        values: a tensor of any shape.
+        side: 'left' (default) or 'right'.
+
+    Returns:
+        An int64 tensor of values' shape.
+
+    Raises:
+        ValueError: sorted is not 1-D, or side is neither 'left' nor 'right'.
+
+    Example:
+        >>> pcp.searchsorted(pcp.tensor([1, 3, 5]), pcp.tensor([3, 6])).tolist()
+        [1, 3]
+    """
+
 def seed(seed: typing.Any) -> None:
     """
     Seeds the global counter-based (Philox) generator that rand, randn, randint, dropout and
@@ -4907,6 +5121,28 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         [0.09, 0.2447, 0.6652]
     """
 
+def sort(x: typing.Any, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """
+    x sorted along `axis` (x taken at argsort's indices: differentiable), NaNs last ascending.
+
+    Args:
+        x: a tensor.
+        axis: the axis to sort along (default -1).
+        descending: largest first (default False).
+        stable: accepted; the sort is always stable.
+
+    Returns:
+        A tensor of x's shape and dtype.
+
+    Raises:
+        IndexError: axis out of range for x.
+        NotImplementedError: x is on a GPU.
+
+    Example:
+        >>> pcp.sort(pcp.tensor([3, 1, 2]), descending=True).tolist()
+        [3, 2, 1]
+    """
+
 def split(x: Tensor, indices_or_sections: typing.Any, axis: int = 0) -> list[Tensor]:
     """
     x cut along an axis into a list of views: into n equal sections, or at the given indices (as
@@ -5122,6 +5358,28 @@ def take(x: Tensor, indices: typing.Any, axis: int | None = None) -> Tensor:
         [14, 10]
     """
 
+def take_along_axis(x: typing.Any, indices: typing.Any, axis: int) -> Tensor:
+    """
+    x's elements at `indices` along `axis`, the other axes broadcast between them (NumPy's
+    take_along_axis; negative indices count from the end). Differentiable in x.
+
+    Args:
+        x: a tensor.
+        indices: an integer tensor with as many dimensions as x.
+        axis: the axis the indices pick along.
+
+    Returns:
+        A tensor of x's dtype and the broadcast shape.
+
+    Raises:
+        ValueError: the dimensions differ, or the other axes do not broadcast.
+        IndexError: an index out of range.
+
+    Example:
+        >>> pcp.take_along_axis(pcp.tensor([[5, 6], [7, 8]]), pcp.tensor([[1], [0]]), 1).tolist()
+        [[6], [7]]
+    """
+
 def tan(x: typing.Any) -> Tensor:
     """
     The tangent of x (radians), elementwise.
@@ -5250,6 +5508,29 @@ def trunc(x: typing.Any) -> Tensor:
     Example:
         >>> pcp.trunc(pcp.tensor([-1.5, 2.5])).tolist()
         [-1.0, 2.0]
+    """
+
+def unique(x: typing.Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False) -> typing.Any:
+    """
+    The distinct values of x, ascending, as NumPy's unique (NaNs are each distinct, as the
+    Array API standard says; -0.0 equals 0.0). CPU only.
+
+    Args:
+        x: a tensor (flattened).
+        return_index: also each value's first flat index in x.
+        return_inverse: also each element's index into the values (x's shape).
+        return_counts: also how often each value occurs.
+
+    Returns:
+        The values (a 1-D tensor of x's dtype), or a tuple of them and the int64 tensors
+        asked for, in that order.
+
+    Raises:
+        NotImplementedError: x is on a GPU.
+
+    Example:
+        >>> pcp.unique(pcp.tensor([3, 1, 3, 2])).tolist()
+        [1, 2, 3]
     """
 
 def unsqueeze(x: Tensor, axis: int) -> Tensor:

@@ -261,5 +261,5 @@ def all_grid(ctx, names=None):
             yield from grid(op, ctx)
 
 
-from . import ops_elementwise, ops_reduce, ops_shape, ops_index, ops_nn, ops_create, ops_tensor  # noqa: E402,F401
+from . import ops_elementwise, ops_reduce, ops_shape, ops_index, ops_nn, ops_create, ops_tensor, ops_sort  # noqa: E402,F401,E501
 from . import ops_autograd, ops_runtime  # noqa: E402,F401

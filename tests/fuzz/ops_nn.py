@@ -19,9 +19,13 @@ def _matmul_ref(a, b):
         raise Invalid("not numbers")
     if a.ndim == 0 or b.ndim == 0:
         raise Invalid("matmul of a 0-d operand")
-    if a.dtype.kind in "iub" or b.dtype.kind in "iub":
-        raise Unspecified("matmul is documented for floating-point tensors only")
-    af, bf = R.as_float(a), R.as_float(b)
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        if a.dtype.kind == "b" and b.dtype.kind == "b":
+            raise Invalid("matmul of bools")
+        out = np.matmul(a.astype(np.int64), b.astype(np.int64))  # integers wrap, as NumPy's
+        return out.astype(np.result_type(a, b))
+    wide = np.float64 in (a.dtype, b.dtype)  # an integer operand meets float64: computed in float64
+    af, bf = (a.astype(np.float64), b.astype(np.float64)) if wide else (R.as_float(a), R.as_float(b))
     return R.Value(np.matmul(af, bf), err_scale=np.matmul(np.abs(af), np.abs(bf)))
 
 

@@ -68,11 +68,11 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     fail<ValueError>("matmul: inputs must have at least one dimension, got shapes ", shape_str(a_in.shape()),
                      " and ", shape_str(b_in.shape()));
   DType dt = result_type(a_in.dtype(), false, b_in.dtype(), false);
-  if (!is_floating(dt))
-    fail<TypeError>("matmul: expected floating-point tensors, got ", dtype_name(a_in.dtype()), " and ",
+  if (dt == DType::Bool)
+    fail<TypeError>("matmul: expected numeric tensors, got ", dtype_name(a_in.dtype()), " and ",
                     dtype_name(b_in.dtype()));
-  // Under autocast the product's type is the scope's: each operand is cast once, straight to it.
-  if (const std::optional<DType> low = autocast_dtype(); low && dt != DType::Float64) dt = *low;
+  // Under autocast a floating product's type is the scope's: each operand is cast once, to it.
+  if (const std::optional<DType> low = autocast_dtype(); low && is_floating(dt) && dt != DType::Float64) dt = *low;
   Tensor a = a_in.ndim() == 1 ? unsqueeze(a_in, 0) : a_in;
   Tensor b = b_in.ndim() == 1 ? unsqueeze(b_in, 1) : b_in;
   int64_t ka = a.shape()[a.ndim() - 1], kb = b.shape()[b.ndim() - 2];

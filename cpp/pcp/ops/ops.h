@@ -133,6 +133,24 @@ Tensor logsumexp(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims
 // Sums a broadcast gradient back down to `shape` (the inverse of broadcast_to).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
+// ---- sorting, scans and searches (sort.cpp); CPU only for now
+// Indices that sort x along axis, stable (equal values keep their order, descending too); NaNs
+// order above every number (last ascending, first descending).
+Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);
+Tensor sort(const Tensor& x, int64_t axis = -1, bool descending = false);  // differentiable
+// x's elements at indices along axis (the other axes broadcast), as NumPy's; differentiable.
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis);
+// Running sums and products along axis (the flattened x when none); ints and bools count in
+// int64. Differentiable (products exactly at zeros).
+Tensor cumsum(const Tensor& x, std::optional<int64_t> axis = std::nullopt);
+Tensor cumprod(const Tensor& x, std::optional<int64_t> axis = std::nullopt);
+Tensor prod(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = false);
+// Where each value would go in the 1-D ascending `sorted`: before its equals, or after (right).
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right = false);
+// The distinct values of x, ascending (NaNs each distinct), each one's first flat index, each
+// element's value index (x's shape) and the counts.
+std::vector<Tensor> unique_all(const Tensor& x);
+
 // ---- linear algebra (linalg.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);
 

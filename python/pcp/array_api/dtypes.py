@@ -194,8 +194,9 @@ class Info:
         return {"real floating": float32, "complex floating": None, "integral": integral, "indexing": integral}
 
     def dtypes(self, *, device=None, kind=None):
-        """The dtypes of a kind (all by default), by name."""
-        every = (bool,) + SIGNED + (float16, float32, float64)
+        """The standard's dtypes of a kind (all by default), by name: float16 and bfloat16, which
+        PCP has beyond the standard, are left out (the standard names none of them)."""
+        every = (bool,) + SIGNED + (float32, float64)
         chosen = every if kind is None else [d for d in every if isdtype(d, kind)]
         return {d.name: d for d in chosen}
 

@@ -256,27 +256,7 @@ def take(x, indices, /, *, axis=None):
 
 def take_along_axis(x, indices, /, *, axis=-1):
     """x's elements at indices along axis, the other axes broadcast (as NumPy's)."""
-    axis = _axis(axis, x.ndim, "take_along_axis")
-    if indices.ndim != x.ndim:
-        raise ValueError(f"take_along_axis: indices have {indices.ndim} dimensions, x has {x.ndim}")
-    shape = tuple(builtins.max(a, b) if i != axis else b for i, (a, b) in enumerate(zip(x.shape, indices.shape)))
-    idx = pcp.broadcast_to(indices, shape)
-    index_dtype = default_int(x.device)
-    idx = pcp.astype(idx, index_dtype) if idx.dtype != index_dtype else idx
-    idx = pcp.where(pcp.lt(idx, 0), idx + x.shape[axis], idx)  # negative indices count from the end
-    # Linear offsets into x made contiguous: sum over the axes of index * stride.
-    full = pcp.broadcast_to(x, tuple(s if i != axis else x.shape[axis] for i, s in enumerate(shape)))
-    strides, acc = [], 1
-    for s in reversed(full.shape):
-        strides.append(acc)
-        acc *= s
-    strides.reverse()
-    offset = pcp.zeros(shape, dtype=index_dtype, device=x.device)
-    for i, n in enumerate(shape):
-        coord = idx if i == axis else pcp.reshape(pcp.arange(n, dtype=index_dtype, device=x.device),
-                                                  tuple(n if j == i else 1 for j in range(len(shape))))
-        offset = offset + coord * strides[i]
-    return pcp.reshape(pcp.take(pcp.reshape(pcp.contiguous(full), (-1,)), pcp.reshape(offset, (-1,)), axis=0), shape)
+    return pcp.take_along_axis(x, indices, axis)
 
 
 # -- manipulation --------------------------------------------------------------------------------
@@ -432,6 +412,74 @@ def nonzero(x, /):
     return tuple(pcp.asarray(i.astype(np.int64), device=x.device) for i in np.nonzero(x.numpy()))
 
 
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    """Where each of x2 would go in the ascending 1-D x1 (x1 taken at sorter when given): before
+    its equals (side='left') or after them ('right'); in the device's default integer dtype."""
+    if sorter is not None:
+        x1 = pcp.take(x1, sorter, axis=0)
+    return pcp.astype(pcp.searchsorted(x1, x2, side=side), default_int(x1.device))
+
+
+# -- sorting and sets ------------------------------------------------------------------------------
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True):
+    """Indices that sort x along axis (always stable), in the device's default integer dtype."""
+    return pcp.astype(pcp.argsort(x, axis=axis, descending=descending), default_int(x.device))
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True):
+    """x sorted along axis (always stable; NaNs last ascending)."""
+    return pcp.sort(x, axis=axis, descending=descending)
+
+
+class UniqueAll(tuple):
+    """unique_all's result: (values, indices, inverse_indices, counts), also by name."""
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+    inverse_indices = property(lambda self: self[2])
+    counts = property(lambda self: self[3])
+
+
+class UniqueCounts(tuple):
+    values = property(lambda self: self[0])
+    counts = property(lambda self: self[1])
+
+
+class UniqueInverse(tuple):
+    values = property(lambda self: self[0])
+    inverse_indices = property(lambda self: self[1])
+
+
+def _unique(x):
+    values, index, inverse, counts = pcp.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    idx = default_int(x.device)
+    return values, pcp.astype(index, idx), pcp.astype(inverse, idx), pcp.astype(counts, idx)
+
+
+def unique_all(x, /):
+    """The distinct values of x (NaNs each distinct), their first indices in the flattened x, each
+    element's value index (x's shape) and the counts."""
+    return UniqueAll(_unique(x))
+
+
+def unique_counts(x, /):
+    """The distinct values of x and how often each occurs."""
+    values, _, _, counts = _unique(x)
+    return UniqueCounts((values, counts))
+
+
+def unique_inverse(x, /):
+    """The distinct values of x and each element's value index (x's shape)."""
+    values, _, inverse, _ = _unique(x)
+    return UniqueInverse((values, inverse))
+
+
+def unique_values(x, /):
+    """The distinct values of x, ascending (NaNs each distinct)."""
+    return pcp.unique(x)
+
+
 def where(condition, x1, x2, /):
     """x1 where condition holds, else x2."""
     return pcp.where(condition, x1, x2)
@@ -469,6 +517,51 @@ def mean(x, /, *, axis=None, keepdims=False):
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     """The variance over axis, with correction subtracted from the count."""
     return pcp.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+
+def _in_dtype(x, dtype):
+    """x in dtype; by default in x's for floats and in the device's default integer dtype for
+    integers and booleans (the standard's sums and products)."""
+    if dtype is None and x.dtype in SIGNED + (bool,):
+        dtype = default_int(x.device)
+    return x if dtype is None or x.dtype == pcp.DType(dtype) else pcp.astype(x, dtype)
+
+
+def _same_dtype(out, like):
+    return out if out.dtype == like.dtype else pcp.astype(out, like.dtype)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The product over axis (1 over none), in dtype as sum."""
+    x = _in_dtype(x, dtype)
+    return _same_dtype(pcp.prod(x, axis=axis, keepdims=keepdims), x)
+
+
+def _cumulative(op, x, axis, dtype, include_initial, name):
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"{name}: axis may be None only for a 1-D array, got shape {tuple(x.shape)}")
+        axis = 0
+    axis = _axis(axis, x.ndim, name)
+    x = _in_dtype(x, dtype)
+    out = _same_dtype(op(x, axis=axis), x)
+    if include_initial:  # the empty sum (product) first
+        shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
+        first = pcp.full(shape, 0 if op is pcp.cumsum else 1, dtype=out.dtype, device=x.device)
+        out = pcp.concatenate([first, out], axis=axis)
+    return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along axis (None only for 1-D x), in dtype as sum; include_initial puts the
+    empty sum, 0, first."""
+    return _cumulative(pcp.cumsum, x, axis, dtype, include_initial, "cumulative_sum")
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along axis (None only for 1-D x), in dtype as prod; include_initial puts
+    the empty product, 1, first."""
+    return _cumulative(pcp.cumprod, x, axis, dtype, include_initial, "cumulative_prod")
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
@@ -554,8 +647,9 @@ __all__ = [
     # indexing, manipulation, searching
     "take", "take_along_axis", "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
     "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack", "argmax", "argmin",
-    "count_nonzero", "nonzero", "where",
+    "count_nonzero", "nonzero", "where", "searchsorted", "argsort", "sort", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values",
     # statistics, utilities, linear algebra
-    "sum", "max", "min", "mean", "var", "std", "all", "any", "diff", "matmul", "matrix_transpose", "tensordot",
+    "sum", "prod", "cumulative_sum", "cumulative_prod", "max", "min", "mean", "var", "std", "all", "any", "diff", "matmul", "matrix_transpose", "tensordot",
     "vecdot",
 ]

@@ -554,6 +554,7 @@ for _op in UNARY_OPS:
     RULES[_op] = _unary(_op)
 for _op in BINARY_OPS:
     RULES[_op] = _binary(_op)
-# Primitives no exported function can hold, with why (none today: dropout and attention with
-# dropout are refused by their rules, for their random draws).
-REFUSED = {}
+# Primitives with no StableHLO rule, with why (dropout and attention with dropout are refused by
+# their rules, for their random draws).
+REFUSED = {name: "no StableHLO rule yet (stablehlo.sort and reduce_window could hold it)" for name in (
+    "argsort", "cumulative_sum", "cumulative_prod", "cumulative_prod_backward", "searchsorted")}

@@ -19,12 +19,29 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
 void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
 void cast_copy(const Tensor& src, const Tensor& dst);  // converts dtype; same dtype is a strided copy
 
+// Sorting, scans and searches along the last axis of contiguous tensors (backend/cpu/sort.cpp).
+// Keys: float32, float64, int32, int64; NaN orders above every number.
+void argsort(const Tensor& x, const Tensor& out, bool descending);  // out int64, stable
+// out = running sums (or products) of x, of x's dtype (float32, float64, int64), from the end
+// when reverse.
+void cumulative(const Tensor& x, const Tensor& out, bool product, bool reverse);
+// out = the gradient of cumulative products of x (float32, float64) for their cotangent g.
+void cumprod_backward(const Tensor& x, const Tensor& g, const Tensor& out);
+// out[i] = where values[i] goes in the sorted 1-D tensor: before equals, or after them (right).
+void searchsorted(const Tensor& sorted, const Tensor& values, const Tensor& out, bool right);
+// The distinct values of a 1-D tensor, ascending: each one's first index, the index of each
+// element's value (inverse) and the counts; NaNs are each distinct.
+struct UniqueParts {
+  Tensor index, inverse, counts;
+};
+UniqueParts unique(const Tensor& flat);
+
 // Reduces contiguous x viewed as (O, R, I) along R into contiguous out (O, I).
 void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
 
 // out (batch..., M, N), contiguous = a (..., M, K) @ b (..., K, N), the operands' batch
 // dimensions broadcast to `batch`, any element strides; K > 0. float32, float64, or 16-bit
-// floats computed in float32 and rounded once.
+// floats computed in float32 and rounded once; int32 and int64 wrap around, as NumPy's.
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch);
 
 // C[M,N] = A[M,K] @ B[K,N] with arbitrary element strides for A and B; C contiguous (ldc).

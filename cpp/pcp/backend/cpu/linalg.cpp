@@ -1,9 +1,28 @@
 // CPU host code of matmul (ops/linalg.cpp): the batch loop over the packed GEMM (gemm.cpp),
 // with broadcast batch dimensions and any element strides for the operands.
+#include <type_traits>
+#include <vector>
+
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
 
 namespace pcp::cpu {
+
+namespace {
+// One row of an integer product: sums wrap around, as NumPy's (computed in the unsigned type,
+// where overflow is defined).
+template <class T>
+void int_gemm_row(int64_t N, int64_t K, const T* a, int64_t csa, const T* b, int64_t rsb, int64_t csb, T* c) {
+  using U = std::make_unsigned_t<T>;
+  std::vector<U> acc(size_t(N), U(0));
+  for (int64_t k = 0; k < K; ++k) {
+    const U x = U(a[k * csa]);
+    const T* bk = b + k * rsb;
+    for (int64_t n = 0; n < N; ++n) acc[size_t(n)] += x * U(bk[n * csb]);
+  }
+  for (int64_t n = 0; n < N; ++n) c[n] = T(acc[size_t(n)]);
+}
+}  // namespace
 
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch) {
   const DType dt = a.dtype();
@@ -40,6 +59,19 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& ba
   };
   const int64_t rsa = a.strides()[a.ndim() - 2], csa = a.strides()[a.ndim() - 1];
   const int64_t rsb = b.strides()[b.ndim() - 2], csb = b.strides()[b.ndim() - 1];
+  if (dt == DType::Int32 || dt == DType::Int64) {
+    const auto run = [&](auto tag) {
+      using T = decltype(tag);
+      parallel_for(nb * M, std::max<int64_t>(1, 65536 / std::max<int64_t>(N * K, 1)), [&](int64_t s, int64_t e) {
+        for (int64_t r = s; r < e; ++r) {
+          const int64_t i = r / M, m = r % M;
+          int_gemm_row<T>(N, K, a.data<T>() + offset_of(i, sa) + m * rsa, csa, b.data<T>() + offset_of(i, sb), rsb,
+                          csb, out.data<T>() + (i * M + m) * N);
+        }
+      });
+    };
+    return dt == DType::Int32 ? run(int32_t{}) : run(int64_t{});
+  }
   auto gemm = [&](int64_t i) {
     if (bf16_kernel)
       gemm_bf16(M, N, K, a.data<BFloat16>() + offset_of(i, sa), rsa, csa, b.data<BFloat16>() + offset_of(i, sb), rsb,
