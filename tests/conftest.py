@@ -80,7 +80,7 @@ GPU_GAPS = {
     "bool": {"sum", "max", "min", "argmax", "argmin"},
 }
 # Ops with no GPU kernel at all yet: refused on a GPU whatever the dtype ("<op>: not implemented on ...").
-GPU_MISSING_OPS = {"argsort", "sort", "cumsum", "cumprod", "prod", "searchsorted", "unique"}
+GPU_MISSING_OPS = {"argsort", "sort", "cumsum", "cumprod", "prod", "searchsorted"}
 GPU_CPU_ONLY = tuple(getattr(pcp, name) for name, ops in GPU_GAPS.items() if ops == "*")
 _GPU_GAP_ERROR = re.compile(r"^(\w+): (\w+) (?:is not supported|copies are not supported|tensors cannot be created|"
                             r"values are not supported) on (?:vulkan|metal)")

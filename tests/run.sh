@@ -34,6 +34,9 @@ $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torc
 # jax: XLA compiles and runs the StableHLO that pcp.export writes (tests/test_export.py; skipped when missing).
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore jax==0.10.2 2>/dev/null \
   || echo "   (jax unavailable: the StableHLO export tests will be skipped)"
+# scikit-learn and SciPy: real clients of pcp.array_api (tests/test_array_api_clients.py; skipped when missing).
+$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore scipy scikit-learn 2>/dev/null \
+  || echo "   (scikit-learn / SciPy unavailable: the Array API client tests will be skipped)"
 # Hugging Face transformers: reference GPT-2 for tests/test_gpt2.py (skipped when missing).
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore transformers 2>/dev/null \
   || echo "   (transformers unavailable: the Hugging Face GPT-2 comparison will be skipped)"

@@ -207,7 +207,8 @@ const std::unordered_map<std::string, std::string>& table() {
        "Example:\n    >>> pcp.searchsorted(pcp.tensor([1, 3, 5]), pcp.tensor([3, 6])).tolist()\n    [1, 3]\n"},
       {"unique",
        "The distinct values of x, ascending, as NumPy's unique (NaNs are each distinct, as the\n"
-       "Array API standard says; -0.0 equals 0.0). CPU only.\n\n"
+       "Array API standard says; -0.0 equals 0.0). For a GPU tensor the host finds them (the count\n"
+       "depends on the data) and the indices come back as int32.\n\n"
        "Args:\n    x: a tensor (flattened).\n    return_index: also each value's first flat index in x.\n"
        "    return_inverse: also each element's index into the values (x's shape).\n"
        "    return_counts: also how often each value occurs.\n\n"

@@ -5513,7 +5513,8 @@ def trunc(x: typing.Any) -> Tensor:
 def unique(x: typing.Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False) -> typing.Any:
     """
     The distinct values of x, ascending, as NumPy's unique (NaNs are each distinct, as the
-    Array API standard says; -0.0 equals 0.0). CPU only.
+    Array API standard says; -0.0 equals 0.0). For a GPU tensor the host finds them (the count
+    depends on the data) and the indices come back as int32.
 
     Args:
         x: a tensor (flattened).

@@ -148,7 +148,8 @@ Tensor prod(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims = fa
 // Where each value would go in the 1-D ascending `sorted`: before its equals, or after (right).
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right = false);
 // The distinct values of x, ascending (NaNs each distinct), each one's first flat index, each
-// element's value index (x's shape) and the counts.
+// element's value index (x's shape) and the counts; int64 indices (int32 on a GPU, whose
+// tensors the host computes).
 std::vector<Tensor> unique_all(const Tensor& x);
 
 // ---- linear algebra (linalg.cpp)

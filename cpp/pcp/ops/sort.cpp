@@ -1,7 +1,9 @@
 // Sorting, cumulative sums and products, products, sorted search and unique values. The kernels
 // work along the last axis of a contiguous tensor (backend/cpu/sort.cpp); these ops move the axis
-// there and back. The CPU runs them; on a GPU they raise NotImplementedError (no kernels yet).
+// there and back. The CPU runs them; on a GPU they raise NotImplementedError (no kernels yet),
+// except unique, which the host computes for any device.
 #include <algorithm>
+#include <cstdint>
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
@@ -263,9 +265,16 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right) {
 
 std::vector<Tensor> unique_all(const Tensor& x) {
   check(x, "unique");
-  if (x.device().is_gpu())
-    fail<NotImplementedError>("unique: not implemented on ", x.device().str(), " yet; move the input with .to('cpu')");
   NoGradGuard no_grad;
+  if (x.device().is_gpu()) {
+    // How many values there are depends on the data, so the host finds them (one copy each way,
+    // as a CUDA unique synchronizes too); a GPU holds the indices as int32.
+    if (x.numel() > INT32_MAX) fail<ValueError>("unique: ", x.numel(), " elements exceed int32 indices on a GPU");
+    std::vector<Tensor> parts = unique_all(to_device(x, cpu_device()));
+    for (size_t i = 0; i < parts.size(); ++i)
+      parts[i] = to_device(i == 0 ? parts[i] : astype(parts[i], DType::Int32), x.device());
+    return parts;
+  }
   const Tensor flat = reshape(x, {-1});
   cpu::UniqueParts p = cpu::unique(axis_last(flat, 0, true));
   return {take(flat, p.index, 0), p.index, reshape(p.inverse, x.shape()), p.counts};

@@ -22,6 +22,7 @@ from .dtypes import (__array_namespace_info__, bfloat16, bool, can_cast, finfo, 
                      int32, int64, isdtype, result_type)
 from .functions import *  # noqa: F401,F403 (the standard's functions)
 from .functions import __all__ as _functions
+from . import linalg  # noqa: E402 (the linalg extension)
 
 __array_api_version__ = "2024.12"
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
@@ -29,4 +30,4 @@ newaxis = None
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "bool", "int32", "int64", "float16", "bfloat16",
            "float32", "float64", "can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan",
-           "newaxis"] + _functions
+           "newaxis", "linalg"] + _functions
