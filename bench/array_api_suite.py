@@ -12,7 +12,7 @@ The suite is not fetched here. Get it once (at the commit these numbers were tak
   git checkout 55fcc60 && git submodule update --init     # array-api (the spec) at 5f847a3
   pip install -r requirements.txt pytest-json-report array-api-strict
 
-Run:  python bench/array_api_suite.py --suite PATH [--libs pcp numpy array_api_strict]
+Run:  python bench/array_api_suite.py --suite PATH [--libs pcp numpy array_api_strict pcp-gpu]
                                       [--max-examples 20] [--out DIR]
 """
 import argparse
@@ -29,13 +29,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # disabled, and the special cases of complex inputs, which test_special_cases runs even when
 # complex dtypes are skipped.
 LEFT_OUT = re.compile(r"test_has_names\[(linalg|fft)-|test_special_cases.*(real|imag)\(x")
-MODULES = {"pcp": "pcp.array_api", "numpy": "numpy", "array_api_strict": "array_api_strict"}
+MODULES = {"pcp": "pcp.array_api", "numpy": "numpy", "array_api_strict": "array_api_strict",
+           "pcp-gpu": "pcp.array_api"}
+# pcp-gpu: PCP with its first GPU the default device (the plugin sets it), on the dtypes a GPU
+# holds (bool, int32, float32: int64 and float64 are skipped as complex is).
+GPU_SKIPS = ",int64,float64"
 
 
 def run(lib, args):
     report = os.path.join(args.out, f"{lib}.json")
     env = dict(os.environ, ARRAY_API_TESTS_VERSION="2024.12", ARRAY_API_TESTS_MODULE=MODULES[lib],
-               ARRAY_API_TESTS_SKIP_DTYPES="complex64,complex128")
+               ARRAY_API_TESTS_SKIP_DTYPES="complex64,complex128" + (GPU_SKIPS if lib == "pcp-gpu" else ""))
+    if lib == "pcp-gpu":
+        env["PCP_ARRAY_API_SUITE_DEVICE"] = "gpu"
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, "array_api"), env.get("PYTHONPATH", "")])
     cmd = [sys.executable, "-m", "pytest", "array_api_tests", "-q", "-p", "no:cacheprovider", "-p", "real_dtypes_plugin",
            "--tb=no",
@@ -61,7 +67,7 @@ def summarize(report):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--suite", required=True, help="a checkout of data-apis/array-api-tests with its submodule")
-    ap.add_argument("--libs", nargs="+", default=list(MODULES), choices=list(MODULES))
+    ap.add_argument("--libs", nargs="+", default=["pcp", "numpy", "array_api_strict"], choices=list(MODULES))
     ap.add_argument("--max-examples", type=int, default=20)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds one library's run may take")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "array_api_suite"))

@@ -72,11 +72,9 @@ DEVICES = ["cpu"] + (["gpu"] if any(name != "cpu" for name in pcp.devices()) els
 GPU_GAPS = {
     "float64": "*",  # the GPU computes in float32 (as PyTorch's MPS and MLX's GPU backends)
     "int64": "*",
-    # Integer and bool math: comparisons, where, casts, copies and gathers run on int32 and bool;
-    # arithmetic and reductions do not.
-    "int32": {"neg", "abs", "square", "sign", "relu", "add", "sub", "mul", "pow", "maximum", "minimum", "clip",
-              "floor_divide", "remainder", "bitwise_left_shift", "bitwise_right_shift", "matmul",
-              "sum", "max", "min", "argmax", "argmin"},
+    # Integer and bool math: elementwise arithmetic, comparisons, where, casts, copies and gathers
+    # run on int32 and bool; reductions and products do not.
+    "int32": {"sum", "max", "min", "argmax", "argmin", "matmul"},
     "bool": {"sum", "max", "min", "argmax", "argmin"},
 }
 # Ops with no GPU kernel at all yet: refused on a GPU whatever the dtype ("<op>: not implemented on ...").

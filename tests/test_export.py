@@ -75,6 +75,19 @@ def shapes_case():
     return f, (rnd(4, 5), pcp.tensor([3, 0, -1, 2]))
 
 
+def sorting_case():
+    """Sorts and searches with NaNs and ties; running sums and products (of finite values: the
+    checks' tolerance scales by the largest)."""
+    def f(x, y, i, s):
+        return [pcp.argsort(x), pcp.argsort(x, axis=0, descending=True), pcp.sort(x, axis=1), pcp.argsort(i),
+                pcp.searchsorted(s, x), pcp.searchsorted(s, x, side="right"), pcp.cumsum(y, axis=1),
+                pcp.cumsum(i, axis=0), pcp.cumsum(y), pcp.cumprod(y * 0.5, axis=0), pcp.prod(i + 1, axis=1)]
+    x = np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32)
+    x[1, 2], x[2, 3] = np.nan, x[2, 1]
+    return f, (pcp.tensor(x), rnd(4, 5, seed=3), pcp.tensor(np.arange(20).reshape(4, 5) % 3),
+               pcp.tensor(np.array([-1.0, 0.0, 0.5, 1.0, np.nan], np.float32)))
+
+
 def nn_case():
     """A loss through every differentiable nn op, with its gradients: the backward primitives."""
     w_ln, b_ln = rnd(8, seed=5), rnd(8, seed=6)
@@ -132,6 +145,12 @@ def test_every_primitive_is_exported_or_refused_with_a_reason():
 
 def test_elementwise_ops_and_reductions():
     check_case(*elementwise_case())
+
+
+def test_sorting_searching_and_scans():
+    check_case(*sorting_case())
+    grad = pcp.value_and_grad(lambda y: (pcp.cumsum(y, axis=1) * pcp.sort(y, axis=0)).sum())
+    check_case(lambda y: list(grad(y)), (rnd(3, 4, seed=4),))
 
 
 def test_shape_ops_indexing_and_products():
@@ -232,7 +251,7 @@ def test_dropout_is_refused_naming_it():
 def test_the_cases_reach_every_rule():
     """Each rule runs in some case above (to_device needs a second device)."""
     seen = set()
-    for case in (elementwise_case, shapes_case, nn_case):
+    for case in (elementwise_case, shapes_case, nn_case, sorting_case):
         fn, args = case()
         seen |= set(pcp.export.stablehlo(fn, *args).ops)
     step, args, params, opts = optimizers_case()

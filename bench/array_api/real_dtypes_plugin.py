@@ -25,4 +25,10 @@ def _guard():
     exec(compile(source.replace(_LINE, _GUARDED), path, "exec"), module.__dict__)
 
 
+# bench/array_api_suite.py --libs pcp-gpu: every array the suite makes goes to PCP's GPU (set
+# first: the suite reads the default dtypes as it imports).
+if os.environ.get("PCP_ARRAY_API_SUITE_DEVICE"):
+    import pcp
+    pcp.set_default_device(os.environ["PCP_ARRAY_API_SUITE_DEVICE"])
+
 _guard()

@@ -166,7 +166,10 @@ Tensor argsort(const Tensor& x, int64_t axis, bool descending) {
   return pcp::apply<Argsort>({x}, a, descending);
 }
 
-Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
+namespace {
+// x at indices along axis; `known_in_range` skips the host check (argsort's indices are in range,
+// and a traced plan cannot read values on the host).
+Tensor gather_along_axis(const Tensor& x, const Tensor& indices, int64_t axis, bool known_in_range) {
   check(x, "take_along_axis");
   check(indices, "take_along_axis");
   if (indices.ndim() != x.ndim())
@@ -193,7 +196,8 @@ Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
     Tensor idx = astype(broadcast_to(to_device(indices, cpu_device()), shape), DType::Int64);
     const int64_t n = x.shape()[size_t(a)];
     idx = where(lt(idx, weak_scalar_int(0)), add(idx, weak_scalar_int(n)), idx);  // from the end
-    if (idx.numel() && any(logical_or(lt(idx, weak_scalar_int(0)), ge(idx, weak_scalar_int(n)))).item_double() != 0)
+    if (!known_in_range && idx.numel() &&
+        any(logical_or(lt(idx, weak_scalar_int(0)), ge(idx, weak_scalar_int(n)))).item_double() != 0)
       fail<IndexError>("take_along_axis: an index is out of range for axis ", a, " of size ", n);
     Tensor total;
     int64_t stride = 1;
@@ -209,9 +213,14 @@ Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
   }();
   return reshape(take(src, reshape(broadcast_to(offset, shape), {-1}), 0), shape);
 }
+}  // namespace
+
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
+  return gather_along_axis(x, indices, axis, false);
+}
 
 Tensor sort(const Tensor& x, int64_t axis, bool descending) {
-  return take_along_axis(x, argsort(x, axis, descending), axis);
+  return gather_along_axis(x, argsort(x, axis, descending), axis, true);
 }
 
 Tensor cumsum(const Tensor& x, std::optional<int64_t> axis) { return cumulative(x, axis, false, "cumsum"); }

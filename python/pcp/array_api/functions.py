@@ -14,7 +14,10 @@ from .dtypes import SIGNED, bool, default_int, float32, int64
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
-    """Evenly spaced values in [start, stop) (the standard's arange)."""
+    """Evenly spaced values in [start, stop) (the standard's arange); integers in the device's
+    default integer dtype (int32 on a GPU)."""
+    if dtype is None and builtins.all(isinstance(v, int) for v in (start, stop, step) if v is not None):
+        dtype = default_int(device if device is not None else pcp.get_default_device())
     return pcp.arange(start, stop, step, dtype=dtype, device=device)
 
 
@@ -28,6 +31,15 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return pcp.copy(out) if copy and out is obj else out
     if copy is False:
         raise ValueError(f"asarray: copy=False, but a {type(obj).__name__} must be copied into a tensor")
+    target = device if device is not None else pcp.get_default_device()
+    if dtype is None and isinstance(obj, (int, list, tuple)) and default_int(target) != int64:
+        # Python ints take the device's default integer dtype (int32 on a GPU), if they fit it
+        out = pcp.asarray(obj)
+        if out.dtype == int64:
+            if math.prod(out.shape) and not (-2**31 <= int(pcp.min(out)) and int(pcp.max(out)) < 2**31):
+                raise OverflowError(f"asarray: Python integers beyond {default_int(target)} for {target}")
+            out = pcp.astype(out, default_int(target))
+        return out.to(target)
     return pcp.asarray(obj, dtype=dtype, device=device)
 
 

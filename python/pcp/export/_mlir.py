@@ -205,6 +205,19 @@ class Emitter:
                          f"dimensions = {_ints(axes)}", region)
         return self.reshape(out, [1 if i in axes else d for i, d in enumerate(x.shape)]) if keepdims else out
 
+    def running(self, x, axis, kind, reverse=False):
+        """Running sums ("add") or products ("multiply") of x along axis (from the end when
+        reverse): a reduce_window whose window spans the axis, padded with the identity before (after)."""
+        n, nd = x.shape[axis], len(x.shape)
+        init = 1 if kind == "multiply" else 0
+        window = [n if i == axis else 1 for i in range(nd)]
+        pads = ", ".join(f"[{(0, n - 1) if reverse else (n - 1, 0)}]".replace("(", "").replace(")", "")
+                         if i == axis else "[0, 0]" for i in range(nd))
+        region = self._region([x.dtype, x.dtype], lambda a, b: [self.op(kind, [a, b], (), x.dtype)])
+        return self._emit("stablehlo.reduce_window", [x, self.const(init, x.dtype)], [(x.shape, x.dtype)],
+                          f"window_dimensions = {_ints(window)}, window_strides = {_ints([1] * nd)}, "
+                          f"padding = dense<[{pads}]> : tensor<{nd}x2xi64>", region)
+
     def arg_reduce(self, x, largest):
         """Index (int64) of the first largest (or smallest) element along x's last axis."""
         axis = len(x.shape) - 1

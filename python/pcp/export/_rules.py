@@ -274,6 +274,46 @@ def _scatter_add(em, ins, attrs, outs, scalars):
     return [em.scatter_add(em.const(0, src.dtype, shape), _positive(em, idx, shape[axis]), src, axis)]
 
 
+# ---------------------------------------------------------------- sorting and scans
+def _key_less(em, a, b):
+    """a < b with NaN above every number, as PCP's sorts order them."""
+    lt = em.compare(a, b, "LT")
+    if not is_float(a.dtype):
+        return lt
+    b_nan, a_num = em.compare(b, b, "NE"), em.compare(a, a, "EQ")
+    return em.binary("or", lt, em.binary("and", b_nan, a_num))
+
+
+def _argsort(em, ins, attrs, outs, scalars):
+    """stablehlo.sort of (x, iota) along the axis, stable; descending swaps the comparison."""
+    x, axis = ins[0], attrs["axis"]
+    if not x.shape:
+        return [em.const(0, "int64")]
+    idx = em.iota(x.shape, axis)
+    region = em._region([x.dtype, x.dtype, "int64", "int64"],
+                        lambda a, b, ai, bi: [_key_less(em, b, a) if attrs["descending"] else _key_less(em, a, b)])
+    _, order = em._emit("stablehlo.sort", [x, idx], [(x.shape, x.dtype), (x.shape, "int64")],
+                        f"dimension = {axis} : i64, is_stable = true", region)
+    return [order]
+
+
+def _cumulative(kind):
+    def rule(em, ins, attrs, outs, scalars):
+        x = ins[0]
+        return [em.running(x, attrs["axis"], kind, attrs["reverse"]) if x.shape else x]
+    return rule
+
+
+def _searchsorted(em, ins, attrs, outs, scalars):
+    """How many of sorted order before each value (left: key_less(s, v); right: not key_less(v, s))."""
+    s, v = ins
+    shape = list(v.shape) + [s.shape[0]]
+    sb = em.broadcast(s, shape)
+    vb = em.broadcast(em.reshape(v, list(v.shape) + [1]), shape)
+    before = em.unary("not", _key_less(em, vb, sb)) if attrs["right"] else _key_less(em, sb, vb)
+    return [em.reduce(em.convert(before, "int64"), [len(shape) - 1], "add")]
+
+
 # ---------------------------------------------------------------- nn
 def _causal_mask(em, shape, T):
     """True where a row of a (..., n) tensor of causal (T, n) blocks keeps its column."""
@@ -542,7 +582,8 @@ RULES = {
     "slice_scatter": _slice_scatter, "concatenate": _concatenate, "split": _split, "alias": _alias,
     "sum": _reduce("add"), "max": _reduce("maximum"), "min": _reduce("minimum"),
     "argmax": _reduce("argmax"), "argmin": _reduce("argmin"),
-    "matmul": _matmul, "take": _take, "scatter_add": _scatter_add,
+    "matmul": _matmul, "take": _take, "scatter_add": _scatter_add, "argsort": _argsort,
+    "cumulative_sum": _cumulative("add"), "cumulative_prod": _cumulative("multiply"), "searchsorted": _searchsorted,
     "softmax": _softmax(False), "log_softmax": _softmax(True),
     "softmax_backward": _softmax_backward(False), "log_softmax_backward": _softmax_backward(True),
     "layer_norm": _layer_norm, "layer_norm_backward": _layer_norm_backward,
@@ -556,5 +597,4 @@ for _op in BINARY_OPS:
     RULES[_op] = _binary(_op)
 # Primitives with no StableHLO rule, with why (dropout and attention with dropout are refused by
 # their rules, for their random draws).
-REFUSED = {name: "no StableHLO rule yet (stablehlo.sort and reduce_window could hold it)" for name in (
-    "argsort", "cumulative_sum", "cumulative_prod", "cumulative_prod_backward", "searchsorted")}
+REFUSED = {"cumulative_prod_backward": "no StableHLO rule yet (a compiled cumprod's gradient is refused)"}

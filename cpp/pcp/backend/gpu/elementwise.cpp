@@ -12,8 +12,15 @@
 
 namespace pcp::gpu {
 
+namespace {
+// int32 operands run integer kernels of their own (metal/unary_int.comp, binary_int.comp), with
+// the float kernels' strided layout.
+bool int32_io(const Tensor& t) { return t.dtype() == DType::Int32; }
+}  // namespace
+
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
   if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
+  const bool ints = int32_io(x) && int32_io(out);
   if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {
     if (!out.numel()) return;
     struct { uint32_t n4, op, x_off4, out_off4, x_type, out_type; } p{
@@ -24,7 +31,7 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
   if (is_half(x)) {
     return into_float32(out, [&](const Tensor& o) { unary(op, widened(x), o); });
   }
-  require_f32("unary op", x);
+  if (!ints) require_f32("unary op", x);
   if (!out.numel()) return;
   Layout l = layout("unary op", x.shape(), {x.strides()});
   struct {
@@ -32,7 +39,7 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
     int32_t strides[kMaxDims];
   } p{u32(x.numel(), "size"), l.ndim, u32(x.offset(), "offset"), u32(out.offset(), "offset"), uint32_t(op), {}, {}};
   put_dims(l, p.shape, {p.strides});
-  launch(x, "unary", {buffer_of(x), buffer_of(out)}, p, x.numel());
+  launch(x, ints ? "unary_int" : "unary", {buffer_of(x), buffer_of(out)}, p, x.numel());
 }
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -54,7 +61,8 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (is_half(a) || is_half(b)) {
     return into_float32(out, [&](const Tensor& o) { binary(op, widened(a), widened(b), o); });
   }
-  require_f32("binary op", a);
+  const bool ints = int32_io(a) && int32_io(b) && int32_io(out);
+  if (!ints) require_f32("binary op", a);
   Layout l = layout("binary op", out.shape(),
                     {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
   struct {
@@ -63,7 +71,7 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
       u32(out.offset(), "offset"), uint32_t(op), {}, {}, {}};
   put_dims(l, p.shape, {p.a_strides, p.b_strides});
-  launch(a, "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
+  launch(a, ints ? "binary_int" : "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
 }
 
 void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
