@@ -37,7 +37,7 @@ GPU_SKIPS = ",int64,float64"
 
 
 def run(lib, args):
-    report = os.path.join(args.out, f"{lib}.json")
+    report = os.path.join(os.path.abspath(args.out), f"{lib}.json")
     env = dict(os.environ, ARRAY_API_TESTS_VERSION="2024.12", ARRAY_API_TESTS_MODULE=MODULES[lib],
                ARRAY_API_TESTS_SKIP_DTYPES="complex64,complex128" + (GPU_SKIPS if lib == "pcp-gpu" else ""))
     if lib == "pcp-gpu":

@@ -20,7 +20,8 @@ int strided_offset(uint i, uint ndim, uint shape[MAX_DIMS], int strides[MAX_DIMS
 // float32 math shared by the elementwise kernels (GELU and its gradient need both).
 const float SQRT1_2 = 0.7071067811865476, K_TANH = 0.7978845608028654, C_TANH = 0.044715;
 
-float tanh_(float v) {  // stable for large |v|
+float tanh_(float v) {  // stable for large |v|; near 0 a series, which keeps tiny values and -0
+  if (abs(v) < 0.004) return v * (1.0 - v * v * (1.0 / 3.0));
   float e = exp(-2.0 * abs(v));
   float t = (1.0 - e) / (1.0 + e);
   return v < 0.0 ? -t : t;

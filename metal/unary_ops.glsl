@@ -23,6 +23,7 @@ void reduce_half_pi(inout float r, inout uint q) {
 // stays below 1e-6 for |v| < 1e8 and 1e-4 for |v| < 1e10.
 float sin_cos(float v, uint shift) {
   if (isinf(v)) return 0.0 / 0.0;
+  if (v == 0.0) return shift == 0u ? v : 1.0;  // sin(-0) is -0 (the reduction would give +0)
   float r = v;
   uint q = shift;
   reduce_half_pi(r, q);
@@ -78,6 +79,11 @@ float cosh_(float v) {
   return h + 0.25 / h;
 }
 
+// A rounded zero takes the sign of what was rounded, as C's (ceil(-0.5) is -0); drivers differ.
+float zero_signed_as(float r, float v) {
+  return r == 0.0 ? uintBitsToFloat(floatBitsToUint(v) & 0x80000000u) : r;
+}
+
 float apply(uint op, float v) {
   switch (op) {
     case 0: return -v;                                   // neg
@@ -97,10 +103,10 @@ float apply(uint op, float v) {
     case 14: return v * v;                               // square
     case 15: return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : (v == 0.0 ? abs(v) : v));  // sign (-0 gives +0)
     case 16: return erf_(v);                             // erf
-    case 19: return floor(v);                            // floor
-    case 20: return ceil(v);                             // ceil
-    case 21: return trunc(v);                            // trunc
-    case 22: return roundEven(v);                        // round (half to even)
+    case 19: return zero_signed_as(floor(v), v);         // floor
+    case 20: return zero_signed_as(ceil(v), v);          // ceil
+    case 21: return zero_signed_as(trunc(v), v);         // trunc
+    case 22: return zero_signed_as(roundEven(v), v);     // round (half to even)
     case 23: return v == 0.0 ? v : sin_cos(v, 0u) / sin_cos(v, 1u);  // tan
     case 24: return atan_(v / sqrt((1.0 - v) * (1.0 + v)));  // asin
     case 25: return 2.0 * atan_(sqrt((1.0 - v) / (1.0 + v)));  // acos

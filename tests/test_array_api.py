@@ -176,3 +176,18 @@ def test_bad_arguments_name_the_function():
         xp.matrix_transpose(pcp.ones((3,)))
     with pytest.raises(ValueError, match="repeat"):
         xp.repeat(x, -1)
+
+
+def test_integer_defaults_and_edges_follow_the_standard():
+    # vecdot of integers keeps their dtype; eye takes any k (beyond the matrix: zeros).
+    v = xp.vecdot(xp.asarray([[1, 2]], dtype=xp.int32), xp.asarray([3, 4], dtype=xp.int32))
+    assert v.dtype == xp.int32 and v.tolist() == [11]
+    np.testing.assert_array_equal(xp.eye(2, 3, k=2**70).numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(xp.eye(3, k=-2**63).numpy(), np.zeros((3, 3)))
+    # Python ints take the device's default integer dtype.
+    for device in DEVICES:
+        want = xp.__array_namespace_info__().default_dtypes(device=device)["integral"]
+        assert xp.asarray([1, 2], device=device).dtype == want
+        assert xp.arange(3, device=device).dtype == want
+        assert xp.full((2,), 7, device=device).dtype == want
+        assert xp.asarray([1.5], device=device).device == xp.asarray([1], device=device).device

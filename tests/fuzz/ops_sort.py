@@ -152,15 +152,19 @@ for _name, _ref in (("argsort", _argsort_ref), ("sort", _sort_ref)):
              Op(f"Tensor.{_name}", method(_name), _ref, _rule, build=build_axis, cross=_AXIS_CROSS,
                 extra=_AXIS_EXTRA[:6], dtypes=ALL))
 
+_SCAN_EXTRA = [{"axis": _py(a) if not isinstance(a, str) else a} for a in AXES]
 for _name, _f in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
     register(Op(f"pcp.{_name}", fn(f"pcp.{_name}"), _cumulative(_f), _int64_or_same, build=build_axis,
-                cross=[{}, {"axis": "0"}, {"axis": "-1"}], extra=[{"axis": _py(a) if not isinstance(a, str) else a}
-                                                                for a in AXES], dtypes=ALL))
+                cross=[{}, {"axis": "0"}, {"axis": "-1"}], extra=_SCAN_EXTRA, dtypes=ALL),
+             Op(f"Tensor.{_name}", method(_name), _cumulative(_f), _int64_or_same, build=build_axis,
+                cross=[{}, {"axis": "-1"}], extra=_SCAN_EXTRA[:6], dtypes=ALL))
 
+_PROD_EXTRA = [{"axis": a if isinstance(a, str) else _py(a)} for a in AXES] + \
+    [{"axis": a, "keepdims": "True"} for a in ("None", "-1", "(0, 1)", "()")]
 register(Op("pcp.prod", fn("pcp.prod"), _reducer(_prod), _int64_or_same, build=build_reduce,
-            cross=[{}, {"axis": "-1"}, {"axis": "0"}],
-            extra=[{"axis": a if isinstance(a, str) else _py(a)} for a in AXES] +
-            [{"axis": a, "keepdims": "True"} for a in ("None", "-1", "(0, 1)", "()")], dtypes=ALL))
+            cross=[{}, {"axis": "-1"}, {"axis": "0"}], extra=_PROD_EXTRA, dtypes=ALL),
+         Op("Tensor.prod", method("prod"), _reducer(_prod), _int64_or_same, build=build_reduce,
+            cross=[{}, {"axis": "-1"}], extra=_PROD_EXTRA[:8], dtypes=ALL))
 
 register(Op("pcp.searchsorted", fn("pcp.searchsorted"), _searchsorted_ref, lambda k, kw: "int64",
             build=build_searchsorted, cross=[{}, {"side": "'right'"}],

@@ -131,6 +131,12 @@ def _float_ref(x):
     return float(a.reshape(()).item())
 
 
+def _complex_ref(x):
+    v = _float_ref(x)
+    return R.Check(lambda r: isinstance(r, complex) and r.imag == 0 and (r.real == v or (v != v and r.real != r.real)),
+                   f"complex({v})")
+
+
 def _bool_ref(x):
     a = np.asarray(x)
     if a.size == 0:
@@ -163,6 +169,7 @@ register(
     Op("Tensor.tolist", method("tolist"), _tolist_ref, None),
     Op("Tensor.__int__", builtin("int"), _int_ref, None, names=("int", "item", "integer")),
     Op("Tensor.__float__", builtin("float"), _float_ref, None, names=("float", "item")),
+    Op("Tensor.__complex__", builtin("complex"), _complex_ref, None, names=("complex", "item")),
     Op("Tensor.__bool__", builtin("bool"), _bool_ref, None, names=("bool", "truth", "item")),
     Op("Tensor.__index__", method("__index__"), _index_ref, None, names=("index", "integer")),
     Op("Tensor.__len__", builtin("len"), _len_ref, None, names=("len",)),

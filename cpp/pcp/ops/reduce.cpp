@@ -136,6 +136,9 @@ static Tensor logical_reduce(const Tensor& x, const Axes& axes, bool keepdims, b
   Tensor b = astype(x, DType::Bool);
   std::vector<int> ax = resolve_axes(b, axes, op);
   if (count_of(b, ax) == 0) return full(reduced_shape(b.shape(), ax, keepdims), is_all ? 1.0 : 0.0, DType::Bool, b.device());
+  // The GPU reduces float32: the largest (smallest) of the 0/1 values, exactly.
+  if (b.device().is_gpu())
+    return astype(reduce(is_all ? ReduceOp::Min : ReduceOp::Max, astype(b, DType::Float32), axes, keepdims), DType::Bool);
   return reduce(is_all ? ReduceOp::Min : ReduceOp::Max, b, axes, keepdims);
 }
 Tensor any(const Tensor& x, const Axes& axes, bool keepdims) { return logical_reduce(x, axes, keepdims, false); }

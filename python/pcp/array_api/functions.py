@@ -13,11 +13,16 @@ from .dtypes import SIGNED, bool, default_int, float32, int64
 # -- creation -----------------------------------------------------------------------------------
 
 
+def _target(device):
+    """The device a creation function puts its result on."""
+    return device if device is not None else pcp.get_default_device()
+
+
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     """Evenly spaced values in [start, stop) (the standard's arange); integers in the device's
     default integer dtype (int32 on a GPU)."""
     if dtype is None and builtins.all(isinstance(v, int) for v in (start, stop, step) if v is not None):
-        dtype = default_int(device if device is not None else pcp.get_default_device())
+        dtype = default_int(_target(device))
     return pcp.arange(start, stop, step, dtype=dtype, device=device)
 
 
@@ -31,7 +36,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return pcp.copy(out) if copy and out is obj else out
     if copy is False:
         raise ValueError(f"asarray: copy=False, but a {type(obj).__name__} must be copied into a tensor")
-    target = device if device is not None else pcp.get_default_device()
+    target = _target(device)
     if dtype is None and isinstance(obj, (int, list, tuple)) and default_int(target) != int64:
         # Python ints take the device's default integer dtype (int32 on a GPU), if they fit it
         out = pcp.asarray(obj)
@@ -40,7 +45,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                 raise OverflowError(f"asarray: Python integers beyond {default_int(target)} for {target}")
             out = pcp.astype(out, default_int(target))
         return out.to(target)
-    return pcp.asarray(obj, dtype=dtype, device=device)
+    return pcp.asarray(obj, dtype=dtype, device=target)
 
 
 def empty(shape, *, dtype=None, device=None):
@@ -54,7 +59,9 @@ def empty_like(x, /, *, dtype=None, device=None):
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
-    """Ones on the k-th diagonal."""
+    """Ones on the k-th diagonal (a k beyond the matrix gives zeros, whatever its size)."""
+    cols = n_rows if n_cols is None else n_cols
+    k = builtins.max(-n_rows, builtins.min(k, cols)) if isinstance(k, int) else k
     return pcp.eye(n_rows, n_cols, k=k, dtype=dtype, device=device)
 
 
@@ -69,7 +76,10 @@ def from_dlpack(x, /, *, device=None, copy=None):
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
-    """A tensor of shape filled with fill_value."""
+    """A tensor of shape filled with fill_value (a Python int: in the device's default integer
+    dtype)."""
+    if dtype is None and isinstance(fill_value, int) and not isinstance(fill_value, builtins.bool):
+        dtype = default_int(_target(device))
     return pcp.full(shape, fill_value, dtype=dtype, device=device)
 
 
@@ -83,7 +93,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
     values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
-    return pcp.asarray(values, dtype=dtype or float32, device=device)
+    return pcp.asarray(values, dtype=dtype or float32, device=_target(device))
 
 
 def meshgrid(*arrays, indexing="xy"):
@@ -401,13 +411,19 @@ def unstack(x, /, *, axis=0):
 
 
 def argmax(x, /, *, axis=None, keepdims=False):
-    """Index of the largest value (the first of ties)."""
-    return pcp.argmax(x, axis=axis, keepdims=keepdims)
+    """Index of the largest value (the first of ties), in the device's default integer dtype."""
+    return _index_dtype(pcp.argmax(x, axis=axis, keepdims=keepdims))
 
 
 def argmin(x, /, *, axis=None, keepdims=False):
-    """Index of the smallest value (the first of ties)."""
-    return pcp.argmin(x, axis=axis, keepdims=keepdims)
+    """Index of the smallest value (the first of ties), in the device's default integer dtype."""
+    return _index_dtype(pcp.argmin(x, axis=axis, keepdims=keepdims))
+
+
+def _index_dtype(indices):
+    """int64 indices in the device's default integer dtype (int32 on a GPU)."""
+    want = default_int(indices.device)
+    return indices if indices.dtype == want else pcp.astype(indices, want)
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):
@@ -421,7 +437,8 @@ def nonzero(x, /):
     number depends on the data)."""
     if x.ndim == 0:
         raise ValueError("nonzero: x must have at least one dimension")
-    return tuple(pcp.asarray(i.astype(np.int64), device=x.device) for i in np.nonzero(x.numpy()))
+    return tuple(pcp.asarray(i.astype(np.int64), dtype=default_int(x.device), device=x.device)
+                 for i in np.nonzero(x.numpy()))
 
 
 def searchsorted(x1, x2, /, *, side="left", sorter=None):
@@ -641,7 +658,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     """The dot product of vectors along axis, broadcasting the others."""
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} has length {x1.shape[axis]} in x1 and {x2.shape[axis]} in x2")
-    return pcp.sum(pcp.mul(x1, x2), axis=axis)
+    product = pcp.mul(x1, x2)
+    return _same_dtype(pcp.sum(product, axis=axis), product)  # integer sums keep their dtype
 
 
 __all__ = [
