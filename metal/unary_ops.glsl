@@ -18,16 +18,55 @@ void reduce_half_pi(inout float r, inout uint q) {
   q += abs(k) < 67108864.0 ? uint(int(k)) : 0u;  // from 2**26 on, k is a multiple of 4
 }
 
+// The bits of 2/pi after the binary point, 32 a word, after a zero word (the integer part).
+const uint TWO_OVER_PI[8] = uint[8](0u, 0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u,
+                                    0x3C439041u, 0xFE5163ABu);
+
+// 32 bits of TWO_OVER_PI from bit p on (p counted from the zero word's top bit).
+uint two_over_pi_bits(uint p) {
+  const uint w = p >> 5, s = p & 31u;
+  return s == 0u ? TWO_OVER_PI[w] : (TWO_OVER_PI[w] << s) | (TWO_OVER_PI[w + 1u] >> (32u - s));
+}
+
+// Payne-Hanek: v - k pi/2 for |v| >= 2**24, adding k (mod 4) to q. |v| = m 2^e with a 24-bit
+// integer m and e >= 1, so only the bits of 2/pi from 2^-(e-1) on matter mod 4: 96 of them times
+// m give (v 2/pi mod 4) as 2 integer bits and 62 fraction bits, in exact integer arithmetic.
+void reduce_large(inout float r, inout uint q) {
+  const uint bits = floatBitsToUint(abs(r));
+  const uint m = (bits & 0x7FFFFFu) | 0x800000u;
+  const uint p = (bits >> 23) - 150u + 30u;  // e - 2 + 32
+  const uint w2 = two_over_pi_bits(p), w1 = two_over_pi_bits(p + 32u), w0 = two_over_pi_bits(p + 64u);
+  uint hi0, lo0, hi1, lo1, hi2, lo2, carry;
+  umulExtended(m, w0, hi0, lo0);
+  umulExtended(m, w1, hi1, lo1);
+  umulExtended(m, w2, hi2, lo2);
+  const uint p1 = uaddCarry(hi0, lo1, carry);
+  const uint p2 = hi1 + lo2 + carry;  // mod 2^32: the bits above are multiples of 4
+  uint k = p2 >> 30;
+  float f = float(p2 & 0x3FFFFFFFu) * 9.313225746154785e-10 + float(p1) * 2.168404344971009e-19;  // 2^-30, 2^-62
+  if (f >= 0.5) {
+    f -= 1.0;
+    k += 1u;
+  }
+  const bool negative = r < 0.0;
+  r = negative ? -f * 1.5707963267948966 : f * 1.5707963267948966;
+  q += negative ? 4u - (k & 3u) : k;
+}
+
 // sin (cos: shift = 1) after reducing the argument to [-pi/4, pi/4]: GPU sin and cos are
-// accurate only near zero. Twice, for |v| above 2**24 where k itself is rounded; the error
-// stays below 1e-6 for |v| < 1e8 and 1e-4 for |v| < 1e10.
+// accurate only near zero. Below 2**24 twice by reduce_half_pi (the error stays below 1e-6),
+// above by Payne-Hanek (below 1e-7, for any float32).
 float sin_cos(float v, uint shift) {
   if (isinf(v)) return 0.0 / 0.0;
   if (v == 0.0) return shift == 0u ? v : 1.0;  // sin(-0) is -0 (the reduction would give +0)
   float r = v;
   uint q = shift;
-  reduce_half_pi(r, q);
-  reduce_half_pi(r, q);
+  if (abs(v) >= 16777216.0) {
+    reduce_large(r, q);
+  } else {
+    reduce_half_pi(r, q);
+    reduce_half_pi(r, q);
+  }
   const uint quadrant = q & 3u;
   const float s = (quadrant & 1u) == 0u ? sin(r) : cos(r);
   return quadrant >= 2u ? -s : s;

@@ -598,3 +598,15 @@ def test_pow_and_div_special_values():
     with np.errstate(all="ignore"):
         # int / int is true division in float32: division by zero gives +-inf / nan, not an error
         assert_close(pcp.tensor([1, -1, 0]) / 0, np.array([1.0, -1.0, 0.0]) / 0.0, pcp.float32)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trigonometry_of_huge_arguments(name, rng):
+    # float32 arguments up to 3.4e38 (the GPU reduces above 2**24 by Payne-Hanek), against the
+    # float64 function of the same float32 values.
+    x = (np.float32(2.0) ** rng.uniform(-4, 127.9, 4000)).astype(np.float32) * rng.choice([-1, 1], 4000)
+    x = np.concatenate([x, np.float32([2.0 ** 24, -(2.0 ** 24 + 2), 938569673736192.0, 3.4028235e38])])
+    got = to_np(getattr(pcp, name)(pcp.tensor(x))).astype(np.float64)
+    want = getattr(np, name)(x.astype(np.float64))
+    scale = np.maximum(np.abs(want), 1) ** (2 if name == "tan" else 0)  # tan: conditioning grows as tan^2
+    np.testing.assert_allclose(got / scale, want / scale, rtol=0, atol=1e-6)
