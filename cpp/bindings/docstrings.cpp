@@ -156,18 +156,18 @@ const std::unordered_map<std::string, std::string>& table() {
                               "pcp.floor_divide(pcp.tensor([7.0, -7.0]), 2).tolist()", "[3.0, -4.0]")},
       {"argsort",
        "The indices that sort x along `axis`, stably: equal values keep their order (descending too);\n"
-       "NaNs order above every number. CPU only for now.\n\nArgs:\n    x: a tensor.\n"
+       "NaNs order above every number. A GPU tensor is sorted on the host (no GPU kernel yet).\n\nArgs:\n    x: a tensor.\n"
        "    axis: the axis to sort along (default -1).\n    descending: largest first (default False).\n"
        "    stable: accepted for the Array API standard; the sort is always stable.\n\n"
        "Returns:\n    An int64 tensor of x's shape.\n\nRaises:\n    IndexError: axis out of range for x.\n"
-       "    NotImplementedError: x is on a GPU.\n\n"
+       "\n"
        "Example:\n    >>> pcp.argsort(pcp.tensor([3.0, 1.0, 2.0])).tolist()\n    [1, 2, 0]\n"},
       {"sort",
        "x sorted along `axis` (x taken at argsort's indices: differentiable), NaNs last ascending.\n\n"
        "Args:\n    x: a tensor.\n    axis: the axis to sort along (default -1).\n"
        "    descending: largest first (default False).\n    stable: accepted; the sort is always stable.\n\n"
        "Returns:\n    A tensor of x's shape and dtype.\n\nRaises:\n    IndexError: axis out of range for x.\n"
-       "    NotImplementedError: x is on a GPU.\n\n"
+       "\n"
        "Example:\n    >>> pcp.sort(pcp.tensor([3, 1, 2]), descending=True).tolist()\n    [3, 2, 1]\n"},
       {"take_along_axis",
        "x's elements at `indices` along `axis`, the other axes broadcast between them (NumPy's\n"
@@ -181,25 +181,29 @@ const std::unordered_map<std::string, std::string>& table() {
        "    [[6], [7]]\n"},
       {"cumsum",
        "Running sums of x along `axis` (of the flattened x when axis is None). Integers and bools\n"
-       "count in int64; 16-bit floats in float32, rounded back. Differentiable. CPU only for now.\n\n"
+       "count in int64; 16-bit floats in float32, rounded back. Differentiable. A GPU tensor is\n"
+       "summed on the host (no GPU kernel yet).\n\n"
        "Args:\n    x: a tensor.\n    axis: an int, or None (default) for the flattened x.\n\n"
        "Returns:\n    A tensor of x's shape (flattened when axis is None).\n\n"
-       "Raises:\n    IndexError: axis out of range for x.\n    NotImplementedError: x is on a GPU.\n\n"
+       "Raises:\n    IndexError: axis out of range for x.\n\n"
        "Example:\n    >>> pcp.cumsum(pcp.tensor([1, 2, 3])).tolist()\n    [1, 3, 6]\n"},
       {"cumprod",
        "Running products of x along `axis` (of the flattened x when axis is None). Integers and bools\n"
-       "count in int64. Differentiable, exactly where x has zeros. CPU only for now.\n\n"
+       "count in int64. Differentiable, exactly where x has zeros. A GPU tensor is computed on\n"
+       "the host (no GPU kernel yet).\n\n"
        "Args:\n    x: a tensor.\n    axis: an int, or None (default) for the flattened x.\n\n"
        "Returns:\n    A tensor of x's shape (flattened when axis is None).\n\n"
-       "Raises:\n    IndexError: axis out of range for x.\n    NotImplementedError: x is on a GPU.\n\n"
+       "Raises:\n    IndexError: axis out of range for x.\n\n"
        "Example:\n    >>> pcp.cumprod(pcp.tensor([1.0, 2.0, 3.0])).tolist()\n    [1.0, 2.0, 6.0]\n"},
       {"prod", reduction("The product of x's elements over `axis` (1 for an empty one); integers and bools count\n"
-                         "in int64. Differentiable, exactly where x has zeros. CPU only for now.",
+                         "in int64. Differentiable, exactly where x has zeros. A GPU tensor is computed on the\n"
+                         "host (no GPU kernel yet).",
                          "A tensor without the reduced axes, of x's floating dtype or int64.",
                          "pcp.prod(pcp.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=1).tolist()", "[2.0, 12.0]")},
       {"searchsorted",
        "Where each of `values` would be inserted into the ascending 1-D `sorted` to keep it sorted:\n"
-       "before the equal elements (side='left') or after them ('right'). NaNs order last. CPU only for now.\n\n"
+       "before the equal elements (side='left') or after them ('right'). NaNs order last. GPU tensors\n"
+       "are searched on the host (no GPU kernel yet).\n\n"
        "Args:\n    sorted: a 1-D tensor in ascending order (not checked).\n"
        "    values: a tensor of any shape.\n    side: 'left' (default) or 'right'.\n\n"
        "Returns:\n    An int64 tensor of values' shape.\n\n"
@@ -213,7 +217,7 @@ const std::unordered_map<std::string, std::string>& table() {
        "    return_inverse: also each element's index into the values (x's shape).\n"
        "    return_counts: also how often each value occurs.\n\n"
        "Returns:\n    The values (a 1-D tensor of x's dtype), or a tuple of them and the int64 tensors\n"
-       "    asked for, in that order.\n\nRaises:\n    NotImplementedError: x is on a GPU.\n\n"
+       "    asked for, in that order.\n\nRaises:\n    ValueError: a GPU tensor of 2**31 elements or more (its indices are int32).\n\n"
        "Example:\n    >>> pcp.unique(pcp.tensor([3, 1, 3, 2])).tolist()\n    [1, 2, 3]\n"},
       {"max", reduction("The largest of x's elements over `axis` (a NaN wins).",
                         "A tensor of x's dtype without the reduced axes.",

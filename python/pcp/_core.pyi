@@ -1229,7 +1229,7 @@ class Tensor:
     def argsort(self, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
         """
         The indices that sort x along `axis`, stably: equal values keep their order (descending too);
-        NaNs order above every number. CPU only for now.
+        NaNs order above every number. A GPU tensor is sorted on the host (no GPU kernel yet).
 
         Args:
             x: a tensor.
@@ -1242,7 +1242,6 @@ class Tensor:
 
         Raises:
             IndexError: axis out of range for x.
-            NotImplementedError: x is on a GPU.
 
         Example:
             >>> pcp.argsort(pcp.tensor([3.0, 1.0, 2.0])).tolist()
@@ -1498,7 +1497,8 @@ class Tensor:
     def cumprod(self, axis: int | None = None) -> Tensor:
         """
         Running products of x along `axis` (of the flattened x when axis is None). Integers and bools
-        count in int64. Differentiable, exactly where x has zeros. CPU only for now.
+        count in int64. Differentiable, exactly where x has zeros. A GPU tensor is computed on
+        the host (no GPU kernel yet).
 
         Args:
             x: a tensor.
@@ -1509,7 +1509,6 @@ class Tensor:
 
         Raises:
             IndexError: axis out of range for x.
-            NotImplementedError: x is on a GPU.
 
         Example:
             >>> pcp.cumprod(pcp.tensor([1.0, 2.0, 3.0])).tolist()
@@ -1518,7 +1517,8 @@ class Tensor:
     def cumsum(self, axis: int | None = None) -> Tensor:
         """
         Running sums of x along `axis` (of the flattened x when axis is None). Integers and bools
-        count in int64; 16-bit floats in float32, rounded back. Differentiable. CPU only for now.
+        count in int64; 16-bit floats in float32, rounded back. Differentiable. A GPU tensor is
+        summed on the host (no GPU kernel yet).
 
         Args:
             x: a tensor.
@@ -1529,7 +1529,6 @@ class Tensor:
 
         Raises:
             IndexError: axis out of range for x.
-            NotImplementedError: x is on a GPU.
 
         Example:
             >>> pcp.cumsum(pcp.tensor([1, 2, 3])).tolist()
@@ -2107,7 +2106,8 @@ class Tensor:
     def prod(self, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
         """
         The product of x's elements over `axis` (1 for an empty one); integers and bools count
-        in int64. Differentiable, exactly where x has zeros. CPU only for now.
+        in int64. Differentiable, exactly where x has zeros. A GPU tensor is computed on the
+        host (no GPU kernel yet).
 
         Args:
             x: a tensor of any shape.
@@ -2386,7 +2386,6 @@ class Tensor:
 
         Raises:
             IndexError: axis out of range for x.
-            NotImplementedError: x is on a GPU.
 
         Example:
             >>> pcp.sort(pcp.tensor([3, 1, 2]), descending=True).tolist()
@@ -2977,7 +2976,7 @@ def argmin(x: typing.Any, axis: int | None = None, keepdims: bool = False) -> Te
 def argsort(x: typing.Any, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """
     The indices that sort x along `axis`, stably: equal values keep their order (descending too);
-    NaNs order above every number. CPU only for now.
+    NaNs order above every number. A GPU tensor is sorted on the host (no GPU kernel yet).
 
     Args:
         x: a tensor.
@@ -2990,7 +2989,6 @@ def argsort(x: typing.Any, axis: int = -1, descending: bool = False, stable: boo
 
     Raises:
         IndexError: axis out of range for x.
-        NotImplementedError: x is on a GPU.
 
     Example:
         >>> pcp.argsort(pcp.tensor([3.0, 1.0, 2.0])).tolist()
@@ -3496,7 +3494,8 @@ def cross_entropy(logits: Tensor, targets: typing.Any, ignore_index: int = -100,
 def cumprod(x: typing.Any, axis: int | None = None) -> Tensor:
     """
     Running products of x along `axis` (of the flattened x when axis is None). Integers and bools
-    count in int64. Differentiable, exactly where x has zeros. CPU only for now.
+    count in int64. Differentiable, exactly where x has zeros. A GPU tensor is computed on
+    the host (no GPU kernel yet).
 
     Args:
         x: a tensor.
@@ -3507,7 +3506,6 @@ def cumprod(x: typing.Any, axis: int | None = None) -> Tensor:
 
     Raises:
         IndexError: axis out of range for x.
-        NotImplementedError: x is on a GPU.
 
     Example:
         >>> pcp.cumprod(pcp.tensor([1.0, 2.0, 3.0])).tolist()
@@ -3517,7 +3515,8 @@ def cumprod(x: typing.Any, axis: int | None = None) -> Tensor:
 def cumsum(x: typing.Any, axis: int | None = None) -> Tensor:
     """
     Running sums of x along `axis` (of the flattened x when axis is None). Integers and bools
-    count in int64; 16-bit floats in float32, rounded back. Differentiable. CPU only for now.
+    count in int64; 16-bit floats in float32, rounded back. Differentiable. A GPU tensor is
+    summed on the host (no GPU kernel yet).
 
     Args:
         x: a tensor.
@@ -3528,7 +3527,6 @@ def cumsum(x: typing.Any, axis: int | None = None) -> Tensor:
 
     Raises:
         IndexError: axis out of range for x.
-        NotImplementedError: x is on a GPU.
 
     Example:
         >>> pcp.cumsum(pcp.tensor([1, 2, 3])).tolist()
@@ -4607,7 +4605,8 @@ def primitive_names() -> list[str]:
 def prod(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
     """
     The product of x's elements over `axis` (1 for an empty one); integers and bools count
-    in int64. Differentiable, exactly where x has zeros. CPU only for now.
+    in int64. Differentiable, exactly where x has zeros. A GPU tensor is computed on the
+    host (no GPU kernel yet).
 
     Args:
         x: a tensor of any shape.
@@ -4869,7 +4868,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool =
 def searchsorted(sorted: typing.Any, values: typing.Any, side: str = 'left') -> Tensor:
     """
     Where each of `values` would be inserted into the ascending 1-D `sorted` to keep it sorted:
-    before the equal elements (side='left') or after them ('right'). NaNs order last. CPU only for now.
+    before the equal elements (side='left') or after them ('right'). NaNs order last. GPU tensors
+    are searched on the host (no GPU kernel yet).
 
     Args:
         sorted: a 1-D tensor in ascending order (not checked).
@@ -5136,7 +5136,6 @@ def sort(x: typing.Any, axis: int = -1, descending: bool = False, stable: bool =
 
     Raises:
         IndexError: axis out of range for x.
-        NotImplementedError: x is on a GPU.
 
     Example:
         >>> pcp.sort(pcp.tensor([3, 1, 2]), descending=True).tolist()
@@ -5527,7 +5526,7 @@ def unique(x: typing.Any, return_index: bool = False, return_inverse: bool = Fal
         asked for, in that order.
 
     Raises:
-        NotImplementedError: x is on a GPU.
+        ValueError: a GPU tensor of 2**31 elements or more (its indices are int32).
 
     Example:
         >>> pcp.unique(pcp.tensor([3, 1, 3, 2])).tolist()

@@ -76,8 +76,10 @@ TEST(Errors, ValueErrors) {
 }
 
 TEST(Errors, TypeErrors) {
-  Tensor i = zeros({2, 2}, DType::Int32), f = zeros({2, 2});
-  PCP_EXPECT_THROW_MSG(matmul(i, i), TypeError, "matmul", "int32");
+  Tensor i = zeros({2, 2}, DType::Int32), f = zeros({2, 2}), b = zeros({2, 2}, DType::Bool);
+  PCP_EXPECT_THROW_MSG(matmul(b, b), TypeError, "matmul", "bool");
+  PCP_EXPECT_THROW_MSG(bitwise_left_shift(f, i), TypeError, "bitwise_left_shift", "float32");
+  PCP_EXPECT_THROW_MSG(bitwise_right_shift(i, b), TypeError, "bitwise_right_shift", "bool");
   PCP_EXPECT_THROW_MSG(neg(zeros({2}, DType::Bool)), TypeError, "neg", "bool");
   PCP_EXPECT_THROW_MSG(rand({2}, DType::Int64), TypeError, "rand", "int64");
   PCP_EXPECT_THROW_MSG(randn({2}, DType::Bool), TypeError, "randn");
@@ -94,6 +96,9 @@ TEST(Errors, IndexErrors) {
   PCP_EXPECT_THROW_MSG(sum(x, std::vector<int64_t>{3}), IndexError, "sum", "3");
   PCP_EXPECT_THROW_MSG(mean(x, std::vector<int64_t>{-4}), IndexError, "mean", "-4");
   PCP_EXPECT_THROW_MSG(argmax(x, 5), IndexError, "argmax");
+  PCP_EXPECT_THROW_MSG(argsort(x, 3), IndexError, "argsort");
+  PCP_EXPECT_THROW_MSG(cumsum(x, -4), IndexError, "cumsum");
+  PCP_EXPECT_THROW_MSG(searchsorted(x, x), ValueError, "searchsorted", "1-D");
   PCP_EXPECT_THROW_MSG(softmax(x, 3), IndexError, "softmax");
   PCP_EXPECT_THROW_MSG(slice(x, 7, 0, 1), IndexError, "slice");
   PCP_EXPECT_THROW_MSG(swapaxes(x, 0, 9), IndexError, "swapaxes");

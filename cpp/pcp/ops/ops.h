@@ -133,7 +133,7 @@ Tensor logsumexp(const Tensor& x, const Axes& axes = std::nullopt, bool keepdims
 // Sums a broadcast gradient back down to `shape` (the inverse of broadcast_to).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 
-// ---- sorting, scans and searches (sort.cpp); CPU only for now
+// ---- sorting, scans and searches (sort.cpp); GPU tensors are computed on the host for now
 // Indices that sort x along axis, stable (equal values keep their order, descending too); NaNs
 // order above every number (last ascending, first descending).
 Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false);

@@ -1,7 +1,7 @@
 // Sorting, cumulative sums and products, products, sorted search and unique values. The kernels
 // work along the last axis of a contiguous tensor (backend/cpu/sort.cpp); these ops move the axis
-// there and back. The CPU runs them; on a GPU they raise NotImplementedError (no kernels yet),
-// except unique, which the host computes for any device.
+// there and back. There are no GPU kernels yet: a GPU tensor is computed on a host copy and the
+// result moved back (differentiably: the copies are ops).
 #include <algorithm>
 #include <cstdint>
 
@@ -143,6 +143,13 @@ void check(const Tensor& x, const char* op) {
   if (!x.defined()) fail<ValueError>(op, ": got an undefined tensor");
 }
 
+// f of x on the host, on x's device: one copy each way for a GPU tensor.
+template <class F>
+Tensor via_host(const Tensor& x, F&& f) {
+  if (!x.device().is_gpu()) return f(x);
+  return to_device(f(to_device(x, cpu_device())), x.device());
+}
+
 // ints and bools count in int64 (as sum); 16-bit floats in float32, then rounded back.
 DType accumulation_dtype(DType dt) {
   if (!is_floating(dt)) return DType::Int64;
@@ -155,7 +162,9 @@ Tensor cumulative(const Tensor& x, std::optional<int64_t> axis, bool product, co
   const int a = normalize_axis(*axis, std::max<int64_t>(x.ndim(), 1), op);
   const DType acc = accumulation_dtype(x.dtype());
   const DType out = is_floating(x.dtype()) ? x.dtype() : DType::Int64;
-  return astype(pcp::apply<Cumulative>({astype(x, acc)}, a, product, false), out);
+  return via_host(x, [&](const Tensor& h) {
+    return astype(pcp::apply<Cumulative>({astype(h, acc)}, a, product, false), out);
+  });
 }
 
 }  // namespace
@@ -163,7 +172,7 @@ Tensor cumulative(const Tensor& x, std::optional<int64_t> axis, bool product, co
 Tensor argsort(const Tensor& x, int64_t axis, bool descending) {
   check(x, "argsort");
   const int a = normalize_axis(axis, std::max<int64_t>(x.ndim(), 1), "argsort");
-  return pcp::apply<Argsort>({x}, a, descending);
+  return via_host(x, [&](const Tensor& h) { return pcp::apply<Argsort>({h}, a, descending); });
 }
 
 namespace {
@@ -269,7 +278,10 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right) {
   if (sorted.ndim() != 1)
     fail<ValueError>("searchsorted: the sorted tensor must be 1-D, got shape ", shape_str(sorted.shape()));
   const DType dt = result_type(sorted.dtype(), sorted.weak(), values.dtype(), values.weak());
-  return pcp::apply<SearchSorted>({astype(sorted, dt), astype(values, dt)}, right);
+  const Tensor haystack = to_device(sorted, cpu_device());
+  return via_host(values, [&](const Tensor& h) {
+    return pcp::apply<SearchSorted>({astype(haystack, dt), astype(h, dt)}, right);
+  });
 }
 
 std::vector<Tensor> unique_all(const Tensor& x) {

@@ -4,8 +4,9 @@
 // sorts put NaNs last, as NumPy's.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
@@ -34,6 +35,40 @@ bool key_less(T a, T b) {
 // Rows of (rows, n): a grain of about 64K elements a task.
 int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(n, 1)); }
 
+// Orders (key, index) pairs by key, NaN above every number; `descending` swaps the keys. Stable
+// either way: equal keys keep their indices' order.
+template <class T>
+struct PairLess {
+  bool descending;
+  bool operator()(const std::pair<T, int64_t>& a, const std::pair<T, int64_t>& b) const {
+    return descending ? key_less(b.first, a.first) : key_less(a.first, b.first);
+  }
+};
+
+// Stable-sorts pairs, a long run in parallel: each thread sorts a slice, then slices merge pairwise.
+template <class T>
+void stable_sort_pairs(std::vector<std::pair<T, int64_t>>& kv, PairLess<T> less, bool parallel) {
+  const int64_t n = int64_t(kv.size());
+  const int64_t parts = parallel ? std::min<int64_t>(get_num_threads(), n / 32768) : 1;
+  if (parts < 2) return std::stable_sort(kv.begin(), kv.end(), less);
+  const int64_t chunk = (n + parts - 1) / parts;
+  parallel_for(parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c)
+      std::stable_sort(kv.begin() + std::min(n, c * chunk), kv.begin() + std::min(n, (c + 1) * chunk), less);
+  });
+  std::vector<std::pair<T, int64_t>> merged(kv.size());
+  for (int64_t width = chunk; width < n; width *= 2) {
+    const int64_t pairs = (n + 2 * width - 1) / (2 * width);
+    parallel_for(pairs, 1, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) {
+        const int64_t lo = k * 2 * width, mid = std::min(n, lo + width), hi = std::min(n, lo + 2 * width);
+        std::merge(kv.begin() + lo, kv.begin() + mid, kv.begin() + mid, kv.begin() + hi, merged.begin() + lo, less);
+      }
+    });
+    kv.swap(merged);
+  }
+}
+
 }  // namespace
 
 void argsort(const Tensor& x, const Tensor& out, bool descending) {
@@ -42,18 +77,18 @@ void argsort(const Tensor& x, const Tensor& out, bool descending) {
   with_key_type(x.dtype(), "argsort", [&](auto tag) {
     using T = decltype(tag);
     const T* v = x.data<T>();
-    parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) {
+    const auto sort_rows = [&](int64_t b, int64_t e, bool parallel) {
+      std::vector<std::pair<T, int64_t>> kv(static_cast<size_t>(n));  // keys beside indices: no gathers while sorting
       for (int64_t r = b; r < e; ++r) {
         const T* row = v + r * n;
-        int64_t* ir = idx + r * n;
-        std::iota(ir, ir + n, int64_t(0));
-        // Stable both ways: equal keys keep their order, descending too (as the standard asks).
-        if (descending)
-          std::stable_sort(ir, ir + n, [&](int64_t i, int64_t j) { return key_less(row[j], row[i]); });
-        else
-          std::stable_sort(ir, ir + n, [&](int64_t i, int64_t j) { return key_less(row[i], row[j]); });
+        for (int64_t i = 0; i < n; ++i) kv[size_t(i)] = {row[i], i};
+        stable_sort_pairs(kv, PairLess<T>{descending}, parallel);
+        for (int64_t i = 0; i < n; ++i) idx[r * n + i] = kv[size_t(i)].second;
       }
-    });
+    };
+    // Few rows: each sorts on every thread in turn; many: the rows spread over the threads.
+    if (rows < get_num_threads()) sort_rows(0, rows, true);
+    else parallel_for(rows, row_grain(n), [&](int64_t b, int64_t e) { sort_rows(b, e, false); });
   });
 }
 
