@@ -197,7 +197,8 @@ class Info:
         """The standard's dtypes of a kind (all by default), by name: float16 and bfloat16, which
         PCP has beyond the standard, are left out (the standard names none of them). A GPU holds
         bool, int32 and float32 (not int64 or float64)."""
-        on_gpu = device is not None and not str(pcp.device(device)).startswith("cpu")
+        device = device if device is not None else pcp.get_default_device()
+        on_gpu = not str(pcp.device(device)).startswith("cpu")
         every = (bool, int32, float32) if on_gpu else (bool,) + SIGNED + (float32, float64)
         chosen = every if kind is None else [d for d in every if isdtype(d, kind)]
         return {d.name: d for d in chosen}
