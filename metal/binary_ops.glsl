@@ -2,6 +2,12 @@
 
 bool sign_bit(float v) { return (floatBitsToUint(v) & 0x80000000u) != 0u; }
 
+// Signs set through bits: without SignedZeroInfNanPreserve a driver may treat -0.0 as 0.0
+// (NVIDIA's folds `c ? -0.0 : 0.0`).
+float signed_zero(bool negative) { return uintBitsToFloat(negative ? 0x80000000u : 0u); }
+// r (>= 0) with the given sign, by its sign bit (a zero's too).
+float with_sign(float r, bool negative) { return uintBitsToFloat(floatBitsToUint(r) | (negative ? 0x80000000u : 0u)); }
+
 // atan2 by quadrant on atan_, with C's special cases at zeros and infinities.
 float atan2_(float y, float x) {
   if (isnan(x) || isnan(y)) return x + y;
@@ -14,7 +20,7 @@ float atan2_(float y, float x) {
     r = atan_(abs(y) / abs(x));  // a quotient that overflows is inf: pi/2
     if (left) r = 3.141592653589793 - r;
   }
-  return sign_bit(y) ? -r : r;
+  return with_sign(r, sign_bit(y));
 }
 
 float hypot_(float x, float y) {
@@ -52,14 +58,14 @@ float fmod_(float x, float y) {
     if (s > r) s = ldexp(ay, er - ey - 1);
     r -= s;
   }
-  return sign_bit(x) ? -r : r;
+  return with_sign(r, sign_bit(x));
 }
 
 // Python's remainder (y's sign) and floored division, as the CPU kernels compute them.
 float remainder_(float x, float y) {
   const float m = fmod_(x, y);
   if (m != 0.0) return (y < 0.0) != (m < 0.0) ? m + y : m;  // NaN stays NaN
-  return sign_bit(y) ? -0.0 : 0.0;
+  return signed_zero(sign_bit(y));
 }
 
 float floor_divide_(float x, float y) {
@@ -67,7 +73,7 @@ float floor_divide_(float x, float y) {
   const float m = fmod_(x, y);
   float d = (x - m) / y;
   if (m != 0.0 && (y < 0.0) != (m < 0.0)) d -= 1.0;
-  if (d == 0.0) return sign_bit(x) != sign_bit(y) ? -0.0 : 0.0;
+  if (d == 0.0) return signed_zero(sign_bit(x) != sign_bit(y));
   const float f = floor(d);
   return d - f > 0.5 ? f + 1.0 : f;
 }
