@@ -72,10 +72,10 @@ DEVICES = ["cpu"] + (["gpu"] if any(name != "cpu" for name in pcp.devices()) els
 GPU_GAPS = {
     "float64": "*",  # the GPU computes in float32 (as PyTorch's MPS and MLX's GPU backends)
     "int64": "*",
-    # Integer and bool math: elementwise arithmetic, comparisons, where, casts, copies and gathers
-    # run on int32 and bool; reductions and products do not.
+    # Integer and bool math: elementwise arithmetic, comparisons, casts and copies run on int32
+    # and bool, gathers on int32; reductions, products and gathers of bools (sort's) do not.
     "int32": {"sum", "max", "min", "argmax", "argmin", "matmul"},
-    "bool": {"sum", "max", "min", "argmax", "argmin", "sort"},  # sort: gathers of bools
+    "bool": {"sum", "max", "min", "argmax", "argmin", "sort"},
 }
 GPU_CPU_ONLY = tuple(getattr(pcp, name) for name, ops in GPU_GAPS.items() if ops == "*")
 _GPU_GAP_ERROR = re.compile(r"^(\w+): (\w+) (?:is not supported|copies are not supported|tensors cannot be created|"
