@@ -555,6 +555,20 @@ def test_elementwise_chains_fuse_into_one_node_each(device):
     assert cc.cache_info()[0].plan.ops == ["fused_elementwise"] * (1 if device == "cpu" else 2)  # GPU: 12 ops a kernel
 
 
+def test_the_standards_binary_ops_fuse_and_compute_as_eager(device):
+    # atan2 .. floor_divide in one fused program (the GPU's fused.comp includes binary_ops.glsl).
+    def f(x, y):
+        return pcp.atan2(x * 2.0 + 1.0, y) + pcp.hypot(x, y) * 0.5 - pcp.copysign(y, x) + (x * 7.0) % y \
+            + (x * 7.0) // y + pcp.nextafter(x, y) * 2.0
+
+    x = pcp.tensor(rnd(6, 5, seed=7) * 4, device=device)
+    y = pcp.tensor(np.abs(rnd(6, 5, seed=8)) + 0.3, device=device)
+    cf = pcp.compile(f)
+    cf(x, y)
+    np.testing.assert_allclose(cf(x, y).numpy(), f(x, y).numpy(), rtol=1e-6, atol=1e-6)
+    assert cf.cache_info()[0].plan.ops.count("fused_elementwise") >= 1
+
+
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
     import json
     from pcp.serialization import load_safetensors, save_safetensors

@@ -112,7 +112,7 @@ PCP_INLINE float tanh_f(float x) {
   p = p * z - 5.37397155531E-2f;
   p = p * z + 1.33314422036E-1f;
   p = p * z - 3.33332819422E-1f;
-  float small = x + x * z * p;
+  float small = std::copysign(x + x * z * p, x);  // -0 stays -0 (x + x z p gives +0 there)
   float big = 1.0f - 2.0f / (exp_f(2.0f * ax) + 1.0f);
   big = x < 0 ? -big : big;
   return ax < 0.625f ? small : big;
