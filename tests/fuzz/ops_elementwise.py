@@ -417,30 +417,24 @@ for _name, (_ref, _rule, _dtypes, _sym) in BINARY.items():
                         extra=[e for e in _REFL_EXTRA if not (_sym == "%" and e["other"] == "string")],
                         dtypes=_dtypes))
 
-for _sym, (_word, _npf, _logical) in BITWISE.items():
-    _ref = _bitwise(_npf)
-    _names = (_word, _logical, _sym, f"bitwise_{_word}")
-    _dt = frozenset({"bool", "int32", "int64"})
+def _register_integer_op(name, dunder, sym, ref, rule, names, dtypes):
+    """pcp.<name>, Tensor.__<dunder>__ and its reflected form, for ops of integers (and bools)."""
     register(
-        Op(f"pcp.bitwise_{_word}", fn(f"pcp.bitwise_{_word}"), _ref, _bitwise_rule, names=_names,
-           build=build_binary, cross=_CROSS, extra=_EXTRA, dtypes=_dt),
-        Op(f"Tensor.__{_word}__", binop(_sym), _ref, _bitwise_rule, names=_names, build=build_binary,
-           cross=_CROSS, extra=_EXTRA, dtypes=_dt),
-        Op(f"Tensor.__r{_word}__", rbinop(_sym), _swap(_ref), _swap_rule(_bitwise_rule), names=_names,
-           build=build_reflected, cross=_REFL_CROSS, extra=_REFL_EXTRA, dtypes=_dt),
+        Op(f"pcp.{name}", fn(f"pcp.{name}"), ref, rule, names=names, build=build_binary, cross=_CROSS, extra=_EXTRA,
+           dtypes=dtypes),
+        Op(f"Tensor.__{dunder}__", binop(sym), ref, rule, names=names, build=build_binary, cross=_CROSS,
+           extra=_EXTRA, dtypes=dtypes),
+        Op(f"Tensor.__r{dunder}__", rbinop(sym), _swap(ref), _swap_rule(rule), names=names, build=build_reflected,
+           cross=_REFL_CROSS, extra=_REFL_EXTRA, dtypes=dtypes),
     )
 
-_INT_DT = frozenset({"int32", "int64"})
+
+for _sym, (_word, _npf, _logical) in BITWISE.items():
+    _register_integer_op(f"bitwise_{_word}", _word, _sym, _bitwise(_npf), _bitwise_rule,
+                         (_word, _logical, _sym, f"bitwise_{_word}"), frozenset({"bool", "int32", "int64"}))
 for _sym, (_word, _npf) in {"<<": ("left", np.left_shift), ">>": ("right", np.right_shift)}.items():
-    _ref, _names = _shift(_npf), (f"bitwise_{_word}_shift", _sym)
-    register(
-        Op(f"pcp.bitwise_{_word}_shift", fn(f"pcp.bitwise_{_word}_shift"), _ref, _shift_rule, names=_names,
-           build=build_binary, cross=_CROSS, extra=_EXTRA, dtypes=_INT_DT),
-        Op(f"Tensor.__{_word[0]}shift__", binop(_sym), _ref, _shift_rule, names=_names, build=build_binary,
-           cross=_CROSS, extra=_EXTRA, dtypes=_INT_DT),
-        Op(f"Tensor.__r{_word[0]}shift__", rbinop(_sym), _swap(_ref), _swap_rule(_shift_rule), names=_names,
-           build=build_reflected, cross=_REFL_CROSS, extra=_REFL_EXTRA, dtypes=_INT_DT),
-    )
+    _register_integer_op(f"bitwise_{_word}_shift", f"{_word[0]}shift", _sym, _shift(_npf), _shift_rule,
+                         (f"bitwise_{_word}_shift", _sym), frozenset({"int32", "int64"}))
 
 # ----------------------------------------------------------------------------------------------
 # where and clip
