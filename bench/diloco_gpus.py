@@ -4,9 +4,10 @@ run's config, data and batch per GPU), started from this script.
 
 For each N in --gpus (GPUs 0 .. N-1):
   - DiLoCo, N workers with a whole GPU each (Ray's num_gpus=1, matched to PCP's GPU by UUID),
-    for each H[:TAU] in --inner-steps; with TAU the round's exchange is overlapped: a worker
+    for each H[:TAU[+]] in --inner-steps; with TAU the round's exchange is overlapped: a worker
     starts its next round at once and merges the new global model TAU steps into it
-    (pipelined, DiLoCoConfig.overlap), so no GPU waits for the shepherd;
+    (pipelined, DiLoCoConfig.overlap), so no GPU waits for the shepherd; with TAU+ it merges
+    it at the first step from TAU on at which it has arrived (DiLoCoConfig.merge_when_ready);
   - DDP on the N GPUs, gradients averaged every step.
 And on one GPU, the speed-up's base: PCP's own training loop (training_step, as `pcp train`),
 and DDP with one process.
@@ -25,7 +26,11 @@ GPU (by UUID).
 
 Prints a table, writes OUT/diloco_gpus.json and OUT/diloco_gpus.png (val loss against tokens).
 
-Run:  python bench/diloco_gpus.py [--gpus 2 4] [--steps 1000] [--inner-steps 50 50:5 250]
+Each DiLoCo run also records its workers' mean timings per round (DiLoCo's worker_timings):
+start, waited (for the outer step to merge), finish (on the round's thread), background (the
+download and encoding, which overlap the next round when pipelined) and merged_at.
+
+Run:  python bench/diloco_gpus.py [--gpus 2 4] [--steps 1000] [--inner-steps 50 50:5 50:5+ 250]
                                   [--kill] [--no-ddp] [--nanogpt PATH] [--data PATH] [--out DIR]
 """
 import argparse
@@ -141,11 +146,12 @@ def run_one_gpu(cfg, data, vocab, steps, score_batches):
             "parameters": model.num_parameters()}
 
 
-def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False):
+def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_ready=False):
     """DiLoCo with n workers, a GPU each; with kill, worker 1's process is killed in round 2."""
     every = max(1, cfg.eval_interval // H)
     dcfg = DiLoCoConfig(workers=n, inner_steps=H, rounds=steps // H, round_timeout=3600, worker_device="gpu",
-                        gpus_per_worker=1, overlap=overlap, eval_every=every, checkpoint_every=every)
+                        gpus_per_worker=1, overlap=overlap, merge_when_ready=when_ready, eval_every=every,
+                        checkpoint_every=every)
     marks, killed = {}, {}
 
     def report(e):
@@ -173,16 +179,18 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False):
         sh.shutdown()
     timed = history[2:]  # from the end of the first round
     tokens, seconds = sum(r["tokens"] for r in timed), sum(r["seconds"] for r in timed)
-    busy = {}  # each worker's share of the rounds' time spent in its inner steps
+    phases = {}  # the workers' mean seconds per round in each phase (merged_at: a step)
     for r in timed:
-        for rank, t in r["worker_timings"].items():
-            busy.setdefault(int(rank), []).append(t["steps"] / r["seconds"])
-    name = f"DiLoCo, H={H}" + (f", overlap tau={overlap}" if overlap else "")
+        for t in r["worker_timings"].values():
+            for k, v in t.items():
+                if v is not None:
+                    phases.setdefault(k, []).append(v)
+    name = f"DiLoCo, H={H}" + (f", overlap tau={overlap}" if overlap else "") + (" merged when ready" if when_ready else "")
     out = {"run": name, "kind": "diloco", "gpus": n, "H": H, "overlap": overlap, "tokens_per_s": tokens / seconds,
            "window": (marks["t0"], t1), "val_loss": final, "bytes": history[-1]["total_bytes"], "seconds": seconds,
            "curve": [(r["inner_steps"] * n * cfg.batch_size * cfg.block_size, r["val_loss"], r["total_bytes"])
                      for r in history if r["val_loss"] is not None],
-           "worker_steps_share": {k: float(np.mean(v)) for k, v in busy.items()},
+           "worker_timings": {k: float(np.mean(v)) for k, v in phases.items()},
            "worker_gpus": {r: w["device_uuid"] for r, w in table.items()}, "parameters": params,
            "rounds": [{k: r.get(k) for k in ("round", "workers_in", "workers_lost", "seconds", "tokens")}
                       for r in history[1:]]}
@@ -213,8 +221,9 @@ def main():
     ap.add_argument("--preset", default="shakespeare-char")
     ap.add_argument("--gpus", type=int, nargs="+", default=[2])
     ap.add_argument("--steps", type=int, default=1000, help="steps per GPU")
-    ap.add_argument("--inner-steps", nargs="*", default=["50", "50:5", "250"], metavar="H[:TAU]",
-                    help="DiLoCo runs: H inner steps a round, the exchange overlapped with TAU of them")
+    ap.add_argument("--inner-steps", nargs="*", default=["50", "50:5", "50:5+", "250"], metavar="H[:TAU[+]]",
+                    help="DiLoCo runs: H inner steps a round, the exchange overlapped with TAU of them (TAU+: "
+                         "merged when it arrives, from step TAU on)")
     ap.add_argument("--eval-interval", type=int, default=250)
     ap.add_argument("--eval-iters", type=int, default=10)
     ap.add_argument("--score-batches", type=int, default=50)
@@ -229,8 +238,9 @@ def main():
     gpus = [d for d in pcp.devices() if d != "cpu"]
     if not gpus or max(args.gpus) > len(gpus):
         ap.error(f"--gpus {args.gpus}: PCP sees {len(gpus)} GPU(s): {gpus}")
-    diloco = [tuple(map(int, (spec + ":0").split(":")[:2])) for spec in args.inner_steps]
-    if any(args.steps % H or args.eval_interval % H and H % args.eval_interval for H, _ in diloco):
+    diloco = [(int(H), int(tau.rstrip("+")), tau.endswith("+"))
+              for H, tau in (((spec + ":0").split(":")[:2]) for spec in args.inner_steps)]
+    if any(args.steps % H or args.eval_interval % H and H % args.eval_interval for H, _, _ in diloco):
         ap.error("--steps must be a multiple of every H, and each H a divisor or multiple of --eval-interval")
     os.makedirs(args.out, exist_ok=True)
     cfg = preset(args.preset, data=args.data, device="gpu", eval_interval=args.eval_interval,
@@ -258,6 +268,9 @@ def main():
         busy = [r["gpu_busy"].get(g) for g in range(r["gpus"])]
         print(f"{r['run']:<32} N={r['gpus']}  {r['tokens_per_s']:>12,.0f} tok/s  {r['tokens_per_s'] / r['gpus']:>10,.0f} "
               f"per GPU  busy {busy}  val {r['val_loss']:.4f}  {r['bytes'] / 1e6:,.0f} MB", flush=True)
+        if "worker_timings" in r:
+            print("    worker, mean a round: " + ", ".join(f"{k} {v:.3f}" for k, v in r["worker_timings"].items()),
+                  flush=True)
         with open(os.path.join(args.out, "diloco_gpus.json"), "w") as f:
             json.dump({"head": head, "args": vars(args), "runs": runs}, f, indent=1)
 
@@ -269,10 +282,10 @@ def main():
         for n in args.gpus:
             init_ray(min_cpus=n, num_gpus=n)  # Ray hands out GPUs 0 .. n-1
             try:
-                for H, tau in diloco:
-                    record(run_diloco(cfg, n, H, args.steps, tau, args.score_batches, val))
+                for H, tau, when_ready in diloco:
+                    record(run_diloco(cfg, n, H, args.steps, tau, args.score_batches, val, when_ready=when_ready))
                 if args.kill and n == max(args.gpus):
-                    H = max(h for h, _ in diloco)  # rounds long enough to be caught in the middle
+                    H = max(h for h, _, _ in diloco)  # rounds long enough to be caught in the middle
                     r = run_diloco(cfg, n, H, 3 * H, 0, args.score_batches, val, kill=True)
                     record(dict(r, run=f"DiLoCo, H={H}, worker 1 killed"))
                     k = r["kill"]

@@ -229,6 +229,67 @@ def test_pipelined_rounds_give_the_bits_of_waiting_ones(tiny, tmp_path):
         np.testing.assert_array_equal(finals[True][0][k], v, err_msg=k)
 
 
+def test_a_round_finished_on_a_thread_gives_the_result_finished_at_once(tiny):
+    """finish_later: run_round returns once the steps are queued and the next round can start
+    while a thread downloads and encodes the result; collect() then gives what an inline finish
+    gives, AdamW state, val loss and digest included; a failed round fails its collect too."""
+    from pcp.train.loop import build_model
+    from pcp.distributed import Worker
+    cfg = tiny(n_layer=2)
+    tokens = (np.arange(4000) * 7) % 60
+    spec = {"train_config": cfg.to_dict(), "diloco_config": DiLoCoConfig().to_dict(), "vocab_size": 60,
+            "n_train": 3500, "rank": 0}
+    params = {k: v.numpy().copy() for k, v in build_model(cfg, 60).state_dict().items()}
+    try:
+        results = {}
+        for later in (False, True):
+            w = Worker(spec)
+            out = [w.run_round(r, params, 3, 3 * r, tokens, evaluate=r == 1, keep_state=r == 1, finish_later=later)
+                   for r in range(2)]  # round 1 starts before round 0 is collected
+            if later:
+                assert out[0] == {"rank": 0, "round": 0, "steps": 3}
+                out = [w.collect(r, timeout=60) for r in range(2)]
+                assert all(o["timings"]["background"] > 0 for o in out)
+                with pytest.raises(ValueError):
+                    w.run_round(2, {"nope": np.zeros(1, np.float32)}, 1, 6, tokens, finish_later=True)
+                with pytest.raises(ValueError):
+                    w.collect(2, timeout=60)
+                with pytest.raises(TimeoutError):
+                    w.collect(5, timeout=0.1)
+            results[later] = out
+        for a, b in zip(results[False], results[True]):
+            for key in ("train_loss", "last_loss", "val_loss", "steps", "start_digest", "bytes", "tokens"):
+                assert a[key] == b[key], key
+            for k, v in decode(a["pseudo_grad"]).items():
+                np.testing.assert_array_equal(decode(b["pseudo_grad"])[k], v, err_msg=k)
+        assert results[True][1]["val_loss"] is not None and results[True][0]["val_loss"] is None
+        state, want = results[True][1]["inner_state"], results[False][1]["inner_state"]
+        assert state["param_groups"] == want["param_groups"] and state["state"].keys() == want["state"].keys()
+        for i, s in want["state"].items():
+            for k, v in s.items():
+                np.testing.assert_array_equal(state["state"][i][k], v, err_msg=f"{i}.{k}")
+    finally:
+        pcp.set_num_threads(0)
+
+
+def test_merging_when_ready_never_waits_and_trains(tiny):
+    """merge_when_ready: each worker merges the outer step at the first step from tau on at which
+    it has arrived (at the latest at the round's end); every worker takes part in every round and
+    the global model learns."""
+    dcfg = DiLoCoConfig(workers=2, inner_steps=6, rounds=4, overlap=1, merge_when_ready=True, round_timeout=120)
+    sh = Shepherd(tiny(), dcfg)
+    try:
+        history = sh.run()
+    finally:
+        sh.shutdown()
+    for rec in history[1:]:
+        assert rec["workers_in"] == [0, 1] and not rec["rolled_back"]
+        merged = [t["merged_at"] for t in rec["worker_timings"].values()]
+        assert all((m is None) == (rec["round"] == 1) for m in merged), merged  # round 1 has nothing to merge
+        assert all(m is None or 1 <= m <= 6 for m in merged), merged
+    assert math.isfinite(history[-1]["val_loss"]) and history[-1]["val_loss"] < history[0]["val_loss"]
+
+
 def test_a_streaming_worker_merges_a_fragment_tau_steps_late(tiny):
     """A worker (in this process) applies a fragment's outer step to the global values it knows,
     merges them into its own with merge_alpha, and takes its pseudo-gradients against them."""

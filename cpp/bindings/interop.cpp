@@ -133,7 +133,11 @@ const char* numpy_name(DType dt) {
 
 // A NumPy array viewing t's memory; the capsule base keeps the storage alive.
 py::array to_numpy(const Tensor& t_in) {
-  const Tensor t = t_in.host_copy();  // GPU tensors: a host copy (no sharing across devices)
+  Tensor t = t_in;
+  if (t_in.device().is_gpu()) {  // a host copy (no sharing across devices); other threads run while it waits for the GPU
+    py::gil_scoped_release release;
+    t = t_in.host_copy();
+  }
   const size_t isz = t.itemsize();
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
   for (int64_t s : t.strides()) strides.push_back(py::ssize_t(s * int64_t(isz)));

@@ -127,7 +127,7 @@ def cmd_diloco(args):
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
                         split=args.split, round_timeout=args.round_timeout, weighting=args.weighting,
                         fragments=args.fragments, overlap=args.overlap, merge_alpha=args.merge_alpha,
-                        pipeline=args.pipeline,
+                        pipeline=args.pipeline, merge_when_ready=args.merge_when_ready,
                         batch_sizes=_ints("--worker-batch-sizes", args.worker_batch_sizes), worker_device=args.worker_device,
                         gpus_per_worker=args.gpus_per_worker, address=args.address or "",
                         eval_every=args.eval_every, checkpoint_every=args.checkpoint_every).validate()
@@ -223,6 +223,9 @@ def main(argv=None):
                    help="with --overlap: the share of a worker's own values a merge keeps")
     d.add_argument("--pipeline", action=argparse.BooleanOptionalAction, default=True,
                    help="with --overlap: start each worker's next round before the shepherd's step (same results)")
+    d.add_argument("--merge-when-ready", action="store_true",
+                   help="with --overlap: merge the outer step as soon as it arrives from step TAU on, never "
+                        "waiting for it before the round ends (the merge step then depends on timing)")
     d.add_argument("--weighting", default="tokens", choices=["tokens", "uniform"],
                    help="how the outer average weighs each worker's pseudo-gradient")
     d.add_argument("--worker-batch-sizes", default="", metavar="B,B,...",

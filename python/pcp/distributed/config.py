@@ -36,9 +36,15 @@ class DiLoCoConfig(DictConfig):
             (default 0: before the next step).
         merge_alpha: with overlap, the merge keeps this share of the worker's own values:
             local = alpha * local + (1 - alpha) * global (default 0.5, the paper's).
-        pipeline: with overlap, each worker starts its next round as soon as it finishes one,
-            while the shepherd averages, steps, evaluates and checkpoints (default True);
-            False waits for all that first. Both give the same bits.
+        pipeline: with overlap, each worker starts its next round as soon as its steps are
+            done, while a thread of its own downloads and encodes the round's pseudo-gradient and
+            the shepherd averages, steps, evaluates and checkpoints (default True); False waits
+            for all that first. Both give the same bits.
+        merge_when_ready: with overlap and pipeline, a worker merges the outer step at the
+            first step from tau on at which it has arrived (at the latest when the round ends),
+            instead of waiting for it at step tau (default False). No worker then waits for a
+            shepherd whose step takes less than a round, but the step a merge happens at
+            depends on timing, so reruns are not bit for bit the same.
         weighting: how the outer average weighs each worker's pseudo-gradient: 'tokens' (by the
             tokens its inner steps processed, default) or 'uniform'.
         batch_sizes: each worker's batch size, by rank (repeated when there are more workers);
@@ -79,6 +85,7 @@ class DiLoCoConfig(DictConfig):
     overlap: int = 0            # tau: inner steps before a fragment's new global values are merged
     merge_alpha: float = 0.5    # with overlap: local = alpha * local + (1 - alpha) * global
     pipeline: bool = True       # with overlap: start the next round before the shepherd's step
+    merge_when_ready: bool = False  # with overlap: merge when the step arrives (from step tau on)
     weighting: str = "tokens"   # of pseudo-gradients in the outer average: tokens or uniform
     batch_sizes: list = field(default_factory=list)  # per worker (by rank); empty: the TrainConfig's
     threads_per_worker: int = 1

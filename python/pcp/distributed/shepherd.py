@@ -206,7 +206,8 @@ class Shepherd:
         # and takes the outer step it merges from the mailbox when it gets there.
         self.pipelined = self.streaming and self.dcfg.overlap > 0 and self.dcfg.pipeline
         self._mailbox = ray.remote(num_cpus=0)(Mailbox).remote() if self.pipelined else None
-        self._ahead = {}  # rank -> its next round's call, started ahead
+        self._ahead = {}  # rank -> its next round's result (a reference), started ahead
+        self._stepping = {}  # pipelined: a round's call (a reference) -> (rank, round): done when its steps are
         self._shared_reported = set()  # workers found sharing a GPU (_check_own_gpus)
         if resume:
             self._load()
@@ -255,8 +256,10 @@ class Shepherd:
         # Ray restarts a killed worker (same spec) and it rejoins at the next round; a round's task
         # is not retried: that round goes on without it.
         # One CPU each (and its share of a GPU), spread over the cluster's nodes.
-        # Its rounds run one at a time; progress() answers beside them, in a group of its own.
-        actor = ray.remote(concurrency_groups={"progress": 1})(Worker).options(
+        # Its rounds run one at a time; progress() and collect() answer beside them.
+        # A pipelined round's result comes from collect(), in a group of its own: the worker encodes
+        # it while the next round steps.
+        actor = ray.remote(concurrency_groups={"progress": 1, "collect": 1})(Worker).options(
             max_restarts=-1, max_task_retries=0, num_cpus=1, num_gpus=self.gpus_per_worker,
             scheduling_strategy="SPREAD").remote(spec)
         self.workers[rank] = {"actor": actor, "alive": True, "steps_done": 0, "last_loss": None,
@@ -352,8 +355,12 @@ class Shepherd:
         for w in self.workers.values():
             w["live_step"] = 0
         ahead = self.pipelined and rnd + 1 < self.dcfg.rounds * self.dcfg.fragments
-        if ahead:  # each worker starts its next round as soon as it finishes this one
+        if ahead:  # each worker starts its next round as soon as this one's steps are done
             next_step = [self._mailbox.get.remote(rnd)]  # with the model before this round's step: full_ref
+
+        def stepped(rank):
+            if ahead:
+                self._ahead[rank] = self._launch(rank, rnd + 1, next_step, full_ref, False, False)
 
         def finished(rank, result):
             if result is not None and "stream_state" in result:
@@ -362,10 +369,8 @@ class Shepherd:
             if result is not None and "inner_state" in result:  # sent on checkpoint rounds
                 self.inner_states[rank] = result.pop("inner_state")
                 self.inner_refs[rank] = ray.put(self.inner_states[rank])
-            if ahead:
-                self._ahead[rank] = self._launch(rank, rnd + 1, next_step, full_ref, False, False)
 
-        results, lost = self._collect(rnd, pending, H, t0, finished)
+        results, lost = self._collect(rnd, pending, H, t0, finished, stepped)
         received = sum(r["bytes"] for r in results)
         sent = send_bytes * (len(results) + len(lost)) + sum(r["fetched_bytes"] for r in results)
         self.bytes_sent += sent
@@ -426,23 +431,31 @@ class Shepherd:
         return f"the outer step made {len(bad)} parameters non-finite ({bad[0]}, ...)" if bad else ""
 
     def _launch(self, rank, rnd, step, full_ref, full_is_current, reset):
-        """Starts a worker's round: classic DiLoCo sends the whole global model (full_ref);
-        streaming sends the last fragment's outer step (step, or [a reference] to it), and the
-        whole model only for a worker that has none of its own: full_is_current says whether the
-        whole model already holds that step. Its own state of the round before goes along when
-        the shepherd holds one (a worker restarted or resumed since goes on from it)."""
+        """Starts a worker's round and returns the reference to its result: classic DiLoCo sends
+        the whole global model (full_ref); streaming sends the last fragment's outer step (step,
+        or [a reference] to it), and the whole model only for a worker that has none of its own:
+        full_is_current says whether the whole model already holds that step. Its own state of
+        the round before goes along when the shepherd holds one (a worker restarted or resumed
+        since goes on from it). Pipelined, the round's call returns once its steps are queued
+        (self._stepping), and the worker's collect() gives the result once encoded."""
         stream = None
         if self.streaming:
             stream = {"send": self.fragments[rnd % self.dcfg.fragments], "full": [full_ref],
                       "full_is_current": full_is_current, "merge_at": self.dcfg.overlap,
-                      "alpha": self.dcfg.merge_alpha if self.dcfg.overlap else 0.0}
+                      "alpha": self.dcfg.merge_alpha if self.dcfg.overlap else 0.0,
+                      "when_ready": self.dcfg.merge_when_ready}
             if self.stream_states.get(rank, (None,))[0] == rnd - 1:
                 stream["own"] = [self.stream_states[rank][2]]
         H = self.dcfg.inner_steps // self.dcfg.fragments
-        return self.workers[rank]["actor"].run_round.remote(
+        actor = self.workers[rank]["actor"]
+        ref = actor.run_round.remote(
             rnd, step if self.streaming else full_ref, H, rnd * H, [self.tokens_ref],
             [self.inner_refs[rank]] if rank in self.inner_refs else None, self.dcfg.round_timeout, reset, stream,
-            self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.checkpoint_every))
+            self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.checkpoint_every), self.pipelined)
+        if not self.pipelined:
+            return ref
+        self._stepping[ref] = (rank, rnd)
+        return actor.collect.options(concurrency_group="collect").remote(rnd, self.dcfg.round_timeout * 2 + 60)
 
     def _due(self, rnd, every):
         """Whether round rnd (from 0) is one of every `every`, or the run's last."""
@@ -463,17 +476,25 @@ class Shepherd:
                 self.report({"kind": "message", "text": f"workers {ranks} share GPU {uuid} though each was given a "
                              f"whole GPU (found by {sorted({r['device_by'] for r in results})}): check the GPU mapping"})
 
-    def _collect(self, rnd, pending, H, t0, finished):
+    def _collect(self, rnd, pending, H, t0, finished, stepped):
         """The round's results as they come ({ref: rank} pending), each handed to finished(rank,
         result) (None for a worker lost); workers stop at round_timeout and send what they have,
-        and one silent past the grace (its last step, the trip back) is left out."""
+        and one silent past the grace (its last step, the trip back) is left out. Pipelined,
+        stepped(rank) is called as soon as a worker's steps are done (its call returned)."""
         import ray
         from ray.exceptions import RayError
         results, lost = [], []
         deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10
-        while pending and time.monotonic() < deadline:
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+        stepping = {ref: rank for ref, (rank, r) in self._stepping.items() if r == rnd}
+        while (pending or stepping) and time.monotonic() < deadline:
+            done, _ = ray.wait(list(pending) + list(stepping), num_returns=1, timeout=0.5)
             for ref in done:
+                if ref in stepping:  # its result follows; a failed round fails its result too
+                    del self._stepping[ref]
+                    rank = stepping.pop(ref)
+                    if self._succeeded(ref):
+                        stepped(rank)
+                    continue
                 rank = pending.pop(ref)
                 try:
                     results.append(ray.get(ref))
@@ -484,6 +505,8 @@ class Shepherd:
                     self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": f"{type(e).__name__}: {e}"[:2000]})
                 finished(rank, results[-1] if rank not in lost else None)
             self._poll_progress(pending.values(), time.perf_counter() - t0)
+        for ref in stepping:
+            self._stepping.pop(ref, None)
         for ref, rank in pending.items():  # past the deadline: left out of this round
             ray.cancel(ref, force=False)
             lost.append(rank)
@@ -491,6 +514,16 @@ class Shepherd:
             self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
             finished(rank, None)
         return results, lost
+
+    @staticmethod
+    def _succeeded(ref):
+        import ray
+        from ray.exceptions import RayError
+        try:
+            ray.get(ref)
+            return True
+        except RayError:
+            return False
 
     def _drain(self, rnd):
         """After a rolled-back round: the rounds started ahead on it are waited for and dropped
@@ -501,6 +534,7 @@ class Shepherd:
             self._mailbox.put.remote(rnd, {})  # they wait for this round's step: there is none
             ray.wait(list(self._ahead.values()), num_returns=len(self._ahead), timeout=self.dcfg.round_timeout * 1.1 + 10)
             self._ahead = {}
+        self._stepping.clear()
 
     def _encode_step(self, fragment, before):
         """Streaming: the outer step of a fragment as the workers get it, compressed as the

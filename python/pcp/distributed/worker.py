@@ -1,4 +1,5 @@
 """A DiLoCo worker: a model replica, its inner AdamW and a data shard. Ray runs it as an actor."""
+import concurrent.futures
 import contextlib
 import os
 import threading
@@ -150,6 +151,9 @@ class Worker:
                           "device": f"{self.device} ({gpu['name']})" if gpu else "cpu",
                           "device_uuid": gpu["uuid"] if gpu else ""}
         self._lock = threading.Lock()
+        # Rounds run with finish_later: round -> the Future of its result, which collect() hands out.
+        self._finishing, self._finished_cv = {}, threading.Condition()
+        self._finisher = None  # the thread that downloads and encodes a round while the next one steps
 
     def pid(self):
         """The process id of the worker (of the actor's process under Ray). It raises nothing.
@@ -197,7 +201,7 @@ class Worker:
             self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[self.n_train:]
 
     def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None, seconds=None,
-                  reset_inner=False, stream=None, evaluate=True, keep_state=True):
+                  reset_inner=False, stream=None, evaluate=True, keep_state=True, finish_later=False):
         """Loads the global params ({name: array}), runs inner_steps AdamW steps (fewer when
         `seconds` run out first) and returns the encoded pseudo-gradient (global - local) with the
         round's losses and timings, and its AdamW state (export_state). tokens: the 1-D train +
@@ -222,21 +226,29 @@ class Worker:
                 model already holds params' step), merge_at (the step at which params, the
                 outer step of the last fragment synchronised, encoded as the pseudo-gradients
                 are, or [a reference] to it, is merged), alpha (the share of its own values the merge
-                keeps) and optionally own (its stream_state of the round before, or [its
-                reference], which a worker without one takes: a resumed run).
+                keeps), optionally when_ready (True: merge at the first step from merge_at on at
+                which a referenced step has arrived, rather than wait for it at merge_at) and
+                optionally own (its stream_state of the round before, or [its reference], which a
+                worker without one takes: a resumed run).
             evaluate: score the local model on eval_iters val batches (default True; False: its
                 val_loss is None, and the round spends no time on it).
             keep_state: return inner_state (and stream_state) (default True; False on rounds
                 that do not end at a checkpoint, to spare the copies).
+            finish_later: return as soon as the steps are queued, with only rank, round and
+                steps; a thread of this worker then downloads and encodes the result while the
+                next round steps, and collect(rnd) returns it (default False).
 
         Returns:
             A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
             start_digest, train_loss, last_loss, lr, val_loss, steps (done; fewer than
-            inner_steps when time ran out), seconds, timings (seconds starting, stepping and
-            finishing, and waiting for the outer step to merge), tokens (processed), inner_state, device
-            (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and device_uuid, fetched_bytes (of a whole model it
-            fetched, streaming), and when streaming stream_state (its own parameters and the
-            global values it knows: local, reference).
+            inner_steps when time ran out), seconds, timings (seconds starting, stepping,
+            waiting for the outer step to merge and finishing on the round's thread, the seconds
+            of the finishing thread (background; with finish_later they overlap the next round),
+            and merged_at, the step at which the outer step was merged, or None), tokens
+            (processed), inner_state, device (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and
+            device_uuid, fetched_bytes (of a whole model it fetched, streaming), and when
+            streaming stream_state (its own parameters and the global values it knows: local,
+            reference).
 
         Raises:
             ValueError: params that do not fit the model (missing, extra or misshapen).
@@ -247,9 +259,57 @@ class Worker:
                 ref = actor.run_round.remote(rnd, state_ref, H, rnd * H, [tokens_ref])
                 result = ray.get(ref)
         """
-        with on_device(self.device):  # the optimizer state it loads goes where the model is
-            return self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner,
-                                   stream, evaluate, keep_state)
+        try:
+            with on_device(self.device):  # the optimizer state it loads goes where the model is
+                finish = self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner,
+                                         stream, evaluate, keep_state)
+        except BaseException as e:
+            if finish_later:  # collect(rnd) raises it too, rather than wait for a result that never comes
+                future = concurrent.futures.Future()
+                future.set_exception(e)
+                self._post(rnd, future)
+            raise
+        if not finish_later:
+            return finish()
+        if self._finisher is None:
+            self._finisher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="diloco-finish")
+        self._post(rnd, self._finisher.submit(finish))
+        return {"rank": self.rank, "round": rnd, "steps": finish.steps}
+
+    def _post(self, rnd, future):
+        with self._finished_cv:
+            for old in [k for k in self._finishing if k < rnd - 2]:  # never collected: the shepherd moved on
+                del self._finishing[old]
+            self._finishing[rnd] = future
+            self._finished_cv.notify_all()
+
+    def collect(self, rnd, timeout=None):
+        """The result of round rnd, run with finish_later (as run_round returns it without),
+        once it is downloaded and encoded; the round's error if it failed. Call it in a
+        concurrency group of its own: it waits beside the next round.
+
+        Args:
+            rnd: the round.
+            timeout: seconds to wait for the round to start and finish (None, default: no limit).
+
+        Returns:
+            The dict run_round returns.
+
+        Raises:
+            TimeoutError: no result in time.
+            Whatever the round raised.
+
+        Example:
+            Not run here (needs a Ray cluster); the shepherd asks an actor::
+
+                actor.run_round.remote(rnd, ..., finish_later=True)
+                result = ray.get(actor.collect.options(concurrency_group="collect").remote(rnd))
+        """
+        with self._finished_cv:
+            if not self._finished_cv.wait_for(lambda: rnd in self._finishing, timeout):
+                raise TimeoutError(f"worker {self.rank}: round {rnd} did not start in {timeout} s")
+            future = self._finishing.pop(rnd)
+        return future.result(timeout)
 
     def _start_from(self, params, stream, reset):
         """Takes the round's global values: the names whose pseudo-gradient it returns, and the
@@ -285,10 +345,20 @@ class Worker:
             with pcp.no_grad():  # on the model's device: its values are not read back to the host
                 for k, v in merged.items():
                     params[k][...] = params[k] * alpha + pcp.tensor(v * (1 - alpha), device=self.device)
-            self.reference.update(merged)
+            self.reference.update(merged)  # new arrays: a round still finishing keeps the ones it took
+
+    @staticmethod
+    def _arrived(step):
+        """Whether a step to merge is here: one sent along, or [a reference] already posted."""
+        if not isinstance(step, list):
+            return True
+        import ray
+        return bool(ray.wait(step, timeout=0)[0])
 
     def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream,
                    evaluate, keep_state):
+        """Runs the round's steps and queues what its result needs on the device; returns the
+        function that downloads and encodes that result (on this thread or another)."""
         import pcp
         from pcp.optim import warmup_cosine
 
@@ -297,8 +367,9 @@ class Worker:
         if inner_state is not None and (self.opt.step_count == 0 or reset_inner):
             self.opt.load_state_dict(_fetched(inner_state))
         send, pending, fetched = self._start_from(params, stream, reset_inner)
-        start_digest = state_digest(self.reference)  # the global values the round starts from
+        start_reference = dict(self.reference)  # its digest is taken when the round finishes
         merge_at, alpha = (stream["merge_at"], stream["alpha"]) if stream else (0, 0.0)
+        when_ready = bool(stream and stream.get("when_ready"))
         seed = round_seed(self.cfg.seed, self.rank, rnd)
         rng = np.random.default_rng(seed)
         pcp.random.seed(seed)  # dropout masks
@@ -309,11 +380,11 @@ class Worker:
         losses = []  # the steps' loss tensors, read together at the end: no step waits for the GPU
         with self._lock:
             self._progress.update(round=rnd, step=0, loss=None)
-        t_steps, self._waited = time.perf_counter(), 0.0
+        t_steps, self._waited, merged_at = time.perf_counter(), 0.0, None
         for i in range(inner_steps):
-            if i == merge_at:
+            if pending is not None and i >= merge_at and (not when_ready or self._arrived(pending)):
                 self._merge(pending, alpha)
-                pending = None
+                pending, merged_at = None, i
             if seconds is not None and time.perf_counter() - t0 >= seconds:
                 break  # the round closes: what was done so far counts, by its tokens
             lr = lr_at(first_step + i)
@@ -325,29 +396,91 @@ class Worker:
             with self._lock:
                 self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, lr=lr,
                                       loss=shown if shown is not None else self._progress["loss"])
-        self._merge(pending, alpha)  # not merged yet: the round ended first
-        losses = [float(v) for v in pcp.stack(losses).numpy()] if losses else []
+        if pending is not None:  # not merged yet: the round ended first
+            self._merge(pending, alpha)
+            merged_at = len(losses)
         t_finish = time.perf_counter()
         steps = len(losses)
-        on_cpu = self.device == pcp.device("cpu")  # there .numpy() is a view of the parameter: copy it
-        local = {k: (np.array if on_cpu else np.asarray)(v.numpy(), np.float32) for k, v in self.model.state_dict().items()}
-        delta = {k: np.asarray(self.reference[k], np.float32) - local[k] for k in send}
-        encoded = encode(delta, self.dcfg.compression)
-        val = self.evaluate(rng) if evaluate else None
-        kept = {}
-        if keep_state:
-            kept["inner_state"] = export_state(self.opt)
-            if stream:
-                kept["stream_state"] = {"local": local, "reference": dict(self.reference)}
-        t1 = time.perf_counter()
-        return {"rank": self.rank, "round": rnd, "pseudo_grad": encoded, "start_digest": start_digest, "bytes": nbytes(encoded),
-                "train_loss": float(np.mean(losses)) if losses else float("nan"), "last_loss": losses[-1] if losses
-                else float("nan"), "lr": lr_at(first_step + max(steps, 1) - 1), "val_loss": val, "steps": steps,
-                "seconds": t1 - t0, "timings": {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited,
-                                                     "waited": self._waited, "finish": t1 - t_finish},
-                "tokens": steps * self.batch_size * self.cfg.block_size, "device": self._progress["device"],
-                "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched,
-                **kept}
+        val_losses = self._val_losses(rng) if evaluate else []
+        names = self.names if keep_state and stream else send  # streaming checkpoints keep all its own values
+        unpack = self._outputs(losses + val_losses, names, keep_state)
+        reference, compression = dict(self.reference), self.dcfg.compression
+        timings = {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited, "waited": self._waited,
+                   "merged_at": merged_at}
+        record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
+                  "tokens": steps * self.batch_size * self.cfg.block_size, "device": self._progress["device"],
+                  "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched}
+        timings["finish"] = time.perf_counter() - t_finish  # on this thread; the rest may overlap the next round
+
+        def finish():
+            t = time.perf_counter()
+            read, local, opt_state = unpack()
+            train, val = read[:steps], read[steps:]
+            encoded = encode({k: reference[k] - local[k] for k in send}, compression)
+            kept = {}
+            if keep_state:
+                kept["inner_state"] = opt_state
+                if stream:
+                    kept["stream_state"] = {"local": local, "reference": reference}
+            return {**record, "pseudo_grad": encoded, "start_digest": state_digest(start_reference),
+                    "bytes": nbytes(encoded), "train_loss": float(np.mean(train)) if steps else float("nan"),
+                    "last_loss": float(train[-1]) if steps else float("nan"),
+                    "val_loss": float(np.mean(val)) if len(val) else None, "seconds": time.perf_counter() - t0,
+                    "timings": dict(timings, background=time.perf_counter() - t), **kept}
+        finish.steps = steps
+        return finish
+
+    def _outputs(self, losses, names, keep_state):
+        """What a round's result is made of, copied on the device into one float32 vector: the
+        losses, the parameters named, and with keep_state the optimizer's tensors. One download
+        then fetches it all (a download waits for the GPU, so one per round, not one per tensor),
+        and the next round may change the model meanwhile. Returns the function that downloads
+        it and gives (losses, {name: parameter}, the optimizer's state_dict as export_state
+        gives it)."""
+        import pcp
+        params = self.model.state_dict()
+        sd = self.opt.state_dict() if keep_state else None
+        tensors = [(None, pcp.stack(losses))] if losses else []
+        tensors += [(("param", k), params[k]) for k in names]
+        if sd is not None:
+            tensors += [(("state", i, k), v) for i, s in sd["state"].items() for k, v in s.items() if hasattr(v, "numpy")]
+        shapes = [(key, tuple(t.shape)) for key, t in tensors]
+        with pcp.no_grad():
+            flat = pcp.concatenate([t.astype(pcp.float32).reshape(-1) for _, t in tensors])
+        on_cpu = self.device == pcp.device("cpu")
+
+        def unpack():
+            values = flat.numpy()
+            values = values.copy() if on_cpu else values  # on the CPU numpy() is a view of the tensor
+            out, at, losses, local = {}, 0, np.zeros(0, np.float32), {}
+            for key, shape in shapes:
+                n = int(np.prod(shape, dtype=np.int64))
+                part = values[at:at + n].reshape(shape)
+                at += n
+                if key is None:
+                    losses = part
+                elif key[0] == "param":
+                    local[key[1]] = part
+                else:
+                    out[key[1:]] = part
+            state = None
+            if sd is not None:
+                state = dict(sd, state={i: {k: out[(i, k)] if (i, k) in out else v for k, v in s.items()}
+                                        for i, s in sd["state"].items()})
+            return losses, local, state
+        return unpack
+
+    def _val_losses(self, rng):
+        """The local model's losses (tensors, not read yet) on eval_iters val batches, in
+        evaluation mode and the inner steps' dtype (as pcp train evaluates)."""
+        import pcp
+        from pcp.train.loop import autocast_for
+        self.model.eval()
+        with pcp.no_grad(), autocast_for(self.dtype):
+            losses = [self.model(*self._batch(rng, self.val_tokens, self.cfg.batch_size))[1]
+                      for _ in range(self.cfg.eval_iters)]
+        self.model.train()
+        return losses
 
     def evaluate(self, rng):
         """The local model's mean loss on eval_iters validation batches, in evaluation mode.
@@ -367,9 +500,5 @@ class Worker:
                 val = worker.evaluate(np.random.default_rng(0))
         """
         import pcp
-        from pcp.train.loop import autocast_for
-        self.model.eval()
-        with pcp.no_grad(), autocast_for(self.dtype):  # in the inner steps' dtype, as pcp train evaluates
-            total = sum(self.model(*self._batch(rng, self.val_tokens, self.cfg.batch_size))[1].item() for _ in range(self.cfg.eval_iters))
-        self.model.train()
-        return total / self.cfg.eval_iters
+        with on_device(self.device):
+            return float(np.mean(pcp.stack(self._val_losses(rng)).numpy()))
