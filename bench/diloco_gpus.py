@@ -15,13 +15,14 @@ and DDP with one process.
 Every run takes --steps steps per GPU of batch B x T on its GPU, evaluates every eval_interval
 steps on the same val batches, and its final model is scored on --score-batches fixed val
 batches. Throughput counts every GPU's tokens over the wall time from the end of the first
-round (DiLoCo) or the tenth step (the others) to the end, evaluations and exchanges included.
+round (DiLoCo: from the first worker's start of round 2 to the last worker's result of the last
+round) or the tenth step (the others) to the end, evaluations and exchanges included.
 GPU busy is nvidia-smi's utilization.gpu (the share of time a kernel ran), sampled every 100 ms
 over that window. Bytes: DiLoCo's as its shepherd counts them (parameters out, pseudo-gradients
 back); DDP's, each GPU sending its float32 gradient and receiving the mean every step.
 
---kill also kills one worker's process in the middle of a round (N = the largest --gpus, H the
-largest, 3 rounds): the round completes without it, Ray restarts it, and it rejoins on the same
+--kill also kills one worker's process in the middle of a round (N = the largest --gpus, the
+run of the largest H, 3 rounds): the round completes without it, Ray restarts it, and it rejoins on the same
 GPU (by UUID).
 
 Prints a table, writes OUT/diloco_gpus.json and OUT/diloco_gpus.png (val loss against tokens).
@@ -152,11 +153,9 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
     dcfg = DiLoCoConfig(workers=n, inner_steps=H, rounds=steps // H, round_timeout=3600, worker_device="gpu",
                         gpus_per_worker=1, overlap=overlap, merge_when_ready=when_ready, eval_every=every,
                         checkpoint_every=every)
-    marks, killed = {}, {}
+    killed = {}
 
     def report(e):
-        if e["kind"] == "round" and e["round"] == 1:
-            marks["t0"] = time.time()
         if kill and e["kind"] == "progress" and e["round"] == 1 and not killed:
             step = e["workers"][1].get("live_step") or 0
             if 5 <= step < H - 5:  # mid-round
@@ -172,22 +171,27 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
         pid = sh.worker_pid(1) if kill else None  # asked now: a worker in a round answers after it
         history = sh.run()
         table = sh.worker_table()
-        t1 = time.time()
         final = score(sh.model, val, cfg, score_batches, 0, sh.dtype)
         params = sh.model.num_parameters()
     finally:
         sh.shutdown()
     timed = history[2:]  # from the end of the first round
-    tokens, seconds = sum(r["tokens"] for r in timed), sum(r["seconds"] for r in timed)
+    # From the first worker's start of round 2 to the last worker's result of the last round:
+    # pipelined rounds overlap, so the shepherd's round times do not add up to the wall time.
+    began = min(t["began"] for t in timed[0]["worker_timings"].values())
+    ended = max(t["ended"] for r in timed for t in r["worker_timings"].values())
+    tokens, seconds = sum(r["tokens"] for r in timed), ended - began
     phases = {}  # the workers' mean seconds per round in each phase (merged_at: a step)
     for r in timed:
         for t in r["worker_timings"].values():
             for k, v in t.items():
-                if v is not None:
+                if v is not None and k not in ("began", "ended"):
                     phases.setdefault(k, []).append(v)
+        for k, v in r["shepherd_timings"].items():
+            phases.setdefault("shepherd " + k, []).append(v)
     name = f"DiLoCo, H={H}" + (f", overlap tau={overlap}" if overlap else "") + (" merged when ready" if when_ready else "")
     out = {"run": name, "kind": "diloco", "gpus": n, "H": H, "overlap": overlap, "tokens_per_s": tokens / seconds,
-           "window": (marks["t0"], t1), "val_loss": final, "bytes": history[-1]["total_bytes"], "seconds": seconds,
+           "window": (began, ended), "val_loss": final, "bytes": history[-1]["total_bytes"], "seconds": seconds,
            "curve": [(r["inner_steps"] * n * cfg.batch_size * cfg.block_size, r["val_loss"], r["total_bytes"])
                      for r in history if r["val_loss"] is not None],
            "worker_timings": {k: float(np.mean(v)) for k, v in phases.items()},
@@ -285,8 +289,8 @@ def main():
                 for H, tau, when_ready in diloco:
                     record(run_diloco(cfg, n, H, args.steps, tau, args.score_batches, val, when_ready=when_ready))
                 if args.kill and n == max(args.gpus):
-                    H = max(h for h, _, _ in diloco)  # rounds long enough to be caught in the middle
-                    r = run_diloco(cfg, n, H, 3 * H, 0, args.score_batches, val, kill=True)
+                    H, tau, when_ready = max(diloco)  # rounds long enough to be caught in the middle
+                    r = run_diloco(cfg, n, H, 3 * H, tau, args.score_batches, val, kill=True, when_ready=when_ready)
                     record(dict(r, run=f"DiLoCo, H={H}, worker 1 killed"))
                     k = r["kill"]
                     print(f"kill: worker 1 (pid {k.get('pid')}, GPU {k.get('uuid')}) killed at step {k.get('at_step')} "

@@ -12,7 +12,7 @@ import numpy as np
 from . import reaper
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
-from .worker import Worker, export_state, on_device
+from .worker import Worker, export_state, flat_copy, on_device
 
 CHECKPOINT = "diloco.safetensors"
 RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
@@ -294,14 +294,15 @@ class Shepherd:
         """The global parameters, what a round sends to the workers. It raises nothing.
 
         Returns:
-            A dict of name to NumPy array (views of the model's CPU tensors).
+            A dict of name to float32 NumPy array (host copies, read from the device at once).
 
         Example:
             Not run here (needs a Ray cluster and minutes of training)::
 
                 sizes = {name: a.shape for name, a in shepherd.global_state().items()}
         """
-        return {k: v.numpy() for k, v in self.model.state_dict().items()}
+        sd = self.model.state_dict()
+        return dict(zip(sd, flat_copy(list(sd.values()))()))
 
     def run_round(self):
         """Sends the global parameters (streaming: the last synchronised fragment's new values),
@@ -321,9 +322,10 @@ class Shepherd:
             synchronised), round_bytes (sent and received in the round: what was in flight at
             once), peak_round_bytes (the most of any round so far), workers_in, workers_lost,
             worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
-            worker_tokens (by rank), rolled_back (why the round was undone, or None) and
-            worker_timings (by rank: the seconds each spent starting, stepping, waiting and
-            finishing its round).
+            worker_tokens (by rank), rolled_back (why the round was undone, or None),
+            worker_timings (by rank: the timings of Worker.run_round's result) and
+            shepherd_timings (seconds collecting the results, stepping and posting the step,
+            evaluating, and saving on checkpoint rounds).
 
         Raises:
             OSError: the checkpoint cannot be written.
@@ -371,6 +373,7 @@ class Shepherd:
                 self.inner_refs[rank] = ray.put(self.inner_states[rank])
 
         results, lost = self._collect(rnd, pending, H, t0, finished, stepped)
+        t_collected = time.perf_counter()
         received = sum(r["bytes"] for r in results)
         sent = send_bytes * (len(results) + len(lost)) + sum(r["fetched_bytes"] for r in results)
         self.bytes_sent += sent
@@ -381,22 +384,25 @@ class Shepherd:
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
                      device=r["device"], device_uuid=r["device_uuid"])
         self._check_own_gpus(results)
-        failure = self._outer_step(results)
+        failure, now = self._outer_step(results)
         if failure:  # the global model, its momentum and the workers' states as before the round
             self._restore(backup)
-            self._update = {}
+            self._update, now = {}, None
             self._drain(rnd)
             self.report({"kind": "message", "text": f"round {rnd + 1} rolled back: {failure}"})
         elif self.streaming:
-            self._update = self._encode_step(fragment, backup[0])
+            self._update = self._encode_step(fragment, backup[0], now)
         if self.pipelined and not failure:
             self._mailbox.put.remote(rnd, self._update)
-        self._backup = self._snapshot()  # what the next round rolls back to
+        t_posted = time.perf_counter()
+        self._backup = self._snapshot(now)  # what the next round rolls back to
         self._report_progress(time.perf_counter() - t0)
         self.bytes_received += received
         self.last_results = results
         self.round += 1
+        t_evaluated = time.perf_counter()
         val = self.evaluate() if self._due(rnd, self.dcfg.eval_every) else None
+        t_evaluated = time.perf_counter() - t_evaluated
         rec = {"round": self.round, "inner_steps": self.round * H, "val_loss": val,
                "fragment": rnd % self.dcfg.fragments, "round_bytes": sent + received,
                "peak_round_bytes": max([sent + received] + [r.get("round_bytes", 0) for r in self.history]),
@@ -406,29 +412,34 @@ class Shepherd:
                "bytes_sent": sent, "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
-               "rolled_back": failure or None, "worker_timings": {r["rank"]: r["timings"] for r in results}}
+               "rolled_back": failure or None, "worker_timings": {r["rank"]: r["timings"] for r in results},
+               "shepherd_timings": {"collect": t_collected - t0, "step": t_posted - t_collected,
+                                    "evaluate": t_evaluated}}
         self.history.append(rec)
         if self._due(rnd, self.dcfg.checkpoint_every):
+            t_saved = time.perf_counter()
             self.save()
+            rec["shepherd_timings"]["save"] = time.perf_counter() - t_saved
         self.report({"kind": "round", **rec})
         return rec
 
     def _outer_step(self, results):
         """The outer step on the workers' pseudo-gradients, weighted by their tokens (or
-        uniformly), averaged in float32; why the round failed instead (nothing came back, or the
-        step made a parameter non-finite), or '' when it did not."""
+        uniformly), averaged in float32. Returns why the round failed (nothing came back, or the
+        step made a parameter non-finite) or '', and the global model after it (global_state)."""
         weights = [float(r["tokens"]) if self.dcfg.weighting == "tokens" else 1.0 for r in results if r["tokens"] > 0]
         results = [r for r in results if r["tokens"] > 0]
         if not results:
-            return "no worker finished a step"
+            return "no worker finished a step", None
         total = sum(weights)
         avg = {k: np.zeros(self.params[k].shape, np.float32) for k in results[0]["pseudo_grad"]}
         for r, weight in zip(results, weights):
             for k, v in decode(r["pseudo_grad"]).items():
                 avg[k] += np.float32(weight / total) * v
         self.apply_outer_step(avg)
-        bad = [k for k in self.names if not np.isfinite(self.params[k].numpy()).all()]
-        return f"the outer step made {len(bad)} parameters non-finite ({bad[0]}, ...)" if bad else ""
+        now = self.global_state()
+        bad = [k for k in self.names if not np.isfinite(now[k]).all()]
+        return f"the outer step made {len(bad)} parameters non-finite ({bad[0]}, ...)" if bad else "", now
 
     def _launch(self, rank, rnd, step, full_ref, full_is_current, reset):
         """Starts a worker's round and returns the reference to its result: classic DiLoCo sends
@@ -536,21 +547,22 @@ class Shepherd:
             self._ahead = {}
         self._stepping.clear()
 
-    def _encode_step(self, fragment, before):
-        """Streaming: the outer step of a fragment as the workers get it, compressed as the
-        pseudo-gradients are; the global model takes the same decoded step, so that it holds what
-        the workers will."""
+    def _encode_step(self, fragment, before, now):
+        """Streaming: the outer step of a fragment (now - before) as the workers get it,
+        compressed as the pseudo-gradients are; the global model (and its host copy, now) takes
+        the same decoded step, so that it holds what the workers will."""
         import pcp
-        step = encode({k: self.params[k].numpy() - before[k] for k in fragment}, self.dcfg.compression)
+        step = encode({k: now[k] - before[k] for k in fragment}, self.dcfg.compression)
         with pcp.no_grad():
             for k, d in decode(step).items():
-                self.params[k][...] = before[k] + d
+                now[k] = before[k] + d
+                self.params[k][...] = now[k]
         return step
 
-    def _snapshot(self):
-        """What a failed round restores: copies of the global model, the outer momentum and the
-        workers' states, as the round found them."""
-        return ({k: v.numpy().copy() for k, v in self.model.state_dict().items()}, export_state(self.outer),
+    def _snapshot(self, state=None):
+        """What a failed round restores: copies of the global model (state, when read already),
+        the outer momentum and the workers' states, as the round found them."""
+        return (state if state is not None else self.global_state(), export_state(self.outer),
                 dict(self.inner_states), dict(self.stream_states))
 
     def _restore(self, backup):

@@ -79,12 +79,38 @@ def on_device(device):
         pcp.set_default_device(previous)
 
 
-def export_state(optimizer):
-    """An optimizer's state_dict with NumPy arrays for tensors: what travels through Ray."""
+def flat_copy(tensors):
+    """Tensors of one device copied now, as float32, into one vector on it; returns a function
+    that downloads that vector and gives each tensor's values as a NumPy array of its shape
+    (float32 views of one array). One download for all: each waits for the device, and one per
+    tensor would wait once per tensor. The tensors may change meanwhile (a next step)."""
+    import pcp
+    shapes = [tuple(t.shape) for t in tensors]
+    with pcp.no_grad():
+        flat = pcp.concatenate([t.astype(pcp.float32).reshape(-1) for t in tensors]) if tensors else None
+
+    def download():
+        values = flat.numpy() if flat is not None else None  # on the CPU a view that keeps flat alive
+        out, at = [], 0
+        for shape in shapes:
+            n = int(np.prod(shape, dtype=np.int64))
+            out.append(values[at:at + n].reshape(shape))
+            at += n
+        return out
+    return download
+
+
+def export_state(optimizer, later=False):
+    """An optimizer's state_dict with NumPy arrays for tensors: what travels through Ray (its
+    tensors are copied now; with later, a function returning it once downloaded)."""
     sd = optimizer.state_dict()
-    sd["state"] = {i: {k: np.array(v.numpy()) if hasattr(v, "numpy") else v for k, v in s.items()}
-                   for i, s in sd["state"].items()}
-    return sd
+    keys = [(i, k) for i, s in sd["state"].items() for k, v in s.items() if hasattr(v, "numpy")]
+    download = flat_copy([sd["state"][i][k] for i, k in keys])
+
+    def export():
+        arrays = dict(zip(keys, download()))
+        return dict(sd, state={i: {k: arrays.get((i, k), v) for k, v in s.items()} for i, s in sd["state"].items()})
+    return export if later else export()
 
 
 class Worker:
@@ -153,7 +179,12 @@ class Worker:
         self._lock = threading.Lock()
         # Rounds run with finish_later: round -> the Future of its result, which collect() hands out.
         self._finishing, self._finished_cv = {}, threading.Condition()
-        self._finisher = None  # the thread that downloads and encodes a round while the next one steps
+        self._pool = None  # threads that finish a round and prepare a merge while a round steps
+
+    def _helpers(self):
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="diloco-worker")
+        return self._pool
 
     def pid(self):
         """The process id of the worker (of the actor's process under Ray). It raises nothing.
@@ -244,7 +275,8 @@ class Worker:
             inner_steps when time ran out), seconds, timings (seconds starting, stepping,
             waiting for the outer step to merge and finishing on the round's thread, the seconds
             of the finishing thread (background; with finish_later they overlap the next round),
-            and merged_at, the step at which the outer step was merged, or None), tokens
+            merged_at, the step at which the outer step was merged, or None, and began and
+            ended, the round's start and the time its result was ready, as time.time()), tokens
             (processed), inner_state, device (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and
             device_uuid, fetched_bytes (of a whole model it fetched, streaming), and when
             streaming stream_state (its own parameters and the global values it knows: local,
@@ -271,9 +303,7 @@ class Worker:
             raise
         if not finish_later:
             return finish()
-        if self._finisher is None:
-            self._finisher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="diloco-finish")
-        self._post(rnd, self._finisher.submit(finish))
+        self._post(rnd, self._helpers().submit(finish))
         return {"rank": self.rank, "round": rnd, "steps": finish.steps}
 
     def _post(self, rnd, future):
@@ -332,28 +362,38 @@ class Worker:
             return stream["send"], pending, sum(v.nbytes for v in full.values())
         return stream["send"], params, 0
 
-    def _merge(self, step, alpha):
-        """Streaming DiLoCo's merge: a fragment's outer step (encoded) moves the global values
-        this worker knows, and its own values move to alpha * own + (1 - alpha) * global."""
-        t = time.perf_counter()
-        step = _fetched(step)  # a pipelined round: waits here until the shepherd has posted it
-        self._waited += time.perf_counter() - t
-        if step:
-            import pcp
-            merged = {k: self.reference[k] + d for k, d in decode(step).items()}
-            params = self.model.state_dict()
-            with pcp.no_grad():  # on the model's device: its values are not read back to the host
-                for k, v in merged.items():
-                    params[k][...] = params[k] * alpha + pcp.tensor(v * (1 - alpha), device=self.device)
-            self.reference.update(merged)  # new arrays: a round still finishing keeps the ones it took
+    def _prepare_merge(self, step, alpha):
+        """The host side of Streaming DiLoCo's merge, on a helper thread while the round steps:
+        waits for the step (encoded, or [a reference] the shepherd posts it at), applies it to
+        the global values this worker knows, and uploads (1 - alpha) times them in one vector.
+        Returns (the new global values, the vector, its (name, shape) layout), or None for an
+        empty step."""
+        import pcp
+        step = _fetched(step)
+        if not step:
+            return None
+        merged = {k: self.reference[k] + d for k, d in decode(step).items()}
+        scaled = np.concatenate([(v * (1 - alpha)).reshape(-1) for v in merged.values()])
+        return merged, pcp.tensor(scaled, device=self.device), [(k, v.shape) for k, v in merged.items()]
 
-    @staticmethod
-    def _arrived(step):
-        """Whether a step to merge is here: one sent along, or [a reference] already posted."""
-        if not isinstance(step, list):
-            return True
-        import ray
-        return bool(ray.wait(step, timeout=0)[0])
+    def _merge(self, prepared, alpha):
+        """Streaming DiLoCo's merge (prepared by _prepare_merge, waited for here): a fragment's
+        outer step moves the global values this worker knows, and its own values move to
+        alpha * own + (1 - alpha) * global, on the model's device."""
+        import pcp
+        t = time.perf_counter()
+        prepared = prepared.result()
+        self._waited += time.perf_counter() - t
+        if prepared is None:
+            return
+        merged, scaled, layout = prepared
+        params, at = self.model.state_dict(), 0
+        with pcp.no_grad():
+            for k, shape in layout:
+                n = int(np.prod(shape, dtype=np.int64))
+                params[k][...] = params[k] * alpha + scaled[at:at + n].reshape(shape)
+                at += n
+        self.reference.update(merged)  # new arrays: a round still finishing keeps the ones it took
 
     def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream,
                    evaluate, keep_state):
@@ -362,7 +402,7 @@ class Worker:
         import pcp
         from pcp.optim import warmup_cosine
 
-        t0 = time.perf_counter()
+        t0, began = time.perf_counter(), time.time()
         self._load_tokens(tokens)
         if inner_state is not None and (self.opt.step_count == 0 or reset_inner):
             self.opt.load_state_dict(_fetched(inner_state))
@@ -380,9 +420,11 @@ class Worker:
         losses = []  # the steps' loss tensors, read together at the end: no step waits for the GPU
         with self._lock:
             self._progress.update(round=rnd, step=0, loss=None)
+        if pending is not None:  # its host side runs beside the steps
+            pending = self._helpers().submit(self._prepare_merge, pending, alpha)
         t_steps, self._waited, merged_at = time.perf_counter(), 0.0, None
         for i in range(inner_steps):
-            if pending is not None and i >= merge_at and (not when_ready or self._arrived(pending)):
+            if pending is not None and i >= merge_at and (not when_ready or pending.done()):
                 self._merge(pending, alpha)
                 pending, merged_at = None, i
             if seconds is not None and time.perf_counter() - t0 >= seconds:
@@ -406,7 +448,7 @@ class Worker:
         unpack = self._outputs(losses + val_losses, names, keep_state)
         reference, compression = dict(self.reference), self.dcfg.compression
         timings = {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited, "waited": self._waited,
-                   "merged_at": merged_at}
+                   "merged_at": merged_at, "began": began}
         record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
                   "tokens": steps * self.batch_size * self.cfg.block_size, "device": self._progress["device"],
                   "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched}
@@ -426,48 +468,24 @@ class Worker:
                     "bytes": nbytes(encoded), "train_loss": float(np.mean(train)) if steps else float("nan"),
                     "last_loss": float(train[-1]) if steps else float("nan"),
                     "val_loss": float(np.mean(val)) if len(val) else None, "seconds": time.perf_counter() - t0,
-                    "timings": dict(timings, background=time.perf_counter() - t), **kept}
+                    "timings": dict(timings, background=time.perf_counter() - t, ended=time.time()), **kept}
         finish.steps = steps
         return finish
 
     def _outputs(self, losses, names, keep_state):
-        """What a round's result is made of, copied on the device into one float32 vector: the
-        losses, the parameters named, and with keep_state the optimizer's tensors. One download
-        then fetches it all (a download waits for the GPU, so one per round, not one per tensor),
-        and the next round may change the model meanwhile. Returns the function that downloads
-        it and gives (losses, {name: parameter}, the optimizer's state_dict as export_state
-        gives it)."""
+        """What a round's result is made of, copied on the device now (flat_copy): the losses,
+        the parameters named, and with keep_state the optimizer's state. The next round may then
+        change the model while another thread downloads it. Returns the function that downloads
+        it and gives (losses, {name: parameter}, the optimizer's state as export_state gives it
+        or None)."""
         import pcp
         params = self.model.state_dict()
-        sd = self.opt.state_dict() if keep_state else None
-        tensors = [(None, pcp.stack(losses))] if losses else []
-        tensors += [(("param", k), params[k]) for k in names]
-        if sd is not None:
-            tensors += [(("state", i, k), v) for i, s in sd["state"].items() for k, v in s.items() if hasattr(v, "numpy")]
-        shapes = [(key, tuple(t.shape)) for key, t in tensors]
-        with pcp.no_grad():
-            flat = pcp.concatenate([t.astype(pcp.float32).reshape(-1) for _, t in tensors])
-        on_cpu = self.device == pcp.device("cpu")
+        download = flat_copy([pcp.stack(losses) if losses else pcp.zeros(0)] + [params[k] for k in names])
+        state = export_state(self.opt, later=True) if keep_state else (lambda: None)
 
         def unpack():
-            values = flat.numpy()
-            values = values.copy() if on_cpu else values  # on the CPU numpy() is a view of the tensor
-            out, at, losses, local = {}, 0, np.zeros(0, np.float32), {}
-            for key, shape in shapes:
-                n = int(np.prod(shape, dtype=np.int64))
-                part = values[at:at + n].reshape(shape)
-                at += n
-                if key is None:
-                    losses = part
-                elif key[0] == "param":
-                    local[key[1]] = part
-                else:
-                    out[key[1:]] = part
-            state = None
-            if sd is not None:
-                state = dict(sd, state={i: {k: out[(i, k)] if (i, k) in out else v for k, v in s.items()}
-                                        for i, s in sd["state"].items()})
-            return losses, local, state
+            read, *values = download()
+            return read, dict(zip(names, values)), state()
         return unpack
 
     def _val_losses(self, rng):
