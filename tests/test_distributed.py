@@ -399,6 +399,28 @@ def test_a_worker_joining_later_gets_the_current_parameters(tiny):
         sh.shutdown()
 
 
+def test_a_checkpoint_written_in_the_background_raises_its_error(tiny, monkeypatch):
+    """save(wait=False) copies the run and writes it on a thread; a write that fails raises at
+    wait_saved() (run() waits for its last checkpoint), not never."""
+    import pcp.train.checkpoint as checkpoint
+    sh = Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=2, rounds=1, round_timeout=120))
+    try:
+        sh.save(wait=False)
+        sh.wait_saved()
+        assert os.path.exists(os.path.join(sh.cfg.out, "diloco.safetensors"))
+
+        def fail(*args, **kwargs):
+            raise OSError("disk full")
+        monkeypatch.setattr(checkpoint, "save_checkpoint", fail)
+        sh.save(wait=False)
+        with pytest.raises(OSError, match="disk full"):
+            sh.wait_saved()
+        with pytest.raises(OSError, match="disk full"):
+            sh.run()
+    finally:
+        sh.shutdown()
+
+
 def test_checkpoint_and_resume(tiny):
     sh = Shepherd(tiny(), DiLoCoConfig(workers=1, inner_steps=2, rounds=2, round_timeout=120))
     try:

@@ -1,4 +1,5 @@
 """The DiLoCo shepherd: the Ray driver that owns the global model and the outer optimizer."""
+import concurrent.futures
 import contextlib
 import math
 import os
@@ -86,6 +87,18 @@ def shutdown_ray():
         _reaper = None
 
 
+class _Saved:
+    """A state_dict standing in for a module or optimizer in save_checkpoint: a checkpoint
+    written from copies while the run goes on (a module's host arrays become CPU tensors)."""
+
+    def __init__(self, state, module):
+        self.state, self.module = state, module
+
+    def state_dict(self):
+        import pcp
+        return {k: pcp.tensor(v, device="cpu") for k, v in self.state.items()} if self.module else self.state
+
+
 class Mailbox:
     """Where a pipelined streaming shepherd posts each round's encoded outer step: get(k)
     answers once round k's step is posted, so a worker that reaches its merge first waits there.
@@ -155,6 +168,7 @@ class Shepherd:
         self.dcfg = diloco_cfg.validate()
         self.report = report or (lambda event: None)
         self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
+        self._writer = self._saving = None  # the thread that writes checkpoints, and its last write
         self._owns_ray = False
         self._exit = contextlib.ExitStack()  # the folder's lock
         try:
@@ -418,7 +432,7 @@ class Shepherd:
         self.history.append(rec)
         if self._due(rnd, self.dcfg.checkpoint_every):
             t_saved = time.perf_counter()
-            self.save()
+            self.save(wait=False)  # written while the next round runs
             rec["shepherd_timings"]["save"] = time.perf_counter() - t_saved
         self.report({"kind": "round", **rec})
         return rec
@@ -667,31 +681,65 @@ class Shepherd:
         self.model.train()
         return total / self.cfg.eval_iters
 
-    def save(self):
+    def save(self, wait=True):
         """Checkpoints the run to cfg.out/diloco.safetensors: the global model, the outer
-        optimizer, each worker's last inner state, and the history (run_round calls it).
+        optimizer, each worker's last inner state, and the history (run_round calls it). What
+        is saved is copied now and written by a thread, atomically (the file is replaced whole
+        or not at all), one checkpoint after the other.
+
+        Args:
+            wait: return once the file is written (default True); False returns at once, and
+                the next save(), run()'s end or wait_saved() raise a failed write's error.
 
         Returns:
             None.
 
         Raises:
-            OSError: the file cannot be written.
+            OSError: the file (or, with wait=False, the one before) cannot be written.
 
         Example:
             Not run here (needs a Ray cluster and minutes of training)::
 
                 shepherd.save()
         """
+        import json
         from pcp.train.checkpoint import save_checkpoint
-        extra = {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
-                 "bytes_received": self.bytes_received, "stream_rounds": {r: n for r, (n, _, _) in self.stream_states.items()}}
+        self.wait_saved()
+        extra = json.loads(json.dumps(  # a copy: the history goes on growing while the file is written
+            {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
+             "bytes_received": self.bytes_received, "stream_rounds": {r: n for r, (n, _, _) in self.stream_states.items()}}))
         # Streaming: each worker's own parameters and the global values it knows, and the step
         # it has still to merge (decoded: merging it again gives the same values).
         arrays = {f"stream.{r}.{part}": st[part] for r, (_, st, _) in self.stream_states.items() for part in st}
         if self._update:
             arrays["stream.update"] = decode(self._update)
-        save_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer, self.round, self.cfg.to_dict(),
-                        extra, optimizers={f"worker.{r}": sd for r, sd in self.inner_states.items()}, arrays=arrays)
+        model, outer = _Saved(self.global_state(), True), _Saved(export_state(self.outer), False)
+        optimizers = {f"worker.{r}": sd for r, sd in self.inner_states.items()}
+        args = (os.path.join(self.cfg.out, CHECKPOINT), model, outer, self.round, self.cfg.to_dict(), extra)
+        if self._writer is None:
+            self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="diloco-save")
+        self._saving = self._writer.submit(save_checkpoint, *args, optimizers=optimizers, arrays=arrays)
+        if wait:
+            self.wait_saved()
+
+    def wait_saved(self):
+        """Waits until the last checkpoint save() began is written.
+
+        Returns:
+            None.
+
+        Raises:
+            OSError: it could not be written.
+
+        Example:
+            Not run here (needs a Ray cluster and minutes of training)::
+
+                shepherd.save(wait=False)
+                shepherd.wait_saved()
+        """
+        saving, self._saving = self._saving, None
+        if saving is not None:
+            saving.result()
 
     def _load(self):
         import ray
@@ -759,6 +807,7 @@ class Shepherd:
                                  "bytes_received": 0, "total_bytes": 0, "seconds": 0.0, "tokens": 0})
         while self.round < self.dcfg.rounds * self.dcfg.fragments:
             self.run_round()
+        self.wait_saved()
         self.report({"kind": "end"})
         return self.history
 
@@ -775,6 +824,10 @@ class Shepherd:
                 shepherd.shutdown()
         """
         import ray
+        try:
+            self.wait_saved()  # a checkpoint being written is finished, not cut off
+        except Exception:
+            pass  # run() raised it already, or the caller is on its way out of another error
         for actor in [w["actor"] for w in self.workers.values()] + [getattr(self, "_mailbox", None)]:
             try:
                 if actor is not None:
