@@ -35,6 +35,7 @@ struct Buffer {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   size_t size = 0;
   void* mapped = nullptr;  // host-visible staging buffers only
+  bool readback = false;   // a staging buffer downloads go through (host-cached memory where there is some)
 };
 
 // A secondary command buffer recorded once and executed by any number of frames, with the
@@ -164,7 +165,7 @@ struct Device {
   uint32_t recorded = 0;
   CommandList* capturing = nullptr;  // the list commands go into instead of the frame (begin_capture)
   std::unordered_map<std::string, Pipeline> pipelines;
-  std::multimap<size_t, Buffer*> staging_cache;     // host-visible buffers by size
+  std::multimap<size_t, Buffer*> staging_cache, readback_cache;  // host-visible buffers by size (Buffer::readback)
   std::mutex mu;
   std::atomic<bool> created{false};  // the logical device exists (VulkanRuntime::device_at)
   bool can_time = false, profiling = false;
@@ -179,15 +180,22 @@ struct Device {
     return v && v[0] == '1';
   }();
 
-  uint32_t find_memory(uint32_t type_bits, VkMemoryPropertyFlags want) const {
+  // The first memory type among type_bits with the properties wanted, or -1.
+  int memory_type(uint32_t type_bits, VkMemoryPropertyFlags want) const {
     VkPhysicalDeviceMemoryProperties mp;
     f->vkGetPhysicalDeviceMemoryProperties(phys, &mp);
     for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
-      if ((type_bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return i;
-    fail<RuntimeError>("vulkan: no memory type with properties ", int(want));
+      if ((type_bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want) return int(i);
+    return -1;
   }
 
-  Buffer* make_buffer(size_t nbytes, bool host) {
+  uint32_t find_memory(uint32_t type_bits, VkMemoryPropertyFlags want) const {
+    const int i = memory_type(type_bits, want);
+    if (i < 0) fail<RuntimeError>("vulkan: no memory type with properties ", int(want));
+    return uint32_t(i);
+  }
+
+  Buffer* make_buffer(size_t nbytes, bool host, bool readback = false) {
     auto b = std::make_unique<Buffer>();
     b->size = nbytes;
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -200,9 +208,14 @@ struct Device {
     f->vkGetBufferMemoryRequirements(dev, b->buffer, &req);
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     ai.allocationSize = req.size;
-    ai.memoryTypeIndex = host ? find_memory(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                                    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
-                              : find_memory(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    const VkMemoryPropertyFlags visible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    // The CPU reads a download's staging memory: host-cached memory reads at memcpy speed, where
+    // the write-combined kind uploads want (NVIDIA lists it first) reads at a fraction of it.
+    const int cached = readback ? memory_type(req.memoryTypeBits, visible | VK_MEMORY_PROPERTY_HOST_CACHED_BIT) : -1;
+    ai.memoryTypeIndex = !host         ? find_memory(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+                         : cached >= 0 ? uint32_t(cached)
+                                       : find_memory(req.memoryTypeBits, visible);
+    b->readback = readback;
     VkResult r = f->vkAllocateMemory(dev, &ai, nullptr, &b->memory);
     if (r != VK_SUCCESS) {
       f->vkDestroyBuffer(dev, b->buffer, nullptr);
@@ -228,7 +241,7 @@ struct Device {
     if (fr.timed) collect_times(fr);
     check(f->vkResetCommandBuffer(fr.cmd, 0), "vkResetCommandBuffer");
     check(f->vkResetDescriptorPool(dev, fr.dpool, 0), "vkResetDescriptorPool");
-    for (Buffer* b : fr.staging) staging_cache.emplace(b->size, b);
+    for (Buffer* b : fr.staging) (b->readback ? readback_cache : staging_cache).emplace(b->size, b);
     fr.staging.clear();
     for (Buffer* b : fr.released) destroy_buffer(b);
     fr.released.clear();
@@ -258,7 +271,7 @@ struct Device {
   void destroy_list(CommandList* l) {
     f->vkFreeCommandBuffers(dev, pool, 1, &l->cmd);
     for (VkDescriptorPool p : l->pools) f->vkDestroyDescriptorPool(dev, p, nullptr);
-    for (Buffer* b : l->staging) staging_cache.emplace(b->size, b);
+    for (Buffer* b : l->staging) (b->readback ? readback_cache : staging_cache).emplace(b->size, b);
     for (Buffer* b : l->released) release_later(b);
     delete l;
   }
@@ -405,16 +418,18 @@ struct Device {
     destroy_buffer(b);
   }
 
-  // A host-visible buffer that stays alive until the frame being recorded completes.
-  Buffer* staging(size_t nbytes) {
+  // A host-visible buffer that stays alive until the frame being recorded completes; for a
+  // download (readback), in host-cached memory where the device has some.
+  Buffer* staging(size_t nbytes, bool readback = false) {
     begin();
-    auto it = staging_cache.lower_bound(nbytes);
+    auto& cache = readback ? readback_cache : staging_cache;
+    auto it = cache.lower_bound(nbytes);
     Buffer* b;
-    if (it != staging_cache.end() && it->first <= 2 * nbytes + 65536) {
+    if (it != cache.end() && it->first <= 2 * nbytes + 65536) {
       b = it->second;
-      staging_cache.erase(it);
+      cache.erase(it);
     } else {
-      b = make_buffer(nbytes, true);
+      b = make_buffer(nbytes, true, readback);
     }
     (capturing ? capturing->staging : frames[current].staging).push_back(b);
     return b;
@@ -568,7 +583,7 @@ class VulkanRuntime : public Runtime {
     Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.refuse_while_capturing("a download");
-    Buffer* s = d.staging(n);
+    Buffer* s = d.staging(n, true);
     const Buffer* used[] = {src};
     d.order(used, 1);
     VkBufferCopy region{off, 0, n};
