@@ -40,6 +40,32 @@ def test_devices_and_moves(dev):
     assert "device=" + dev in repr(g)
 
 
+def test_threads_read_and_write_a_gpu_at_once(dev):
+    """Downloads copy out of their staging buffers, and uploads into theirs, without the device's
+    lock (DiLoCo's workers download a round while the next one steps): threads reading large
+    tensors while another uploads and computes all get exact values."""
+    import threading
+    big = np.arange(3_000_000, dtype=np.float32)
+    g = pcp.tensor(big, device=dev)
+    wrong = []
+
+    def read():
+        for _ in range(6):
+            if not np.array_equal(g.numpy(), big):
+                wrong.append("read")
+
+    threads = [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for i in range(30):
+        x = pcp.tensor(big[i:i + 200_000] + i, device=dev)
+        if not np.array_equal((x * 2).numpy(), (big[i:i + 200_000] + i) * 2):
+            wrong.append(f"write {i}")
+    for t in threads:
+        t.join(timeout=120)
+    assert not wrong and not any(t.is_alive() for t in threads)
+
+
 def test_creation_on_device(dev):
     np.testing.assert_array_equal(pcp.zeros((2, 3), device=dev).numpy(), np.zeros((2, 3)))
     np.testing.assert_array_equal(pcp.ones(4, device=dev).numpy(), np.ones(4))

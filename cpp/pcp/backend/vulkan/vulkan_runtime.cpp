@@ -418,22 +418,21 @@ struct Device {
     destroy_buffer(b);
   }
 
-  // A host-visible buffer that stays alive until the frame being recorded completes; for a
-  // download (readback), in host-cached memory where the device has some.
-  Buffer* staging(size_t nbytes, bool readback = false) {
-    begin();
+  // A host-visible buffer of the caller's own (from the cache, or new) until it gives it back
+  // (keep_until_done, or the cache); for a download (readback), in host-cached memory where
+  // the device has some. The caller copies through it without the device's lock: another
+  // thread's commands need not wait for that copy.
+  Buffer* take_staging(size_t nbytes, bool readback) {
     auto& cache = readback ? readback_cache : staging_cache;
     auto it = cache.lower_bound(nbytes);
-    Buffer* b;
-    if (it != cache.end() && it->first <= 2 * nbytes + 65536) {
-      b = it->second;
-      cache.erase(it);
-    } else {
-      b = make_buffer(nbytes, true, readback);
-    }
-    (capturing ? capturing->staging : frames[current].staging).push_back(b);
+    if (it == cache.end() || it->first > 2 * nbytes + 65536) return make_buffer(nbytes, true, readback);
+    Buffer* b = it->second;
+    cache.erase(it);
     return b;
   }
+
+  // b goes back to its cache once the frame being recorded (or the list captured) completes.
+  void keep_until_done(Buffer* b) { (capturing ? capturing->staging : frames[current].staging).push_back(b); }
 
   // What the driver's compiler made of a pipeline (registers, spills, shared memory: the
   // statistics VK_KHR_pipeline_executable_properties reports), one line on stderr; a tuning aid.
@@ -568,9 +567,15 @@ class VulkanRuntime : public Runtime {
   void upload(int device, Buffer* dst, size_t off, const void* src, size_t n) override {
     if (n == 0) return;
     Device& d = device_at(device);
+    Buffer* s;
+    {
+      std::lock_guard<std::mutex> g(d.mu);
+      s = d.take_staging(n, false);
+    }
+    std::memcpy(s->mapped, src, n);  // without the lock: s is this call's alone until recorded
     std::lock_guard<std::mutex> g(d.mu);
-    Buffer* s = d.staging(n);
-    std::memcpy(s->mapped, src, n);
+    d.begin();
+    d.keep_until_done(s);
     const Buffer* used[] = {dst};
     d.order(used, 1);
     VkBufferCopy region{0, off, n};
@@ -581,16 +586,23 @@ class VulkanRuntime : public Runtime {
   void download(int device, const Buffer* src, size_t off, void* dst, size_t n) override {
     if (n == 0) return;
     Device& d = device_at(device);
-    std::lock_guard<std::mutex> g(d.mu);
-    d.refuse_while_capturing("a download");
-    Buffer* s = d.staging(n, true);
-    const Buffer* used[] = {src};
-    d.order(used, 1);
-    VkBufferCopy region{off, 0, n};
-    d.f->vkCmdCopyBuffer(d.cmd, src->buffer, s->buffer, 1, &region);
-    d.recorded_command("download");
-    d.flush();  // its barrier makes the copy visible to the host
+    Buffer* s;
+    {
+      std::lock_guard<std::mutex> g(d.mu);
+      d.refuse_while_capturing("a download");
+      s = d.take_staging(n, true);
+      d.begin();
+      const Buffer* used[] = {src};
+      d.order(used, 1);
+      VkBufferCopy region{off, 0, n};
+      d.f->vkCmdCopyBuffer(d.cmd, src->buffer, s->buffer, 1, &region);
+      d.recorded_command("download");
+      d.flush();  // its barrier makes the copy visible to the host
+    }
+    // Without the lock: s is this call's alone (in no frame), and the copy has completed.
     std::memcpy(dst, s->mapped, n);
+    std::lock_guard<std::mutex> g(d.mu);
+    d.readback_cache.emplace(s->size, s);
   }
 
   void copy(int device, const Buffer* src, size_t so, Buffer* dst, size_t doff, size_t n) override {
