@@ -293,8 +293,8 @@ class Worker:
         """
         try:
             with on_device(self.device):  # the optimizer state it loads goes where the model is
-                finish = self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner,
-                                         stream, evaluate, keep_state)
+                steps, finish = self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds,
+                                                reset_inner, stream, evaluate, keep_state)
         except BaseException as e:
             if finish_later:  # collect(rnd) raises it too, rather than wait for a result that never comes
                 future = concurrent.futures.Future()
@@ -304,7 +304,7 @@ class Worker:
         if not finish_later:
             return finish()
         self._post(rnd, self._helpers().submit(finish))
-        return {"rank": self.rank, "round": rnd, "steps": finish.steps}
+        return {"rank": self.rank, "round": rnd, "steps": steps}
 
     def _post(self, rnd, future):
         with self._finished_cv:
@@ -398,7 +398,8 @@ class Worker:
     def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream,
                    evaluate, keep_state):
         """Runs the round's steps and queues what its result needs on the device; returns the
-        function that downloads and encodes that result (on this thread or another)."""
+        steps taken and the function that downloads and encodes the result (on this thread or
+        another)."""
         import pcp
         from pcp.optim import warmup_cosine
 
@@ -458,7 +459,7 @@ class Worker:
             t = time.perf_counter()
             read, local, opt_state = unpack()
             train, val = read[:steps], read[steps:]
-            encoded = encode({k: reference[k] - local[k] for k in send}, compression)
+            encoded = encode({k: reference[k] - local[k] for k in send}, compression)  # global - local
             kept = {}
             if keep_state:
                 kept["inner_state"] = opt_state
@@ -467,10 +468,10 @@ class Worker:
             return {**record, "pseudo_grad": encoded, "start_digest": state_digest(start_reference),
                     "bytes": nbytes(encoded), "train_loss": float(np.mean(train)) if steps else float("nan"),
                     "last_loss": float(train[-1]) if steps else float("nan"),
-                    "val_loss": float(np.mean(val)) if len(val) else None, "seconds": time.perf_counter() - t0,
+                    "val_loss": float(np.mean(val, dtype=np.float64)) if len(val) else None,
+                    "seconds": time.perf_counter() - t0,
                     "timings": dict(timings, background=time.perf_counter() - t, ended=time.time()), **kept}
-        finish.steps = steps
-        return finish
+        return steps, finish
 
     def _outputs(self, losses, names, keep_state):
         """What a round's result is made of, copied on the device now (flat_copy): the losses,
@@ -519,4 +520,4 @@ class Worker:
         """
         import pcp
         with on_device(self.device):
-            return float(np.mean(pcp.stack(self._val_losses(rng)).numpy()))
+            return float(np.mean(pcp.stack(self._val_losses(rng)).numpy(), dtype=np.float64))
