@@ -42,17 +42,19 @@ def test_devices_and_moves(dev):
 
 def test_threads_read_and_write_a_gpu_at_once(dev):
     """Downloads copy out of their staging buffers, and uploads into theirs, without the device's
-    lock (DiLoCo's workers download a round while the next one steps): threads reading large
-    tensors while another uploads and computes all get exact values."""
+    lock or the GIL (DiLoCo's workers download a round while the next one steps): threads moving
+    large tensors both ways while another uploads and computes all get exact values."""
     import threading
     big = np.arange(3_000_000, dtype=np.float32)
     g = pcp.tensor(big, device=dev)
     wrong = []
 
     def read():
-        for _ in range(6):
+        for i in range(6):
             if not np.array_equal(g.numpy(), big):
                 wrong.append("read")
+            if not np.array_equal(pcp.tensor(big + i, device=dev).numpy(), big + i):  # uploads, GIL released
+                wrong.append("upload")
 
     threads = [threading.Thread(target=read) for _ in range(3)]
     for t in threads:

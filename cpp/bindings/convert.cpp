@@ -76,7 +76,10 @@ Tensor from_numpy_copy(py::array arr, std::optional<DType> dtype, const char* op
   py::array c = py::array::ensure(storable(arr, &native, op), py::array::c_style);
   Shape shape(c.shape(), c.shape() + c.ndim());
   Tensor t = Tensor::empty(shape, native);
-  if (t.numel()) std::memcpy(t.raw_data(), c.data(), size_t(t.numel()) * t.itemsize());
+  if (t.numel()) {
+    py::gil_scoped_release release;  // c stays alive; other threads run while a large array is copied
+    std::memcpy(t.raw_data(), c.data(), size_t(t.numel()) * t.itemsize());
+  }
   return dtype && *dtype != native ? astype(t, *dtype) : t;
 }
 

@@ -82,7 +82,11 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
     } else {
       t = strong(to_tensor(data, "asarray"));
     }
-    if (!device.is_none()) t = to_device(t, parse_device(py::str(device)));
+    if (!device.is_none()) {
+      const Device d = parse_device(py::str(device));
+      py::gil_scoped_release release;  // an upload: other threads run while it copies
+      t = to_device(t, d);
+    }
     if (new_tensor && py::isinstance<Tensor>(data) && t.storage() == data.cast<Tensor>().storage()) t = copy(t.detach());
     return t;
   };
