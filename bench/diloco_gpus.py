@@ -22,14 +22,15 @@ over that window. Bytes: DiLoCo's as its shepherd counts them (parameters out, p
 back); DDP's, each GPU sending its float32 gradient and receiving the mean every step.
 
 --kill also kills one worker's process in the middle of a round (N = the largest --gpus, the
-run of the largest H, 3 rounds): the round completes without it, Ray restarts it, and it rejoins on the same
-GPU (by UUID).
+run of the largest H, 3 rounds): the round completes without it, Ray restarts it, and it
+rejoins on the same GPU (by UUID).
 
 Prints a table, writes OUT/diloco_gpus.json and OUT/diloco_gpus.png (val loss against tokens).
 
-Each DiLoCo run also records its workers' mean timings per round (DiLoCo's worker_timings):
-start, waited (for the outer step to merge), finish (on the round's thread), background (the
-download and encoding, which overlap the next round when pipelined) and merged_at.
+Each DiLoCo run also records mean timings per round: its workers' (start, steps, waited for the
+outer step to merge, finish on the round's thread, background: the download and encoding, which
+overlap the next round when pipelined, and merged_at) and its shepherd's (collect, step,
+evaluate, save).
 
 Run:  python bench/diloco_gpus.py [--gpus 2 4] [--steps 1000] [--inner-steps 50 50:5 50:5+ 250]
                                   [--kill] [--no-ddp] [--nanogpt PATH] [--data PATH] [--out DIR]
@@ -189,7 +190,8 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
                     phases.setdefault(k, []).append(v)
         for k, v in r["shepherd_timings"].items():
             phases.setdefault("shepherd " + k, []).append(v)
-    name = f"DiLoCo, H={H}" + (f", overlap tau={overlap}" if overlap else "") + (" merged when ready" if when_ready else "")
+    name = f"DiLoCo, H={H}" + (f", overlap tau{'>=' if when_ready else '='}{overlap}" if overlap else "") + \
+        (", merged when ready" if when_ready else "")
     out = {"run": name, "kind": "diloco", "gpus": n, "H": H, "overlap": overlap, "tokens_per_s": tokens / seconds,
            "window": (began, ended), "val_loss": final, "bytes": history[-1]["total_bytes"], "seconds": seconds,
            "curve": [(r["inner_steps"] * n * cfg.batch_size * cfg.block_size, r["val_loss"], r["total_bytes"])
@@ -273,7 +275,7 @@ def main():
         print(f"{r['run']:<32} N={r['gpus']}  {r['tokens_per_s']:>12,.0f} tok/s  {r['tokens_per_s'] / r['gpus']:>10,.0f} "
               f"per GPU  busy {busy}  val {r['val_loss']:.4f}  {r['bytes'] / 1e6:,.0f} MB", flush=True)
         if "worker_timings" in r:
-            print("    worker, mean a round: " + ", ".join(f"{k} {v:.3f}" for k, v in r["worker_timings"].items()),
+            print("    timings, mean a round: " + ", ".join(f"{k} {v:.3f}" for k, v in r["worker_timings"].items()),
                   flush=True)
         with open(os.path.join(args.out, "diloco_gpus.json"), "w") as f:
             json.dump({"head": head, "args": vars(args), "runs": runs}, f, indent=1)
