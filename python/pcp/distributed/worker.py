@@ -182,6 +182,8 @@ class Worker:
         self._pool = None  # threads that finish a round and prepare a merge while a round steps
 
     def _helpers(self):
+        # Two threads: a merge being prepared waits for the outer step of the round before,
+        # which the shepherd posts only once that round's finish (the other thread) is done.
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="diloco-worker")
         return self._pool
