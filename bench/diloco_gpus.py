@@ -36,7 +36,6 @@ Run:  python bench/diloco_gpus.py [--gpus 2 4] [--steps 1000] [--inner-steps 50 
                                   [--kill] [--no-ddp] [--nanogpt PATH] [--data PATH] [--out DIR]
 """
 import argparse
-import dataclasses
 import json
 import os
 import signal
