@@ -100,26 +100,27 @@ class _Saved:
 
 
 class Mailbox:
-    """Where a pipelined streaming shepherd posts each round's encoded outer step: get(k)
-    answers once round k's step is posted, so a worker that reaches its merge first waits there.
-    A Ray actor with async methods (many gets wait at once)."""
+    """Where a pipelined streaming shepherd posts, for each round k, the model the round starts
+    from ("start": [a reference] to it, for a worker that has to begin anew) and the round's
+    encoded outer step ("step"): get(k, kind) answers once it is posted, so a worker that reaches
+    its merge first waits there. A Ray actor with async methods (many gets wait at once)."""
 
     def __init__(self):
-        self.steps, self.posted = {}, {}
+        self.posts, self.posted = {}, {}
 
-    def _event(self, k):
+    def _event(self, key):
         import asyncio
-        return self.posted.setdefault(k, asyncio.Event())
+        return self.posted.setdefault(key, asyncio.Event())
 
-    async def put(self, k, step):
-        self.steps[k] = step
-        self._event(k).set()
-        for old in [j for j in self.steps if j < k - 2]:  # no worker is that far behind
-            del self.steps[old], self.posted[old]
+    async def put(self, k, value, kind="step"):
+        self.posts[kind, k] = value
+        self._event((kind, k)).set()
+        for old in [key for key in self.posts if key[0] == kind and key[1] < k - 2]:  # no worker is that far behind
+            del self.posts[old], self.posted[old]
 
-    async def get(self, k):
-        await self._event(k).wait()
-        return self.steps[k]
+    async def get(self, k, kind="step"):
+        await self._event((kind, k)).wait()
+        return self.posts[kind, k]
 
 
 class Shepherd:
@@ -171,6 +172,8 @@ class Shepherd:
         self._writer = self._saving = None  # the thread that writes checkpoints, and its last write
         self._owns_ray = False
         self._exit = contextlib.ExitStack()  # the folder's lock
+        self._launches = threading.Condition()  # guards _ahead and _stepping (pipelined)
+        self._launcher, self._stop_launching, self._launch_errors = None, threading.Event(), []
         try:
             self._start(resume, overwrite)
         except BaseException:
@@ -220,8 +223,10 @@ class Shepherd:
         # and takes the outer step it merges from the mailbox when it gets there.
         self.pipelined = self.streaming and self.dcfg.overlap > 0 and self.dcfg.pipeline
         self._mailbox = ray.remote(num_cpus=0)(Mailbox).remote() if self.pipelined else None
-        self._ahead = {}  # rank -> its next round's result (a reference), started ahead
-        self._stepping = {}  # pipelined: a round's call (a reference) -> (rank, round): done when its steps are
+        # Pipelined: a thread (_launch_ahead) starts each worker's next round as soon as its steps
+        # are queued, while this one collects, steps and saves: no GPU waits for the shepherd.
+        self._ahead = {}  # (rank, round) -> that round's result (a reference), started ahead
+        self._stepping = {}  # a round's call (a reference) -> (rank, round): done when its steps are
         self._shared_reported = set()  # workers found sharing a GPU (_check_own_gpus)
         if resume:
             self._load()
@@ -360,9 +365,10 @@ class Shepherd:
         state = self.global_state()
         full_ref = ray.put(state)
         send_bytes = nbytes(self._update) if self.streaming else sum(v.nbytes for v in state.values())
-        # Launched during the last round's wait (pipelined), or now; workers added since start now.
-        pending = {ref: rank for rank, ref in self._ahead.items()}
-        self._ahead = {}
+        if self.pipelined:  # for a worker that begins anew in the round started ahead of this one's step
+            self._mailbox.put.remote(rnd, [full_ref], "start")
+        # Started ahead by _launch_ahead (pipelined), or now; workers added since start now.
+        pending = self._take_ahead(rnd)
         if len(pending) < len(self.workers):
             launched = set(pending.values())
             reset, self._reset_inner = self._reset_inner, False
@@ -370,13 +376,6 @@ class Shepherd:
                             for rank in self.workers if rank not in launched})
         for w in self.workers.values():
             w["live_step"] = 0
-        ahead = self.pipelined and rnd + 1 < self.dcfg.rounds * self.dcfg.fragments
-        if ahead:  # each worker starts its next round as soon as this one's steps are done
-            next_step = [self._mailbox.get.remote(rnd)]  # with the model before this round's step: full_ref
-
-        def stepped(rank):
-            if ahead:
-                self._ahead[rank] = self._launch(rank, rnd + 1, next_step, full_ref, False, False)
 
         def finished(rank, result):
             if result is not None and "stream_state" in result:
@@ -386,7 +385,7 @@ class Shepherd:
                 self.inner_states[rank] = result.pop("inner_state")
                 self.inner_refs[rank] = ray.put(self.inner_states[rank])
 
-        results, lost = self._collect(rnd, pending, H, t0, finished, stepped)
+        results, lost = self._collect(rnd, pending, H, t0, finished)
         t_collected = time.perf_counter()
         received = sum(r["bytes"] for r in results)
         sent = send_bytes * (len(results) + len(lost)) + sum(r["fetched_bytes"] for r in results)
@@ -479,8 +478,62 @@ class Shepherd:
             self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.checkpoint_every), self.pipelined)
         if not self.pipelined:
             return ref
-        self._stepping[ref] = (rank, rnd)
+        with self._launches:
+            self._stepping[ref] = (rank, rnd)
+            self._launches.notify_all()
+        if self._launcher is None:
+            self._launcher = threading.Thread(target=self._launch_ahead, name="diloco-launcher", daemon=True)
+            self._launcher.start()
         return actor.collect.options(concurrency_group="collect").remote(rnd, self.dcfg.round_timeout * 2 + 60)
+
+    def _launch_ahead(self):
+        """Pipelined, on a thread of its own: as soon as a worker's round has queued its steps
+        (its call returned), starts the worker's next round, which merges this round's outer step
+        (and, should the worker begin anew, starts from this round's model) from the mailbox once
+        posted. The shepherd meanwhile collects, steps, evaluates and saves; a round it is late
+        for still starts at once."""
+        import ray
+        last = self.dcfg.rounds * self.dcfg.fragments - 1
+        while not self._stop_launching.is_set():
+            with self._launches:
+                if not self._stepping:
+                    self._launches.wait(0.1)
+                refs = list(self._stepping)
+            if not refs:
+                continue
+            done, _ = ray.wait(refs, num_returns=len(refs), timeout=0.05, fetch_local=False)
+            for ref in done:
+                ok = self._succeeded(ref)
+                with self._launches:
+                    rank, rnd = self._stepping.pop(ref, (None, None))
+                    try:  # not when dropped meanwhile (its round timed out or was rolled back)
+                        if ok and rank in self.workers and rnd < last:
+                            self._ahead[rank, rnd + 1] = self._launch(
+                                rank, rnd + 1, [self._mailbox.get.remote(rnd)],
+                                [self._mailbox.get.remote(rnd, "start")], False, False)
+                    except Exception as e:  # run_round starts the round instead
+                        self._launch_errors.append(f"worker {rank}: round {rnd + 2} not started ahead: {e}")
+                    self._launches.notify_all()
+
+    def _take_ahead(self, rnd):
+        """The results (references, by rank) of the rounds rnd started ahead; first waits for
+        _launch_ahead to handle every round before whose steps are done, so that no worker's
+        round starts twice."""
+        import ray
+        with self._launches:
+            before = [ref for ref, (_, r) in self._stepping.items() if r < rnd]
+        if before:  # their calls returned before the results the last round collected (or failed)
+            done, _ = ray.wait(before, num_returns=len(before), timeout=10, fetch_local=False)
+            with self._launches:
+                self._launches.wait_for(lambda: not any(ref in self._stepping for ref in done), timeout=60)
+                for ref in before:  # still stepping: that worker was left out of its round
+                    self._stepping.pop(ref, None)
+        with self._launches:
+            pending = {self._ahead.pop(key): key[0] for key in [k for k in self._ahead if k[1] == rnd]}
+            errors, self._launch_errors = self._launch_errors, []
+        for text in errors:
+            self.report({"kind": "message", "text": text})
+        return pending
 
     def _due(self, rnd, every):
         """Whether round rnd (from 0) is one of every `every`, or the run's last."""
@@ -501,25 +554,17 @@ class Shepherd:
                 self.report({"kind": "message", "text": f"workers {ranks} share GPU {uuid} though each was given a "
                              f"whole GPU (found by {sorted({r['device_by'] for r in results})}): check the GPU mapping"})
 
-    def _collect(self, rnd, pending, H, t0, finished, stepped):
+    def _collect(self, rnd, pending, H, t0, finished):
         """The round's results as they come ({ref: rank} pending), each handed to finished(rank,
         result) (None for a worker lost); workers stop at round_timeout and send what they have,
-        and one silent past the grace (its last step, the trip back) is left out. Pipelined,
-        stepped(rank) is called as soon as a worker's steps are done (its call returned)."""
+        and one silent past the grace (its last step, the trip back) is left out."""
         import ray
         from ray.exceptions import RayError
         results, lost = [], []
         deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10
-        stepping = {ref: rank for ref, (rank, r) in self._stepping.items() if r == rnd}
-        while (pending or stepping) and time.monotonic() < deadline:
-            done, _ = ray.wait(list(pending) + list(stepping), num_returns=1, timeout=0.5)
+        while pending and time.monotonic() < deadline:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in done:
-                if ref in stepping:  # its result follows; a failed round fails its result too
-                    del self._stepping[ref]
-                    rank = stepping.pop(ref)
-                    if self._succeeded(ref):
-                        stepped(rank)
-                    continue
                 rank = pending.pop(ref)
                 try:
                     results.append(ray.get(ref))
@@ -530,8 +575,6 @@ class Shepherd:
                     self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": f"{type(e).__name__}: {e}"[:2000]})
                 finished(rank, results[-1] if rank not in lost else None)
             self._poll_progress(pending.values(), time.perf_counter() - t0)
-        for ref in stepping:
-            self._stepping.pop(ref, None)
         for ref, rank in pending.items():  # past the deadline: left out of this round
             ray.cancel(ref, force=False)
             lost.append(rank)
@@ -555,11 +598,12 @@ class Shepherd:
         (their workers started from what was undone); the next round starts anew from the
         restored state."""
         import ray
-        if self._ahead:
+        with self._launches:  # none of them starts a round after it
+            self._stepping.clear()
+            ahead, self._ahead = list(self._ahead.values()), {}
+        if ahead:
             self._mailbox.put.remote(rnd, {})  # they wait for this round's step: there is none
-            ray.wait(list(self._ahead.values()), num_returns=len(self._ahead), timeout=self.dcfg.round_timeout * 1.1 + 10)
-            self._ahead = {}
-        self._stepping.clear()
+            ray.wait(ahead, num_returns=len(ahead), timeout=self.dcfg.round_timeout * 1.1 + 10)
 
     def _encode_step(self, fragment, before, now):
         """Streaming: the outer step of a fragment (now - before) as the workers get it,
@@ -824,6 +868,9 @@ class Shepherd:
                 shepherd.shutdown()
         """
         import ray
+        self._stop_launching.set()
+        if self._launcher is not None:
+            self._launcher.join(timeout=10)
         try:
             self.wait_saved()  # a checkpoint being written is finished, not cut off
         except Exception:

@@ -60,10 +60,11 @@ def worker_device(kind):
 
 
 def _fetched(value):
-    """value, or what the Ray object reference in a one-element list refers to."""
-    if isinstance(value, list):
+    """value, or what the Ray object reference in a one-element list refers to (followed on
+    while that is such a list too: the mailbox answers with one)."""
+    while isinstance(value, list):
         import ray
-        return ray.get(value[0])
+        value = ray.get(value[0])
     return value
 
 
@@ -180,6 +181,7 @@ class Worker:
         # Rounds run with finish_later: round -> the Future of its result, which collect() hands out.
         self._finishing, self._finished_cv = {}, threading.Condition()
         self._pool = None  # threads that finish a round and prepare a merge while a round steps
+        self._returned = None  # when the last round's call returned: the worker then had no round
 
     def _helpers(self):
         # Two threads: a merge being prepared waits for the outer step of the round before,
@@ -277,7 +279,8 @@ class Worker:
             inner_steps when time ran out), seconds, timings (seconds starting, stepping,
             waiting for the outer step to merge and finishing on the round's thread, the seconds
             of the finishing thread (background; with finish_later they overlap the next round),
-            merged_at, the step at which the outer step was merged, or None, and began and
+            idle, the seconds from the last round's return to this round's call (None at
+            first), merged_at, the step at which the outer step was merged, or None, and began and
             ended, the round's start and the time its result was ready, as time.time()), tokens
             (processed), inner_state, device (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and
             device_uuid, fetched_bytes (of a whole model it fetched, streaming), and when
@@ -293,20 +296,23 @@ class Worker:
                 ref = actor.run_round.remote(rnd, state_ref, H, rnd * H, [tokens_ref])
                 result = ray.get(ref)
         """
+        self._idle = None if self._returned is None else time.perf_counter() - self._returned
         try:
             with on_device(self.device):  # the optimizer state it loads goes where the model is
                 steps, finish = self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds,
                                                 reset_inner, stream, evaluate, keep_state)
+            if not finish_later:
+                return finish()
+            self._post(rnd, self._helpers().submit(finish))
+            return {"rank": self.rank, "round": rnd, "steps": steps}
         except BaseException as e:
             if finish_later:  # collect(rnd) raises it too, rather than wait for a result that never comes
                 future = concurrent.futures.Future()
                 future.set_exception(e)
                 self._post(rnd, future)
             raise
-        if not finish_later:
-            return finish()
-        self._post(rnd, self._helpers().submit(finish))
-        return {"rank": self.rank, "round": rnd, "steps": steps}
+        finally:
+            self._returned = time.perf_counter()
 
     def _post(self, rnd, future):
         with self._finished_cv:
@@ -451,7 +457,7 @@ class Worker:
         unpack = self._outputs(losses + val_losses, names, keep_state)
         reference, compression = dict(self.reference), self.dcfg.compression
         timings = {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited, "waited": self._waited,
-                   "merged_at": merged_at, "began": began}
+                   "idle": self._idle, "merged_at": merged_at, "began": began}
         record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
                   "tokens": steps * self.batch_size * self.cfg.block_size, "device": self._progress["device"],
                   "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched}
