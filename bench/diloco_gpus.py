@@ -197,7 +197,9 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
                      for r in history if r["val_loss"] is not None],
            "worker_timings": {k: float(np.mean(v)) for k, v in phases.items()},
            "worker_gpus": {r: w["device_uuid"] for r, w in table.items()}, "parameters": params,
-           "rounds": [{k: r.get(k) for k in ("round", "workers_in", "workers_lost", "seconds", "tokens")}
+           "rounds": [{**{k: r.get(k) for k in ("round", "workers_in", "workers_lost", "seconds", "tokens")},
+                       "worker_idle": {w: t.get("idle") for w, t in r.get("worker_timings", {}).items()},
+                       "worker_steps": {w: t.get("steps") for w, t in r.get("worker_timings", {}).items()}}
                       for r in history[1:]]}
     if kill:
         out["kill"] = dict(killed, rounds=out["rounds"], uuid_after=table[1]["device_uuid"])
