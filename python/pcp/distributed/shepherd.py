@@ -13,7 +13,7 @@ import numpy as np
 from . import reaper
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
-from .worker import Worker, export_state, flat_copy, on_device
+from .worker import Worker, export_state, flat_copy, flat_upload, on_device
 
 CHECKPOINT = "diloco.safetensors"
 RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
@@ -231,6 +231,7 @@ class Shepherd:
         if resume:
             self._load()
         self._backup = self._snapshot()  # what a failed first round rolls back to
+        self._state = self._backup[0]  # what it sends
         with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
             f.write(self.tokenizer.to_json())
         for _ in range(self.dcfg.workers):
@@ -343,8 +344,9 @@ class Shepherd:
             worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
             worker_tokens (by rank), rolled_back (why the round was undone, or None),
             worker_timings (by rank: the timings of Worker.run_round's result) and
-            shepherd_timings (seconds collecting the results, stepping and posting the step,
-            evaluating, and saving on checkpoint rounds).
+            shepherd_timings (seconds collecting the results; stepping and posting the step,
+            and of that averaging the pseudo-gradients, applying the step and reading the
+            model back, encoding and posting it; evaluating; saving on checkpoint rounds).
 
         Raises:
             OSError: the checkpoint cannot be written.
@@ -360,9 +362,9 @@ class Shepherd:
         t0 = time.perf_counter()
         rnd, H = self.round, self.dcfg.inner_steps // self.dcfg.fragments  # H / F steps between syncs
         fragment = self.fragments[rnd % self.dcfg.fragments]
-        # The global model as this round finds it, read once (from the GPU, where it lives there)
-        # and put once into the object store, whence workers read it without copies.
-        state = self.global_state()
+        # The global model as this round finds it (as read after the last round's step, or from
+        # the device), put once into the object store, whence workers read it without copies.
+        state = self._state if self._state is not None else self.global_state()
         full_ref = ray.put(state)
         send_bytes = nbytes(self._update) if self.streaming else sum(v.nbytes for v in state.values())
         if self.pipelined:  # for a worker that begins anew in the round started ahead of this one's step
@@ -397,6 +399,7 @@ class Shepherd:
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
                      device=r["device"], device_uuid=r["device_uuid"])
         self._check_own_gpus(results)
+        self._timings = {}  # _outer_step's marks: the pseudo-gradients averaged, the step applied and read
         failure, now = self._outer_step(results)
         if failure:  # the global model, its momentum and the workers' states as before the round
             self._restore(backup)
@@ -405,10 +408,12 @@ class Shepherd:
             self.report({"kind": "message", "text": f"round {rnd + 1} rolled back: {failure}"})
         elif self.streaming:
             self._update = self._encode_step(fragment, backup[0], now)
-        if self.pipelined and not failure:
-            self._mailbox.put.remote(rnd, self._update)
+        if self.pipelined and not failure:  # posted by reference: each worker reads the one copy
+            self._mailbox.put.remote(rnd, [ray.put(self._update)])
         t_posted = time.perf_counter()
+        marks = [t_collected, self._timings.get("average", t_collected), self._timings.get("apply", t_collected), t_posted]
         self._backup = self._snapshot(now)  # what the next round rolls back to
+        self._state = self._backup[0]  # and sends
         self._report_progress(time.perf_counter() - t0)
         self.bytes_received += received
         self.last_results = results
@@ -427,6 +432,7 @@ class Shepherd:
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
                "rolled_back": failure or None, "worker_timings": {r["rank"]: r["timings"] for r in results},
                "shepherd_timings": {"collect": t_collected - t0, "step": t_posted - t_collected,
+                                    **{k: b - a for k, a, b in zip(("average", "apply", "post"), marks, marks[1:])},
                                     "evaluate": t_evaluated}}
         self.history.append(rec)
         if self._due(rnd, self.dcfg.checkpoint_every):
@@ -445,12 +451,16 @@ class Shepherd:
         if not results:
             return "no worker finished a step", None
         total = sum(weights)
-        avg = {k: np.zeros(self.params[k].shape, np.float32) for k in results[0]["pseudo_grad"]}
-        for r, weight in zip(results, weights):
-            for k, v in decode(r["pseudo_grad"]).items():
-                avg[k] += np.float32(weight / total) * v
+        grads = [decode(r["pseudo_grad"]) for r in results]
+        avg = {}
+        for k in grads[0]:  # summed in the workers' order (sorted by rank): the same bits on every run
+            avg[k] = np.float32(weights[0] / total) * grads[0][k]
+            for g, weight in zip(grads[1:], weights[1:]):
+                avg[k] += np.float32(weight / total) * g[k]
+        self._timings["average"] = time.perf_counter()
         self.apply_outer_step(avg)
         now = self.global_state()
+        self._timings["apply"] = time.perf_counter()
         bad = [k for k in self.names if not np.isfinite(now[k]).all()]
         return f"the outer step made {len(bad)} parameters non-finite ({bad[0]}, ...)" if bad else "", now
 
@@ -501,7 +511,7 @@ class Shepherd:
                 refs = list(self._stepping)
             if not refs:
                 continue
-            done, _ = ray.wait(refs, num_returns=len(refs), timeout=0.05, fetch_local=False)
+            done, _ = ray.wait(refs, num_returns=1, timeout=0.05, fetch_local=False)  # the first one done: at once
             for ref in done:
                 ok = self._succeeded(ref)
                 with self._launches:
@@ -611,10 +621,11 @@ class Shepherd:
         the same decoded step, so that it holds what the workers will."""
         import pcp
         step = encode({k: now[k] - before[k] for k in fragment}, self.dcfg.compression)
+        for k, d in decode(step).items():
+            now[k] = before[k] + d
         with pcp.no_grad():
-            for k, d in decode(step).items():
-                now[k] = before[k] + d
-                self.params[k][...] = now[k]
+            for k, value in zip(fragment, flat_upload([now[k] for k in fragment], self.device)):
+                self.params[k][...] = value
         return step
 
     def _snapshot(self, state=None):
@@ -654,9 +665,12 @@ class Shepherd:
                 zeros = {k: np.zeros_like(v) for k, v in shepherd.global_state().items()}
                 shepherd.apply_outer_step(zeros)  # moves only by the momentum
         """
-        import pcp
-        for name in pseudo_grad:
-            self.params[name].grad = pcp.tensor(pseudo_grad[name], device=self.device)
+        names = list(pseudo_grad)
+        for name in names:  # a name that is not a parameter fails before anything changes
+            self.params[name]
+        for name, grad in zip(names, flat_upload([pseudo_grad[k] for k in names], self.device)):
+            self.params[name].grad = grad
+        self._state = None  # the next round reads the model anew
         self.outer.step()  # parameters without a gradient (other fragments) stay, with their momentum
         self.outer.zero_grad()
 

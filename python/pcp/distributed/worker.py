@@ -101,6 +101,23 @@ def flat_copy(tensors):
     return download
 
 
+def flat_upload(arrays, device, scale=1.0):
+    """NumPy arrays (times scale) uploaded to device in one float32 vector: one transfer, where
+    one per array would each wait for the device. Returns the vector's views, one per array,
+    in its shape."""
+    import pcp
+    sizes = [int(np.size(a)) for a in arrays]
+    flat, at = np.empty(sum(sizes), np.float32), 0
+    for a, n in zip(arrays, sizes):
+        np.multiply(np.asarray(a).reshape(-1), np.float32(scale), out=flat[at:at + n])
+        at += n
+    uploaded, views, at = pcp.tensor(flat, device=device), [], 0
+    for a, n in zip(arrays, sizes):
+        views.append(uploaded[at:at + n].reshape(np.shape(a)))
+        at += n
+    return views
+
+
 def export_state(optimizer, later=False):
     """An optimizer's state_dict with NumPy arrays for tensors: what travels through Ray (its
     tensors are copied now; with later, a function returning it once downloaded)."""
@@ -374,15 +391,14 @@ class Worker:
         """The host side of Streaming DiLoCo's merge, on a helper thread while the round steps:
         waits for the step (encoded, or [a reference] the shepherd posts it at), applies it to
         the global values this worker knows, and uploads (1 - alpha) times them in one vector.
-        Returns (the new global values, the vector, its (name, shape) layout), or None for an
-        empty step."""
+        Returns (the new global values, {name: its view of the vector on the device}), or None
+        for an empty step."""
         import pcp
         step = _fetched(step)
         if not step:
             return None
         merged = {k: self.reference[k] + d for k, d in decode(step).items()}
-        scaled = np.concatenate([(v * (1 - alpha)).reshape(-1) for v in merged.values()])
-        return merged, pcp.tensor(scaled, device=self.device), [(k, v.shape) for k, v in merged.items()]
+        return merged, dict(zip(merged, flat_upload(list(merged.values()), self.device, 1 - alpha)))
 
     def _merge(self, prepared, alpha):
         """Streaming DiLoCo's merge (prepared by _prepare_merge, waited for here): a fragment's
@@ -394,13 +410,11 @@ class Worker:
         self._waited += time.perf_counter() - t
         if prepared is None:
             return
-        merged, scaled, layout = prepared
-        params, at = self.model.state_dict(), 0
+        merged, scaled = prepared
+        params = self.model.state_dict()
         with pcp.no_grad():
-            for k, shape in layout:
-                n = int(np.prod(shape, dtype=np.int64))
-                params[k][...] = params[k] * alpha + scaled[at:at + n].reshape(shape)
-                at += n
+            for k, v in scaled.items():
+                params[k][...] = params[k] * alpha + v
         self.reference.update(merged)  # new arrays: a round still finishing keeps the ones it took
 
     def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream,
