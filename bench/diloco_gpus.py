@@ -14,9 +14,12 @@ and DDP with one process.
 
 Every run takes --steps steps per GPU of batch B x T on its GPU, evaluates every eval_interval
 steps on the same val batches, and its final model is scored on --score-batches fixed val
-batches. Throughput counts every GPU's tokens over the wall time from the end of the first
-round (DiLoCo: from the first worker's start of round 2 to the last worker's result of the last
-round) or the tenth step (the others) to the end, evaluations and exchanges included.
+batches. Throughput counts every GPU's tokens over the wall time from the tenth step to the end
+(one GPU, DDP) or, for DiLoCo, in the steady state: the sum of each worker's tokens from its
+start of round 3 to its start of the last round, over that time (the first rounds hold the
+workers' start, whose skew lockstep rounds carry a round or two; the last one the finishing).
+A run of 5 rounds or fewer counts from the first worker's start of round 2 to the last
+worker's result. Evaluations and exchanges are included.
 GPU busy is nvidia-smi's utilization.gpu (the share of time a kernel ran), sampled every 100 ms
 over that window. Bytes: DiLoCo's as its shepherd counts them (parameters out, pseudo-gradients
 back); DDP's, each GPU sending its float32 gradient and receiving the mean every step.
@@ -28,9 +31,9 @@ rejoins on the same GPU (by UUID).
 Prints a table, writes OUT/diloco_gpus.json and OUT/diloco_gpus.png (val loss against tokens).
 
 Each DiLoCo run also records mean timings per round: its workers' (start, steps, waited for the
-outer step to merge, finish on the round's thread, background: the download and encoding, which
-overlap the next round when pipelined, and merged_at) and its shepherd's (collect, step,
-evaluate, save).
+outer step to merge, idle between rounds, finish on the round's thread, background: the download
+and encoding, which overlap the next round when pipelined, and merged_at) and its shepherd's
+(collect; step, and of it average, apply, post; evaluate; save).
 
 Run:  python bench/diloco_gpus.py [--gpus 2 4] [--steps 1000] [--inner-steps 50 50:5 50:5+ 250]
                                   [--kill] [--no-ddp] [--nanogpt PATH] [--data PATH] [--out DIR]
@@ -176,11 +179,20 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
     finally:
         sh.shutdown()
     timed = history[2:]  # from the end of the first round
-    # From the first worker's start of round 2 to the last worker's result of the last round:
-    # pipelined rounds overlap, so the shepherd's round times do not add up to the wall time.
-    began = min(t["began"] for t in timed[0]["worker_timings"].values())
-    ended = max(t["ended"] for r in timed for t in r["worker_timings"].values())
-    tokens, seconds = sum(r["tokens"] for r in timed), ended - began
+    if len(history) > 5:  # steady state: each worker's rate from its start of round 3 to its start of the last
+        rates, starts, ends = [], [], []
+        for rank in timed[-1]["worker_timings"]:
+            mine = [r for r in history[3:] if rank in r["worker_timings"]]
+            t0, t1 = mine[0]["worker_timings"][rank]["began"], mine[-1]["worker_timings"][rank]["began"]
+            rates.append(sum(r["worker_tokens"][rank] for r in mine[:-1]) / (t1 - t0))
+            starts.append(t0)
+            ends.append(t1)
+        began, ended = max(starts), min(ends)  # every worker in it, for GPU busy
+        tokens_per_s, seconds = sum(rates), ended - began
+    else:  # a short run: from the first worker's start of round 2 to the last worker's result
+        began = min(t["began"] for t in timed[0]["worker_timings"].values())
+        ended = max(t["ended"] for r in timed for t in r["worker_timings"].values())
+        tokens_per_s, seconds = sum(r["tokens"] for r in timed) / (ended - began), ended - began
     phases = {}  # the workers' mean seconds per round in each phase (merged_at: a step)
     for r in timed:
         for t in r["worker_timings"].values():
@@ -191,7 +203,7 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
             phases.setdefault("shepherd " + k, []).append(v)
     name = f"DiLoCo, H={H}" + (f", overlap tau{'>=' if when_ready else '='}{overlap}" if overlap else "") + \
         (", merged when ready" if when_ready else "")
-    out = {"run": name, "kind": "diloco", "gpus": n, "H": H, "overlap": overlap, "tokens_per_s": tokens / seconds,
+    out = {"run": name, "kind": "diloco", "gpus": n, "H": H, "overlap": overlap, "tokens_per_s": tokens_per_s,
            "window": (began, ended), "val_loss": final, "bytes": history[-1]["total_bytes"], "seconds": seconds,
            "curve": [(r["inner_steps"] * n * cfg.batch_size * cfg.block_size, r["val_loss"], r["total_bytes"])
                      for r in history if r["val_loss"] is not None],

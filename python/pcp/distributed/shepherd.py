@@ -174,6 +174,7 @@ class Shepherd:
         self._exit = contextlib.ExitStack()  # the folder's lock
         self._launches = threading.Condition()  # guards _ahead and _stepping (pipelined)
         self._launcher, self._stop_launching, self._launch_errors = None, threading.Event(), []
+        self._asked, self._asked_at = {}, 0.0  # progress polls not answered yet (reference -> rank), sent at
         try:
             self._start(resume, overwrite)
         except BaseException:
@@ -675,21 +676,31 @@ class Shepherd:
         self.outer.zero_grad()
 
     def _poll_progress(self, ranks, seconds):
+        """Takes the workers' answers to the last progress poll that have come, without waiting
+        (the results the round waits for come first), and every half second asks the workers in
+        ranks again and reports the progress."""
         import ray
-        refs = {self.workers[r]["actor"].progress.options(concurrency_group="progress").remote(): r for r in ranks}
-        try:
-            ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=0.2)
-        except Exception:
-            return
-        for ref in ready:
-            try:
-                p = ray.get(ref)
-            except Exception:
-                continue
-            w = self.workers[refs[ref]]
-            w.update(alive=True, last_seen=time.time(), live_step=p["step"], last_loss=p["loss"] or w["last_loss"],
-                     lr=p["lr"], device=p["device"], device_uuid=p["device_uuid"])
-        self._report_progress(seconds)
+        ranks = list(ranks)
+        if self._asked:
+            ready, _ = ray.wait(list(self._asked), num_returns=len(self._asked), timeout=0)
+            for ref in ready:
+                rank = self._asked.pop(ref)
+                try:
+                    p = ray.get(ref)
+                except Exception:
+                    continue
+                if rank in ranks and p["round"] == self.round:  # not an answer older than the result since
+                    w = self.workers[rank]
+                    w.update(alive=True, last_seen=time.time(), live_step=p["step"],
+                             last_loss=p["loss"] or w["last_loss"], lr=p["lr"], device=p["device"],
+                             device_uuid=p["device_uuid"])
+        now = time.monotonic()
+        if now - self._asked_at >= 0.5:
+            ranks = [r for r in ranks if r not in self._asked.values()]  # not a stuck one again and again
+            self._asked.update({self.workers[r]["actor"].progress.options(concurrency_group="progress").remote(): r
+                                for r in ranks})
+            self._asked_at = now
+            self._report_progress(seconds)
 
     def _report_progress(self, seconds):
         steps = sum(w.get("live_step") or 0 for w in self.workers.values())
