@@ -170,6 +170,7 @@ class Shepherd:
         self.report = report or (lambda event: None)
         self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
         self._writer = self._saving = None  # the thread that writes checkpoints, and its last write
+        self._threads = None  # that share the outer step's NumPy work (_each)
         self._owns_ray = False
         self._exit = contextlib.ExitStack()  # the folder's lock
         self._launches = threading.Condition()  # guards _ahead and _stepping (pipelined)
@@ -411,6 +412,8 @@ class Shepherd:
             self._update = self._encode_step(fragment, backup[0], now)
         if self.pipelined and not failure:  # posted by reference: each worker reads the one copy
             self._mailbox.put.remote(rnd, [ray.put(self._update)])
+        if self.streaming and not failure:  # after posting it: the workers wait for the step, not for this
+            self._hold(fragment, now)
         t_posted = time.perf_counter()
         marks = [t_collected, self._timings.get("average", t_collected), self._timings.get("apply", t_collected), t_posted]
         self._backup = self._snapshot(now)  # what the next round rolls back to
@@ -453,11 +456,13 @@ class Shepherd:
             return "no worker finished a step", None
         total = sum(weights)
         grads = [decode(r["pseudo_grad"]) for r in results]
-        avg = {}
-        for k in grads[0]:  # summed in the workers' order (sorted by rank): the same bits on every run
-            avg[k] = np.float32(weights[0] / total) * grads[0][k]
+
+        def average(k):  # summed in the workers' order (sorted by rank): the same bits on every run
+            a = np.float32(weights[0] / total) * grads[0][k]
             for g, weight in zip(grads[1:], weights[1:]):
-                avg[k] += np.float32(weight / total) * g[k]
+                a += np.float32(weight / total) * g[k]
+            return a
+        avg = dict(zip(grads[0], self._each(average, list(grads[0]))))
         self._timings["average"] = time.perf_counter()
         self.apply_outer_step(avg)
         now = self.global_state()
@@ -619,15 +624,24 @@ class Shepherd:
     def _encode_step(self, fragment, before, now):
         """Streaming: the outer step of a fragment (now - before) as the workers get it,
         compressed as the pseudo-gradients are; the global model (and its host copy, now) takes
-        the same decoded step, so that it holds what the workers will."""
-        import pcp
-        step = encode({k: now[k] - before[k] for k in fragment}, self.dcfg.compression)
-        for k, d in decode(step).items():
-            now[k] = before[k] + d
-        with pcp.no_grad():
-            for k, value in zip(fragment, flat_upload([now[k] for k in fragment], self.device)):
-                self.params[k][...] = value
+        the same decoded step (_hold), so that it holds what the workers will."""
+        step = encode(dict(zip(fragment, self._each(lambda k: now[k] - before[k], fragment))), self.dcfg.compression)
+        decoded = decode(step)
+        now.update(zip(decoded, self._each(lambda k: before[k] + decoded[k], decoded)))
         return step
+
+    def _hold(self, names, now):
+        """The global model's parameters names set to their values in now (one upload)."""
+        import pcp
+        with pcp.no_grad():
+            for k, value in zip(names, flat_upload([now[k] for k in names], self.device)):
+                self.params[k][...] = value
+
+    def _each(self, fn, names):
+        """[fn(name) for name in names], on a few threads: NumPy lets go of the GIL on large arrays."""
+        if self._threads is None:
+            self._threads = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="diloco-shepherd")
+        return list(self._threads.map(fn, names))
 
     def _snapshot(self, state=None):
         """What a failed round restores: copies of the global model (state, when read already),
@@ -896,6 +910,8 @@ class Shepherd:
         self._stop_launching.set()
         if self._launcher is not None:
             self._launcher.join(timeout=10)
+        if self._threads is not None:
+            self._threads.shutdown(wait=False)
         try:
             self.wait_saved()  # a checkpoint being written is finished, not cut off
         except Exception:
