@@ -30,9 +30,10 @@ rejoins on the same GPU (by UUID).
 
 Prints a table, writes OUT/diloco_gpus.json and OUT/diloco_gpus.png (val loss against tokens).
 
-Each DiLoCo run also records mean timings per round: its workers' (start, steps, waited for the
-outer step to merge, idle between rounds, finish on the round's thread, background: the download
-and encoding, which overlap the next round when pipelined, and merged_at) and its shepherd's
+Each DiLoCo run also records mean timings per round (over the rounds its throughput counts): its
+workers' (start, steps, waited for the outer step to merge, idle between rounds, finish on the
+round's thread, background: the download and encoding, which overlap the next round when
+pipelined, and merged_at) and its shepherd's
 (collect; step, and of it average, apply, post; evaluate; save).
 
 Run:  python bench/diloco_gpus.py [--gpus 2 4] [--steps 1000] [--inner-steps 50 50:5 50:5+ 250]
@@ -178,11 +179,12 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
         params = sh.model.num_parameters()
     finally:
         sh.shutdown()
-    timed = history[2:]  # from the end of the first round
-    if len(history) > 5:  # steady state: each worker's rate from its start of round 3 to its start of the last
+    steady = len(history) > 5  # each worker's rate from its start of round 3 to its start of the last
+    timed = history[3:] if steady else history[2:]  # what the mean timings are taken over
+    if steady:
         rates, starts, ends = [], [], []
         for rank in timed[-1]["worker_timings"]:
-            mine = [r for r in history[3:] if rank in r["worker_timings"]]
+            mine = [r for r in timed if rank in r["worker_timings"]]
             t0, t1 = mine[0]["worker_timings"][rank]["began"], mine[-1]["worker_timings"][rank]["began"]
             rates.append(sum(r["worker_tokens"][rank] for r in mine[:-1]) / (t1 - t0))
             starts.append(t0)
@@ -193,7 +195,7 @@ def run_diloco(cfg, n, H, steps, overlap, score_batches, val, kill=False, when_r
         began = min(t["began"] for t in timed[0]["worker_timings"].values())
         ended = max(t["ended"] for r in timed for t in r["worker_timings"].values())
         tokens_per_s, seconds = sum(r["tokens"] for r in timed) / (ended - began), ended - began
-    phases = {}  # the workers' mean seconds per round in each phase (merged_at: a step)
+    phases = {}  # the workers' mean seconds per round in each phase (merged_at: a step), over the rounds timed
     for r in timed:
         for t in r["worker_timings"].values():
             for k, v in t.items():
