@@ -318,6 +318,37 @@ def test_a_streaming_worker_merges_a_fragment_tau_steps_late(tiny):
         p.set_num_threads(0)
 
 
+def test_a_worker_beginning_anew_in_a_round_started_ahead_takes_the_posted_model_and_step(tiny):
+    """A worker restarted after the shepherd started its next round ahead has no model of its
+    own: it takes the model that round started from and the round's outer step from the
+    mailbox once posted (each a reference there), and merges the step into that model."""
+    from pcp.train.loop import build_model
+    from pcp.distributed import Worker
+    from pcp.distributed.shepherd import Mailbox
+    cfg = tiny(n_layer=2)
+    box = ray.remote(num_cpus=0)(Mailbox).remote()
+    w = Worker({"train_config": cfg.to_dict(), "diloco_config": DiLoCoConfig(fragments=2).to_dict(),
+                "vocab_size": 60, "n_train": 3500, "rank": 0})
+    try:
+        full = {k: v.numpy().copy() for k, v in build_model(cfg, 60).state_dict().items()}
+        frags = [[k for k in full if k.startswith("h.0.")], [k for k in full if not k.startswith("h.0.")]]
+        step = encode({k: np.full_like(full[k], 0.01) for k in frags[0]}, "none")
+        asked = {"step": [box.get.remote(0)], "start": [box.get.remote(0, "start")]}  # asked before posted
+        box.put.remote(0, [ray.put(full)], "start")
+        box.put.remote(0, [ray.put(step)])
+        out = w.run_round(1, asked["step"], 0, 2, (np.arange(4000) * 7) % 60, stream={
+            "send": frags[1], "full": asked["start"], "full_is_current": False, "merge_at": 1, "alpha": 0.0})
+        assert out["fetched_bytes"] == sum(v.nbytes for v in full.values())
+        now = {k: v.numpy() for k, v in w.model.state_dict().items()}
+        for k in frags[0]:
+            np.testing.assert_allclose(now[k], full[k] + 0.01, rtol=1e-6, atol=1e-7, err_msg=k)
+        for k in frags[1]:
+            np.testing.assert_array_equal(now[k], full[k], err_msg=k)
+    finally:
+        ray.kill(box)
+        pcp.set_num_threads(0)
+
+
 def test_a_killed_worker_is_left_out_and_rejoins(tiny):
     cfg = tiny(n_embd=64, block_size=64, batch_size=8)
     killed = {}
