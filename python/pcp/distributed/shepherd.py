@@ -517,7 +517,10 @@ class Shepherd:
                 refs = list(self._stepping)
             if not refs:
                 continue
-            done, _ = ray.wait(refs, num_returns=1, timeout=0.05, fetch_local=False)  # the first one done: at once
+            try:
+                done, _ = ray.wait(refs, num_returns=1, timeout=0.05, fetch_local=False)  # the first done: at once
+            except Exception:  # Ray is going down; run_round starts the rounds itself from now on
+                return
             for ref in done:
                 ok = self._succeeded(ref)
                 with self._launches:
@@ -541,7 +544,8 @@ class Shepherd:
         if before:  # their calls returned before the results the last round collected (or failed)
             done, _ = ray.wait(before, num_returns=len(before), timeout=10, fetch_local=False)
             with self._launches:
-                self._launches.wait_for(lambda: not any(ref in self._stepping for ref in done), timeout=60)
+                self._launches.wait_for(lambda: not self._launcher.is_alive() or
+                                        not any(ref in self._stepping for ref in done), timeout=60)
                 for ref in before:  # still stepping: that worker was left out of its round
                     self._stepping.pop(ref, None)
         with self._launches:
@@ -681,8 +685,9 @@ class Shepherd:
                 shepherd.apply_outer_step(zeros)  # moves only by the momentum
         """
         names = list(pseudo_grad)
-        for name in names:  # a name that is not a parameter fails before anything changes
-            self.params[name]
+        unknown = [k for k in names if k not in self.params]
+        if unknown:  # before anything changes
+            raise KeyError(f"apply_outer_step: {unknown[0]!r} is not a parameter of the global model")
         for name, grad in zip(names, flat_upload([pseudo_grad[k] for k in names], self.device)):
             self.params[name].grad = grad
         self._state = None  # the next round reads the model anew

@@ -198,7 +198,7 @@ class Worker:
         # Rounds run with finish_later: round -> the Future of its result, which collect() hands out.
         self._finishing, self._finished_cv = {}, threading.Condition()
         self._pool = None  # threads that finish a round and prepare a merge while a round steps
-        self._returned = None  # when the last round's call returned: the worker then had no round
+        self._returned = self._idle = None  # when the last round's call returned; the gap to this one
 
     def _helpers(self):
         # Two threads: a merge being prepared waits for the outer step of the round before,
@@ -393,7 +393,6 @@ class Worker:
         the global values this worker knows, and uploads (1 - alpha) times them in one vector.
         Returns (the new global values, {name: its view of the vector on the device}), or None
         for an empty step."""
-        import pcp
         step = _fetched(step)
         if not step:
             return None
