@@ -33,8 +33,8 @@ Prints a table, writes OUT/diloco_gpus.json and OUT/diloco_gpus.png (val loss ag
 Each DiLoCo run also records mean timings per round (over the rounds its throughput counts): its
 workers' (start, steps, waited for the outer step to merge, idle between rounds, finish on the
 round's thread, background: the download and encoding, which overlap the next round when
-pipelined, and merged_at) and its shepherd's
-(collect; step, and of it average, apply, post; evaluate; save).
+pipelined, and merged_at) and its shepherd's (collect; step, and of it average, apply, post;
+evaluate; save).
 
 Run:  python bench/diloco_gpus.py [--gpus 2 4] [--steps 1000] [--inner-steps 50 50:5 50:5+ 250]
                                   [--kill] [--no-ddp] [--nanogpt PATH] [--data PATH] [--out DIR]
