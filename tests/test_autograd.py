@@ -64,13 +64,35 @@ def test_two_backward_calls_accumulate_into_grad():
     np.testing.assert_allclose(to_np(x.grad), np.full(3, 3.0))
 
 
-def test_backward_twice_through_same_graph_accumulates():
+def test_backward_twice_through_same_graph_accumulates_with_retain_graph():
     x_np = np.array([0.2, 0.4])
     x = t64(x_np, True)
     y = pcp.sin(x).sum()
-    y.backward()
+    y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_allclose(to_np(x.grad), 2 * np.cos(x_np), rtol=1e-15)
+    with pytest.raises(RuntimeError, match=r"backward: the graph through sum .*retain_graph=True"):
+        y.backward()  # the last pass freed what the graph saved, as in PyTorch
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        pcp._core.autograd_grad(y, [x])
+
+
+def test_backward_frees_the_saved_activations_unless_retain_graph():
+    """Without retain_graph each op lets go of what it saved once its gradient is taken: with
+    the loss still alive, the activations are gone after backward (retained, they stay)."""
+    x = pcp.tensor(np.full((128, 128), 0.01, np.float32), requires_grad=True)
+    left = {}
+    for retain in (True, False):
+        h = x
+        for _ in range(6):
+            h = pcp.tanh(h @ x)
+        loss = h.sum()
+        del h
+        loss.backward(retain_graph=retain)
+        left[retain] = pcp.memory_stats()["active_bytes"]
+        x.grad = None
+        del loss
+    assert left[True] - left[False] >= 6 * 2 * 128 * 128 * 4, left  # each layer's product and tanh
 
 
 def test_broadcast_gradients_reduce_to_input_shape():

@@ -67,12 +67,14 @@ PYBIND11_MODULE(_core, m) {
       "Turns autocast on with a float16 or bfloat16 compute type, or off with None (use pcp.autocast)");
   def(m, 
       "autograd_grad",
-      [](const Tensor& root, const std::vector<Tensor>& wrt, py::object grad, bool create_graph) {
+      [](const Tensor& root, const std::vector<Tensor>& wrt, py::object grad, bool create_graph,
+         std::optional<bool> retain_graph) {
         Tensor g = to_tensor_or_none(grad, "grad");
         py::gil_scoped_release release;
-        return pcp::grad(root, wrt, g, create_graph);
+        return pcp::grad(root, wrt, g, create_graph, retain_graph);
       },
       py::arg("output"), py::arg("inputs"), py::arg("grad") = py::none(), py::arg("create_graph") = false,
+      py::arg("retain_graph") = py::none(),
       "Gradients of `output` with respect to each of `inputs`, without touching .grad");
 
   // Profiling at the dispatch point (nested primitives count in their callers too).

@@ -91,12 +91,13 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
       .def("retain_grad", &Tensor::retain_grad, doc("retain_grad"))
       .def("detach", &Tensor::detach, doc("detach"))
       .def("backward",
-           named("backward", [](const Tensor& t, py::object grad, bool create_graph) {
+           named("backward", [](const Tensor& t, py::object grad, bool create_graph, std::optional<bool> retain_graph) {
              Tensor g = to_tensor_or_none(grad, "backward");
              py::gil_scoped_release release;
-             pcp::backward(t, g, create_graph);
+             pcp::backward(t, g, create_graph, retain_graph);
            }),
-           py::arg("grad") = py::none(), py::arg("create_graph") = false, doc("backward"))
+           py::arg("grad") = py::none(), py::arg("create_graph") = false, py::arg("retain_graph") = py::none(),
+           doc("backward"))
       .def("item", named("item", item), doc("item"))
       .def("tolist", named("tolist", to_list), doc("tolist"))
       .def("numpy", named("numpy", [](const Tensor& t) {

@@ -1333,18 +1333,23 @@ class Tensor:
             >>> pcp.atanh(pcp.tensor([0.0])).tolist()
             [0.0]
         """
-    def backward(self, grad: typing.Any = None, create_graph: bool = False) -> None:
+    def backward(self, grad: typing.Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> None:
         """
         Computes the gradient of this tensor with respect to every leaf of its graph that requires
         grad, and adds it to that leaf's .grad (gradients accumulate: clear them between steps). The
         graph's saved tensors are checked: one modified in place after the forward pass saved it is
-        refused rather than giving a wrong gradient. The GIL is released while it runs.
+        refused rather than giving a wrong gradient. Unless retain_graph, each op of the graph lets go
+        of what it saved as soon as its gradient is taken, as in PyTorch: the activations are freed as
+        the pass goes, and a second backward through the graph raises. The GIL is released while it
+        runs.
 
         Args:
             grad: the gradient flowing into this tensor, a tensor of its shape; may be omitted (None,
                 the default) for a one-element tensor such as a loss, where it is 1.
             create_graph: record the backward pass too, so the gradients can be differentiated again
                 (default False).
+            retain_graph: keep what the graph saved, for another backward through it (default None:
+                create_graph).
 
         Returns:
             None.
@@ -1353,14 +1358,16 @@ class Tensor:
             ValueError: no grad for a tensor of more than one element, a grad of another shape, or this
                 tensor does not require grad (nothing it came from had requires_grad=True, or it was
                 computed under pcp.no_grad()).
-            RuntimeError: a tensor the graph saved was modified in place since.
+            RuntimeError: a tensor the graph saved was modified in place since, or a backward pass
+                without retain_graph went through the graph already.
 
         Example:
             >>> w = pcp.tensor([1.0, 2.0, 3.0], requires_grad=True)
             >>> loss = (w * w).sum()
-            >>> loss.backward()
+            >>> loss.backward(retain_graph=True)
+            >>> loss.backward()  # the gradients add up
             >>> w.grad.tolist()
-            [2.0, 4.0, 6.0]
+            [4.0, 8.0, 12.0]
         """
     def broadcast_to(self, *args: typing.Any) -> Tensor:
         """
@@ -3135,7 +3142,7 @@ def autocast_dtype() -> DType | None:
     The dtype of the enclosing pcp.autocast scope, or None
     """
 
-def autograd_grad(output: Tensor, inputs: collections.abc.Sequence[Tensor], grad: typing.Any = None, create_graph: bool = False) -> list[Tensor]:
+def autograd_grad(output: Tensor, inputs: collections.abc.Sequence[Tensor], grad: typing.Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> list[Tensor]:
     """
     Gradients of `output` with respect to each of `inputs`, without touching .grad
     """

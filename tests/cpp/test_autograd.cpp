@@ -69,7 +69,7 @@ TEST(Autograd, TanhAffineGraphMatchesFiniteDifferences) {
   EXPECT_EQ(y.ndim(), 0);
   EXPECT_NEAR(y.item_double(), ref_forward(xv, wv, bv, M, K, N), 1e-12);
 
-  std::vector<Tensor> g = grad(y, {x, w, b});
+  std::vector<Tensor> g = grad(y, {x, w, b}, Tensor(), false, /*retain_graph=*/true);
   ASSERT_EQ(g.size(), 3u);
   EXPECT_FALSE(x.grad().defined()) << "grad() does not touch .grad";
   const std::vector<double>* inputs[] = {&xv, &wv, &bv};
@@ -169,12 +169,13 @@ TEST(Autograd, GradientsAccumulateWhenAnInputIsUsedTwice) {
     EXPECT_TRUE(all_close(values(x.grad()), want, 1e-14, 1e-15));
   }
   {
-    // backward twice adds into .grad.
+    // backward twice adds into .grad, the first retaining the graph; a third pass finds it freed.
     Tensor x = leaf({6}, xv);
     Tensor y = sum(mul(x, weak_scalar(3.0)));
-    backward(y);
+    backward(y, Tensor(), false, /*retain_graph=*/true);
     backward(y);
     EXPECT_EQ(values(x.grad()), std::vector<double>(6, 6.0));
+    PCP_EXPECT_THROW_MSG(backward(y), RuntimeError, "backward", "sum", "retain_graph=True");
   }
 }
 

@@ -90,11 +90,11 @@ TEST(Primitive, GradientsFlowThroughEveryOutput) {
   EXPECT_FALSE(y[2].requires_grad());  // not differentiable: no grad_fn
   EXPECT_EQ(y[2].grad_fn(), nullptr);
   // d/dx [sum(y0^2) + 3 sum(y1)] = [2 x0, 3]
-  backward(add(sum(mul(y[0], y[0])), mul(sum(y[1]), weak_scalar(3.0))));
+  backward(add(sum(mul(y[0], y[0])), mul(sum(y[1]), weak_scalar(3.0))), Tensor(), false, /*retain_graph=*/true);
   EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 4, 3, 3}));
   // Only one output used: the other's cotangent is zeros.
   x.set_grad(Tensor());
-  backward(sum(mul(y[1], y[1])));
+  backward(sum(mul(y[1], y[1])), Tensor(), false, /*retain_graph=*/true);  // grad() below goes through it too
   EXPECT_EQ(values(x.grad()), (std::vector<double>{0, 0, 6, 8}));
   // grad() of a non-first output.
   Tensor z = mul(y[1], weak_scalar(5.0));

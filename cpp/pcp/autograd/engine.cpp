@@ -78,6 +78,7 @@ Tensor seed_gradient(const Tensor& root, const Tensor& grad) {
 // one slot per output.
 struct Gradients {
   std::unordered_map<const TensorImpl*, Tensor> leaves;
+  std::vector<Tensor> leaf_refs;  // the leaves themselves: a node released since may have held the last reference
   std::unordered_map<const Node*, std::vector<Tensor>> nodes;
 
   void add_to(const Tensor& t, const Tensor& g) {
@@ -86,7 +87,9 @@ struct Gradients {
       slots.resize(fn->outputs.size());
       accumulate(slots[t.output_nr()], g);
     } else {
-      accumulate(leaves[t.impl()], g);
+      auto [it, added] = leaves.try_emplace(t.impl());
+      if (added) leaf_refs.push_back(t);
+      accumulate(it->second, g);
     }
   }
   // The gradient of `t`, or an undefined tensor if none reached it.
@@ -118,7 +121,7 @@ std::vector<Tensor> connected_outputs(const Node& node) {
 // Runs the backward pass. Nodes' gradients are dropped once used, except for the nodes in
 // `keep`: their memory goes back as the pass proceeds, and a leaf's gradient is not kept
 // alive by a view of it.
-Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph,
+Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph, bool retain_graph,
                        const std::unordered_set<const Node*>& keep = {}) {
   if (!root.requires_grad())
     fail<ValueError>("backward: the output does not require grad (no input had requires_grad=True, "
@@ -132,6 +135,10 @@ Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph
   for (Node* node : reverse_topo(root_node)) {
     auto it = grads.nodes.find(node);
     if (it == grads.nodes.end()) continue;
+    if (node->released)
+      fail<RuntimeError>("backward: the graph through ", node->name(), " was already gone through by a backward pass "
+                         "that freed the values it saved; pass retain_graph=True to the first backward() (or "
+                         "grad()) to go through it again, or run the forward pass again");
     std::vector<Tensor> gs;
     if (keep.count(node)) {
       gs = it->second;
@@ -157,14 +164,15 @@ Gradients run_backward(const Tensor& root, const Tensor& grad, bool create_graph
       if (!node->needs[i] || i >= in_grads.size() || !in_grads[i].defined()) continue;
       grads.add_to(node->inputs[i], fit_gradient(in_grads[i], node->inputs[i], node->name()));
     }
+    if (!retain_graph) node->release();  // its saved activations go now, not when the graph dies
   }
   return grads;
 }
 
 }  // namespace
 
-void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
-  Gradients grads = run_backward(root, grad, create_graph);
+void backward(const Tensor& root, const Tensor& grad, bool create_graph, std::optional<bool> retain_graph) {
+  Gradients grads = run_backward(root, grad, create_graph, retain_graph.value_or(create_graph));
   GradModeGuard mode(create_graph);
   for (auto& [key, value] : grads.leaves) {
     TensorImpl* leaf = const_cast<TensorImpl*>(key);
@@ -180,11 +188,11 @@ void backward(const Tensor& root, const Tensor& grad, bool create_graph) {
 }
 
 std::vector<Tensor> grad(const Tensor& root, const std::vector<Tensor>& wrt, const Tensor& grad_out,
-                         bool create_graph) {
+                         bool create_graph, std::optional<bool> retain_graph) {
   std::unordered_set<const Node*> keep;
   for (const Tensor& x : wrt)
     if (x.grad_fn()) keep.insert(x.grad_fn().get());
-  Gradients grads = run_backward(root, grad_out, create_graph, keep);
+  Gradients grads = run_backward(root, grad_out, create_graph, retain_graph.value_or(create_graph), keep);
   std::vector<Tensor> out;
   for (const Tensor& x : wrt) {
     Tensor g = grads.of(x);

@@ -39,6 +39,27 @@ void Node::release_saved() {
   saves_inputs = saves_output = false;
 }
 
+namespace {
+// A tensor's place in the graph without its values: shape, dtype and the edge to its grad_fn.
+Tensor edge_only(const Tensor& t) {
+  if (!t.defined()) return t;
+  auto stand_in = std::make_shared<TensorImpl>();
+  stand_in->shape = t.shape();
+  stand_in->dtype = t.dtype();
+  stand_in->requires_grad = t.impl()->requires_grad;
+  stand_in->grad_fn = t.impl()->grad_fn;
+  stand_in->output_nr = t.impl()->output_nr;
+  return Tensor(stand_in);
+}
+}  // namespace
+
+void Node::release() {
+  release_saved();
+  for (Tensor& in : inputs) in = edge_only(in);
+  for (Tensor& out : outputs) out = edge_only(out);
+  released = true;
+}
+
 Node::~Node() {
   release_saved();
   std::vector<std::shared_ptr<Node>> pending;

@@ -16,10 +16,14 @@ struct Node {
   std::vector<bool> needs;             // which inputs need a gradient
   std::vector<uint64_t> versions;      // the inputs' storage versions when saved, then the outputs'
   bool saves_inputs = false, saves_output = false;  // what the VJP reads (counted in Storage::saved_count)
+  bool released = false;  // a backward pass without retain_graph went through it: see release()
 
   // Records the versions and marks what the VJP reads as saved; the destructor unmarks it.
   void save_for_backward();
   void release_saved();
+  // After its VJP ran in a pass that does not retain the graph: lets go of every value it holds
+  // (its inputs and outputs become shape-only stand-ins that keep the graph's edges).
+  void release();
   const char* name() const { return prim->name(); }
 
   Node() = default;
