@@ -160,6 +160,22 @@ register(Op("autograd#inplace_not_saved", lambda a, kw: (f"y = (x0 + x1).sum(); 
             lambda *a: np.ones(3), None, classes=[], cross=[], fixed=[("-", _inplace_args, {}, "may_raise")],
             errors=(RuntimeError,), names=AUTOGRAD_NAMES, covers=("pcp.no_grad",)))
 
+# A backward pass without retain_graph frees what the graph saved: a second pass through it must
+# raise, also through a part shared with a new graph; with retain_graph it adds up.
+RELEASED = {
+    "second_pass": "y = (x0 * x1).sum(); y.backward(); y.backward()",
+    "shared_part": "h = pcp.exp(x0); (h * x1).sum().backward(); h.sum().backward()",
+    "grad_after_backward": "y = (x0 * x1).sum(); y.backward(); pcp._core.autograd_grad(y, [x0])",
+}
+for _v, _code in RELEASED.items():
+    register(Op(f"autograd#released_{_v}", lambda a, kw, c=_code: (c, "x0.grad"), lambda *a: R.Expect.ERROR, None,
+                classes=[], cross=[], fixed=[("-", _inplace_args, {}, None)], errors=(RuntimeError,),
+                names=AUTOGRAD_NAMES + ("retain_graph",), covers=("Tensor.backward",)))
+register(Op("autograd#released_retained", lambda a, kw: ("y = (x0 + x1).sum(); y.backward(retain_graph=True); "
+                                                         "y.backward()", "x0.grad"),
+            lambda *a: np.full(3, 2.0), None, classes=[], cross=[], fixed=[("-", _inplace_args, {}, None)],
+            errors=(RuntimeError,), names=AUTOGRAD_NAMES + ("retain_graph",), covers=("Tensor.backward",)))
+
 # ----------------------------------------------------------------------------------------------
 # backward, retain_grad, the grad and requires_grad setters
 
