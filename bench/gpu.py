@@ -8,7 +8,9 @@ wrong kernel shows), then times both: warm-up, then N calls between two synchron
 once each (the minimum traffic of the op); matmul reports TFLOP/s. ratio = PyTorch time / PCP
 time: above 1 means PCP is faster. Ops that PCP cannot run on the GPU yet show n/a and why.
 
-Run:  python bench/gpu.py [--quick] [--scale S] [--json PATH] [--torch-device cuda|cpu]
+Run:  python bench/gpu.py [--quick] [--scale S] [--json PATH] [--torch-device cuda|cpu] [--pcp-kernels]
+(--pcp-kernels: PCP's own Vulkan kernels for products and attention where NVIDIA's libraries would
+run them; gpu_info()["vendor"] says which do.)
 Without CUDA, PyTorch falls back to the CPU (said in the output), for smoke tests on lavapipe.
 """
 import argparse
@@ -281,7 +283,10 @@ def main():
     ap.add_argument("--max-iters", type=int, default=1000, help="most calls per repeat")
     ap.add_argument("--only", default=None, help="comma-separated substrings: run only matching ops")
     ap.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
+    ap.add_argument("--pcp-kernels", action="store_true",
+                    help="PCP's own kernels for products and attention, not NVIDIA's libraries (pcp[cuda])")
     args = ap.parse_args()
+    _core._set_gpu_vendor(not args.pcp_kernels)
 
     if args.quick:
         base = dict(elems=1 << 20, rows=256, cols=1024, mm=256, min_time=0.05, repeats=3)
@@ -318,6 +323,10 @@ def main():
 
     print(f"# PCP {pcp.__version__} on {pdev} ({pname}); PyTorch {torch.__version__} on {tdev} ({tname}); "
           f"NumPy {np.__version__}; Python {platform.python_version()}")
+    vendor = pcp.gpu_info(pdev)["vendor"]
+    print(f"# NVIDIA's libraries: matmul {vendor['matmul'] if not args.pcp_kernels else 'off (--pcp-kernels)'}, "
+          f"attention {vendor['attention'] if not args.pcp_kernels else 'off'}"
+          f"{'; ' + vendor['note'] if vendor['note'] else ''}")
     for n in notes:
         print(f"# NOTE: {n}")
     print(f"# median of {args.repeats} repeats of >= {args.min_time:g} s each; GB/s = (bytes read + written) / time; "

@@ -15,6 +15,10 @@ Run:  python bench/train_shakespeare.py [--preset shakespeare-char-cpu] [--max-i
       [--shapes]       (with --profile on the CPU: one row per op and input shapes)
       [--compile]      (PCP's training step as a plan: pcp.compile, traced at the first iteration)
       [--dtype bfloat16|float16|float32]  (both under autocast with that type, float16 with a GradScaler)
+      [--n-layer L --n-head H --n-embd C --block-size T --batch-size B]  (the model's size; GPT-2 small:
+                        12 12 768 1024 8)
+      [--pcp-kernels]  (PCP's own GPU kernels for products and attention, not NVIDIA's libraries)
+      [--no-torch]     (skip the PyTorch model in this process: PCP alone, and nanoGPT with --nanogpt)
       [--nanogpt DIR]  (also time nanoGPT's own train.py on the same data, eager and torch.compile'd,
                         with --dtype; DIR holds its train.py, model.py, configurator.py)
 On a GPU it also prints the peak memory of the training steps: PCP's allocator next to PyTorch's
@@ -96,11 +100,19 @@ def main():
                     help="PCP's attention on a GPU: its flash kernels (fused), products and softmax (composed), "
                          "or its default (auto: fused on tensor cores, composed for short sequences elsewhere)")
     ap.add_argument("--compile", action="store_true", help="PCP's step as a plan (pcp.compile)")
+    ap.add_argument("--pcp-kernels", action="store_true",
+                    help="PCP's own GPU kernels for products and attention, not NVIDIA's libraries (pcp[cuda])")
+    ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch model in this process")
+    for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size"):  # the model's size
+        ap.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=f"the preset's {name} otherwise")
     args = ap.parse_args()
+    pcp._core._set_gpu_vendor(not args.pcp_kernels)
     pcp._core._set_gpu_attention(args.gpu_attention)
     pdev = pcp.device(args.device)
     tdev = "cpu" if pdev == "cpu" else ("cuda" if torch.cuda.is_available() else "cpu")
-    over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval, dropout=args.dropout).items() if v is not None}
+    over = {k: v for k, v in dict(max_iters=args.max_iters, eval_interval=args.eval_interval, dropout=args.dropout,
+                                  n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd,
+                                  block_size=args.block_size, batch_size=args.batch_size).items() if v is not None}
     if "max_iters" in over:
         over["lr_decay_iters"] = over["max_iters"]
         over["warmup_iters"] = min(preset(args.preset).warmup_iters, over["max_iters"])
@@ -233,8 +245,9 @@ def main():
         finally:
             pcp.set_default_device("cpu")
         time.sleep(0.05)
-        t_run.advance(upto)
-        time.sleep(0.05)
+        if not args.no_torch:
+            t_run.advance(upto)
+            time.sleep(0.05)
     if args.profile and pdev != "cpu":
         pcp._core.set_gpu_profiling(False, pdev)
         kernels = pcp._core.gpu_profile_results(pdev)  # includes evaluations after iteration 5
@@ -255,9 +268,11 @@ def main():
         for name, n, s in ops[:25]:
             print(f"  {name:40s} {n / steps:6.1f} calls {1e3 * s / steps:8.3f} ms")
     p_evals, p_ms, t_evals, t_ms = p_run.evals, p_run.ms_per_iter(), t_run.evals, t_run.ms_per_iter()
+    nan = (float("nan"), float("nan"))
     print(f"{'iter':>6s} {'pcp train':>10s} {'torch train':>11s} {'pcp val':>9s} {'torch val':>9s}")
     for it in eval_at:
-        print(f"{it:6d} {p_evals[it][0]:10.4f} {t_evals[it][0]:11.4f} {p_evals[it][1]:9.4f} {t_evals[it][1]:9.4f}")
+        t_ev = t_evals.get(it, nan)
+        print(f"{it:6d} {p_evals[it][0]:10.4f} {t_ev[0]:11.4f} {p_evals[it][1]:9.4f} {t_ev[1]:9.4f}")
     ratio = f"{p_ms / t_ms:.2f}" if t_ms > 0 else "n/a (too few iterations timed)"
     print(f"\nms/iter: PCP {p_ms:.1f}, PyTorch {t_ms:.1f}, PCP/PyTorch {ratio} (below 1 means PCP is faster)")
     if pdev != "cpu":

@@ -485,7 +485,10 @@ const std::unordered_map<std::string, std::string>& table() {
        "Returns:\n    A dict: name, api, memory_bytes, uuid (32 hex digits; '' when unknown), pci_bus\n"
        "    ('dddd:bb:dd.f'; '' when the driver does not say), tensor_core_float16, tensor_core_bfloat16,\n"
        "    tensor_core_note, cooperative_matrix2, tensor_core_attention ('bfloat16 and float16',\n"
-       "    'float16' or 'none'), kernels.\n\n"
+       "    'float16' or 'none'), vendor (NVIDIA's libraries on this GPU, pcp[cuda]: a dict of matmul\n"
+       "    ('cuBLASLt' or None), attention ('cuDNN' or None), cublaslt and cudnn (the files loaded and\n"
+       "    their versions, '' when not loaded) and note (why they are not used, '' when they are)),\n"
+       "    kernels.\n\n"
        "Raises:\n    ValueError: not a GPU, or no GPU on this machine (the message says why).\n\n"
        "Example:\n    >>> if len(pcp.devices()) > 1:  # a GPU\n    ...     assert \"matmul\" in pcp.gpu_info()[\"kernels\"]\n"},
       {"synchronize",
@@ -519,6 +522,18 @@ const std::unordered_map<std::string, std::string>& table() {
        "The device creation functions use when not given device= (see set_default_device). It raises\n"
        "nothing.\n\nReturns:\n    Its canonical name, e.g. 'cpu' or 'vulkan:0'.\n\n"
        "Example:\n    >>> pcp.get_default_device()\n    'cpu'\n"},
+      {"set_float32_matmul_precision",
+       "How float32 matmuls may compute where NVIDIA's libraries run them (pcp[cuda] on an NVIDIA\n"
+       "GPU), as torch.set_float32_matmul_precision: 'highest' (the default) in float32, 'high' or\n"
+       "'medium' in TF32 on tensor cores (10-bit mantissas, float32 accumulation). PCP's own kernels\n"
+       "always compute float32 in float32.\n\n"
+       "Args:\n    precision: 'highest', 'high' or 'medium'.\n\nReturns:\n    None.\n\n"
+       "Raises:\n    ValueError: another string.\n\n"
+       "Example:\n    >>> pcp.set_float32_matmul_precision('highest')\n"},
+      {"get_float32_matmul_precision",
+       "The float32 matmul precision set_float32_matmul_precision chose: 'highest' or 'high'. It\n"
+       "raises nothing.\n\nReturns:\n    A str.\n\n"
+       "Example:\n    >>> pcp.get_float32_matmul_precision()\n    'highest'\n"},
       {"set_num_threads",
        "The number of threads CPU kernels use (the default: one per core).\n\n"
        "Args:\n    n: threads; 0 or less restores the default.\n\nReturns:\n    None.\n\n"

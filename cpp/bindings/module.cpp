@@ -11,6 +11,7 @@
 #include "pcp/core/random.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/backend/gpu/runtime.h"
+#include "pcp/backend/gpu/vendor/vendor.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
@@ -113,6 +114,14 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_attention"] = gpu::attention_on_tensor_cores(DType::BFloat16, d.index)   ? "bfloat16 and float16"
                                    : gpu::attention_on_tensor_cores(DType::Float16, d.index) ? "float16"
                                                                                             : "none";
+    const gpu::vendor::Status vs = gpu::vendor::status(d.index);
+    py::dict vendor;
+    vendor["matmul"] = vs.matmul ? py::object(py::str("cuBLASLt")) : py::object(py::none());
+    vendor["attention"] = vs.attention ? py::object(py::str("cuDNN")) : py::object(py::none());
+    vendor["cublaslt"] = vs.cublaslt;
+    vendor["cudnn"] = vs.cudnn;
+    vendor["note"] = vs.note;
+    out["vendor"] = vendor;
     py::list kernels;
     for (const gpu::KernelSource& k : gpu::all_kernels()) kernels.append(k.name);
     out["kernels"] = kernels;
@@ -182,6 +191,16 @@ PYBIND11_MODULE(_core, m) {
 
   // Threads and SIMD.
   def(m, "set_num_threads", [](Int n) { set_num_threads(n); }, py::arg("n"));
+  def(m, "set_float32_matmul_precision", [](const std::string& p) {
+    if (p != "highest" && p != "high" && p != "medium")
+      fail<ValueError>("set_float32_matmul_precision: expected 'highest', 'high' or 'medium', got '", p, "'");
+    gpu::vendor::set_allow_tf32(p != "highest");
+  }, py::arg("precision"));
+  def(m, "_set_gpu_vendor", [](bool on) { gpu::vendor::set_enabled(on); }, py::arg("enabled"),
+        "NVIDIA's libraries for products and attention where they loaded (on by default), or PCP's own kernels");
+  def(m, "_vendor_fail_imports", [](Int n) { gpu::vendor::fail_imports(int(n)); }, py::arg("n"),
+        "Test hook: the next n imports of a GPU buffer into CUDA fail (the op then runs on PCP's kernels)");
+  def(m, "get_float32_matmul_precision", [] { return gpu::vendor::allow_tf32() ? "high" : "highest"; });
   def(m, "get_num_threads", &get_num_threads);
   def(m, "cpu_features", [] {
     py::dict d;

@@ -3,6 +3,8 @@
 The native core (``pcp._core``) holds tensors, kernels and autodiff; this package re-exports it
 and adds the Python conveniences: ``tensor``, ``no_grad``, ``grad`` and ``value_and_grad``.
 """
+from ._cuda_libraries import set_library_path as _set_cuda_library_path
+_set_cuda_library_path()  # before the core's first GPU allocation, where it loads them
 from . import _core
 from ._core import (  # noqa: F401
     DType, Tensor,
@@ -30,7 +32,7 @@ from ._core import (  # noqa: F401
     softmax, log_softmax, layer_norm, cross_entropy, dropout, scaled_dot_product_attention, qkv_attention,
     # runtime
     memory_stats, reset_peak_memory_stats, clear_cache, set_num_threads, get_num_threads, cpu_features,
-    is_grad_enabled, set_grad_enabled,
+    is_grad_enabled, set_grad_enabled, set_float32_matmul_precision, get_float32_matmul_precision,
 )
 from . import random  # noqa: F401
 from ._autograd import no_grad, enable_grad, grad, value_and_grad  # noqa: F401

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/vendor/vendor.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -126,6 +127,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
 // One dispatch covers the two innermost batch dimensions (a stride per operand for each);
 // further outer batch dimensions, rare in practice, loop here.
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch) {
+  if (vendor::matmul(a, b, out, batch)) return;  // cuBLASLt, on NVIDIA with pcp[cuda]
   const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1], N = b.shape()[b.ndim() - 1];
   if (is_half(a) && !tensor_core_matmul(a, out, N)) {
     // float16/bfloat16 without tensor-core kernels: the float32 kernel on widened copies.

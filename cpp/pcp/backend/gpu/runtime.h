@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,42 @@ class Runtime {
   };
   virtual bool set_profiling(int /*device*/, bool /*on*/) { return false; }
   virtual std::vector<KernelTime> profile(int /*device*/) { return {}; }
+  virtual bool profiling(int /*device*/) { return false; }  // set_profiling's state
+
+  // Sharing the device with another API (gpu/vendor/: NVIDIA's libraries through CUDA), which
+  // works on this runtime's buffers in place, on a queue of its own, ordered against this
+  // runtime's commands by one shared timeline semaphore.
+  struct Foreign {
+    // Queues on the other API's queue, after the work queued there so far, a signal of the
+    // shared timeline to `value` (called with the device's lock held). False when it could not:
+    // it has then waited for its work, and the runtime signals from the host (nothing hangs).
+    std::function<bool(uint64_t value)> signal;
+    // Frees what the other API made of a buffer (attach()), when the runtime destroys it: after
+    // all work that used it, the other API's included.
+    std::function<void(void* mapping)> forget;
+    // While profiling: the time its work took since the last call, by name (profile() adds it to
+    // the kernels' times once everything has completed).
+    std::function<std::vector<KernelTime>()> times;
+  };
+  // From now on the device's buffers are allocated exportable, and the shared timeline exists;
+  // false (and nothing changes) where the device or the runtime cannot.
+  virtual bool share(int /*device*/, Foreign /*foreign*/) { return false; }
+  // The device memory of b as a new file descriptor (the caller owns it) and the size of that
+  // allocation; -1 for a buffer allocated before share().
+  virtual int export_memory(int /*device*/, const Buffer* /*b*/, uint64_t* /*bytes*/) { return -1; }
+  // The shared timeline semaphore as a new file descriptor (the caller owns it).
+  virtual int export_timeline(int /*device*/) { return -1; }
+  // The other API's handle of b (attach()), or nullptr.
+  virtual void* attached(int /*device*/, const Buffer* /*b*/) { return nullptr; }
+  // Keeps `mapping` with b until b is destroyed (then Foreign::forget). Returns the mapping b
+  // keeps: an earlier one when another thread attached one first (the caller frees its own).
+  virtual void* attach(int /*device*/, Buffer* /*b*/, void* mapping) { return mapping; }
+  // Runs work of the other API in stream order: submits what was recorded, then calls
+  // enqueue(wait) with the device's lock held; enqueue queues the work on the other API's queue,
+  // first waiting there for the timeline to reach `wait` (0: nothing to wait for). Commands
+  // recorded later wait for that work, and so do the frees of buffers released later.
+  // Refused (ValueError) while a command list is being recorded.
+  virtual void run_foreign(int /*device*/, const std::function<void(uint64_t wait)>& /*enqueue*/) {}
 };
 
 // The runtime of this machine (Vulkan on Linux and Windows, Metal on macOS), or nullptr when no

@@ -1,0 +1,274 @@
+// Products through cuBLASLt on PCP's buffers. cuBLAS is column-major and PCP row-major, so the
+// row-major out (M x N) = a @ b is computed as its column-major transpose out^T (N x M) =
+// b^T @ a^T: each operand is read where it lies, a row-major matrix as its transpose with op N,
+// a column-major one (a transposed view, such as Linear's W.T) with op T.
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
+
+#include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/vendor/state.h"
+#include "pcp/core/error.h"
+
+namespace pcp::gpu::vendor {
+namespace {
+
+struct LtFns {
+  PCP_CUBLASLT_FNS(PCP_DECLARE_FN_)
+};
+
+std::string resolve(const Library& lib, LtFns& fns) {
+  std::string missing;
+  PCP_CUBLASLT_FNS(PCP_RESOLVE_FN_)
+  return missing;
+}
+
+struct LtLibrary {
+  LtFns fns;
+  std::string version, error;
+};
+
+const LtLibrary& lt() {
+  static const LtLibrary L = [] {
+    LtLibrary L;
+    const Library lib = load_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"});
+    if (!lib.handle) return L.error = "cuBLASLt not loaded: " + lib.error, L;
+    const std::string missing = resolve(lib, L.fns);
+    if (!missing.empty()) return L.error = lib.path + " lacks " + missing, L;
+    const size_t v = L.fns.cublasLtGetVersion();  // major * 10000 + minor * 100 + patch
+    L.version = lib.path + " " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+                std::to_string(v % 100);
+    if (v < 110000) {
+      L.error = L.version + " is older than 11.0";
+      warn_once("cublaslt-version", L.error + ": products run on PCP's Vulkan kernels");
+    }
+    return L;
+  }();
+  return L;
+}
+
+void lt_check(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  const char* msg = lt().fns.cublasLtGetStatusString ? lt().fns.cublasLtGetStatusString(s) : nullptr;
+  fail<RuntimeError>("cublasLt: ", what, " failed: ", msg ? msg : "unknown status", " (", s, ")");
+}
+
+int cuda_type(DType t) {
+  return t == DType::Float16 ? CUDA_R_16F : t == DType::BFloat16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// A matrix operand as cuBLAS reads it: op(matrix) where `matrix` is rows x cols column-major
+// with leading dimension ld, and batch_stride elements between the batch's matrices.
+struct Operand {
+  int op = CUBLAS_OP_N;
+  int64_t rows = 0, cols = 0, ld = 0;
+};
+
+// The transpose of a PCP matrix of R x C with strides (rs, cs), as a cuBLAS operand: row-major
+// memory is its transpose's column-major (op N); column-major memory is itself (op T). Strides
+// of unit dimensions do not matter; nullopt when neither axis is contiguous.
+std::optional<Operand> transposed(int64_t R, int64_t C, int64_t rs, int64_t cs) {
+  if (C == 1) cs = 1;
+  if (R == 1) rs = std::max<int64_t>(C, 1);
+  if (cs == 1 && rs >= C) return Operand{CUBLAS_OP_N, C, R, rs};
+  if (rs == 1 && cs >= R && cs >= 1) return Operand{CUBLAS_OP_T, R, C, cs};
+  return std::nullopt;
+}
+
+// The largest power of two up to 256 that divides every value (addresses and byte strides):
+// the alignment the heuristic may assume.
+uint32_t alignment(std::initializer_list<uint64_t> values) {
+  uint32_t a = 256;
+  for (uint64_t v : values)
+    while (a > 1 && v % a) a /= 2;
+  return a;
+}
+
+// One product's configuration: what the heuristic is asked about, the key of its cache.
+struct Config {
+  int in_type, out_type, compute;
+  Operand A, B;  // cuBLAS's A (PCP's b) and B (PCP's a)
+  int64_t M, N, K, batch, stride_a, stride_b, stride_d;
+  uint32_t align_a, align_b, align_d;
+  auto key() const {
+    return std::make_tuple(in_type, out_type, compute, A.op, A.rows, A.cols, A.ld, B.op, B.rows, B.cols, B.ld, M, N,
+                           K, batch, stride_a, stride_b, stride_d, align_a, align_b, align_d);
+  }
+  bool operator<(const Config& o) const { return key() < o.key(); }
+};
+
+// Descriptors and the algorithm the heuristic chose for a Config (kept for the process).
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+  bool ok = false;  // the heuristic found an algorithm
+};
+
+cublasLtMatrixLayout_t layout(int type, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  const LtFns& f = lt().fns;
+  cublasLtMatrixLayout_t l;
+  lt_check(f.cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols), ld), "cublasLtMatrixLayoutCreate");
+  if (batch > 1) {
+    const int32_t count = int32_t(batch);
+    lt_check(f.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count),
+             "cublasLtMatrixLayoutSetAttribute");
+    lt_check(f.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+             "cublasLtMatrixLayoutSetAttribute");
+  }
+  return l;
+}
+
+Plan make_plan(VendorDevice& v, const Config& c) {
+  const LtFns& f = lt().fns;
+  Plan p;
+  lt_check(f.cublasLtMatmulDescCreate(&p.desc, c.compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  lt_check(f.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &c.A.op, sizeof c.A.op),
+           "cublasLtMatmulDescSetAttribute");
+  lt_check(f.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &c.B.op, sizeof c.B.op),
+           "cublasLtMatmulDescSetAttribute");
+  p.a = layout(c.in_type, c.A.rows, c.A.cols, c.A.ld, c.batch, c.stride_a);
+  p.b = layout(c.in_type, c.B.rows, c.B.cols, c.B.ld, c.batch, c.stride_b);
+  p.d = layout(c.out_type, c.N, c.M, c.N, c.batch, c.stride_d);
+  cublasLtMatmulPreference_t pref;
+  lt_check(f.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  const uint64_t ws = v.cuda->workspace_bytes();
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  constexpr int kMinAlignA = 5, kMinAlignB = 6, kMinAlignC = 7, kMinAlignD = 8;  // CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*
+  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignA, &c.align_a, sizeof c.align_a);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignB, &c.align_b, sizeof c.align_b);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignC, &c.align_d, sizeof c.align_d);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignD, &c.align_d, sizeof c.align_d);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  {
+    ContextScope scope(v.cuda->context());  // the heuristic reads the current device
+    f.cublasLtMatmulAlgoGetHeuristic(v.lt, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result, &found);
+  }
+  f.cublasLtMatmulPreferenceDestroy(pref);
+  p.ok = found > 0 && result.state == CUBLAS_STATUS_SUCCESS;
+  p.algo = result.algo;
+  p.workspace = result.workspaceSize;
+  return p;
+}
+
+const Plan& plan_for(VendorDevice& v, const Config& c) {
+  static std::mutex mu;
+  static std::map<std::pair<int, Config>, Plan> plans;
+  std::lock_guard<std::mutex> g(mu);
+  auto key = std::make_pair(v.cuda->index(), c);
+  auto it = plans.find(key);
+  if (it == plans.end()) it = plans.emplace(key, make_plan(v, c)).first;
+  return it->second;
+}
+
+bool g_allow_tf32 = false;
+
+}  // namespace
+
+void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
+bool allow_tf32() { return g_allow_tf32; }
+
+cublasLtHandle_t create_cublaslt(CudaDevice& d, std::string& version, std::string& why) {
+  const LtLibrary& L = lt();
+  if (!L.error.empty()) return why = L.error, nullptr;
+  cublasLtHandle_t h = nullptr;
+  ContextScope scope(d.context());
+  if (L.fns.cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS) return why = "cublasLtCreate failed", nullptr;
+  version = L.version;
+  return h;
+}
+
+bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Shape& batch) {
+  VendorDevice* v = vendor_device(out.device().index);
+  if (!v || !v->lt) return false;
+  const DType t = a_in.dtype();
+  const bool half = t == DType::Float16 || t == DType::BFloat16;
+  if ((t != DType::Float32 && !half) || b_in.dtype() != t || (out.dtype() != t && out.dtype() != DType::Float32))
+    return false;
+  const int64_t M = a_in.shape()[a_in.ndim() - 2], K = a_in.shape().back(), N = b_in.shape().back();
+  if (M == 0 || N == 0 || K == 0 || !out.is_contiguous()) return false;  // K = 0: the caller fills zeros
+
+  // An operand neither of whose axes is contiguous is copied first (gpu::copy, a Vulkan kernel).
+  const auto readable = [](const Tensor& x) {
+    const size_t n = x.ndim();
+    if (transposed(x.shape()[n - 2], x.shape()[n - 1], x.strides()[n - 2], x.strides()[n - 1])) return x;
+    Tensor c = Tensor::empty(x.shape(), x.dtype(), x.device());
+    copy(x, c);
+    return c;
+  };
+  const Tensor a = readable(a_in), b = readable(b_in);
+  const Operand A = *transposed(K, N, b.strides()[b.ndim() - 2], b.strides().back());
+  const Operand B = *transposed(M, K, a.strides()[a.ndim() - 2], a.strides().back());
+
+  // The batch: dimensions of one entry dropped, neighbours merged where every operand steps
+  // evenly across them; cuBLASLt takes the innermost as its strided batch and the rest loop here.
+  struct Dim {
+    int64_t n, sa, sb, sd;
+  };
+  std::vector<Dim> dims;
+  int64_t sd = M * N;
+  for (size_t i = batch.size(); i-- > 0;) {
+    const auto stride = [&](const Tensor& x) {
+      const size_t lead = batch.size() - (x.ndim() - 2);
+      return i < lead || x.shape()[i - lead] == 1 ? int64_t(0) : x.strides()[i - lead];
+    };
+    const Dim d{batch[i], stride(a), stride(b), sd};
+    sd *= batch[i];
+    if (d.n == 1) continue;
+    if (!dims.empty()) {
+      Dim& in = dims.back();
+      if (d.sa == in.sa * in.n && d.sb == in.sb * in.n && d.sd == in.sd * in.n) {
+        in.n *= d.n;
+        continue;
+      }
+    }
+    dims.push_back(d);
+  }
+  const Dim inner = dims.empty() ? Dim{1, 0, 0, M * N} : dims.front();
+  if (inner.n > INT32_MAX) return false;
+
+  const size_t in_bytes = itemsize(t), out_bytes = itemsize(out.dtype());
+  CUdeviceptr pa, pb, pd;
+  if (!v->cuda->addresses({&a, &b, &out}, {&pa, &pb, &pd})) return false;
+  Config c{cuda_type(t), cuda_type(out.dtype()),
+           t == DType::Float32 && g_allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, A, B, M, N, K,
+           inner.n, inner.sb, inner.sa, inner.sd,
+           alignment({pb, uint64_t(A.ld) * in_bytes, uint64_t(inner.sb) * in_bytes}),
+           alignment({pa, uint64_t(B.ld) * in_bytes, uint64_t(inner.sa) * in_bytes}),
+           alignment({pd, uint64_t(N) * out_bytes, uint64_t(inner.sd) * out_bytes})};
+  // Outer batch entries, each an offset of a, b and out (elements).
+  std::vector<std::array<int64_t, 3>> entries{{0, 0, 0}};
+  for (size_t i = 1; i < dims.size(); ++i) {
+    std::vector<std::array<int64_t, 3>> next;
+    for (const auto& e : entries)
+      for (int64_t j = 0; j < dims[i].n; ++j)
+        next.push_back({e[0] + j * dims[i].sa, e[1] + j * dims[i].sb, e[2] + j * dims[i].sd});
+    entries.swap(next);
+  }
+  for (const auto& e : entries)  // the alignments hold for every entry
+    c.align_a = std::min(c.align_a, alignment({uint64_t(e[1]) * in_bytes})),
+    c.align_b = std::min(c.align_b, alignment({uint64_t(e[0]) * in_bytes})),
+    c.align_d = std::min(c.align_d, alignment({uint64_t(e[2]) * out_bytes}));
+  const Plan& p = plan_for(*v, c);
+  if (!p.ok) return false;
+  const float one = 1.0f, zero = 0.0f;
+  v->cuda->run("cublasLt matmul", [&](CUstream s) {
+    for (const auto& e : entries) {
+      const CUdeviceptr ea = pa + CUdeviceptr(e[0] * int64_t(in_bytes)), eb = pb + CUdeviceptr(e[1] * int64_t(in_bytes));
+      void* ed = reinterpret_cast<void*>(pd + CUdeviceptr(e[2] * int64_t(out_bytes)));
+      lt_check(lt().fns.cublasLtMatmul(v->lt, p.desc, &one, reinterpret_cast<const void*>(eb), p.a,
+                                       reinterpret_cast<const void*>(ea), p.b, &zero, ed, p.d, ed, p.d, &p.algo,
+                                       reinterpret_cast<void*>(v->cuda->workspace()), p.workspace, s),
+               "cublasLtMatmul");
+    }
+  });
+  return true;
+}
+
+}  // namespace pcp::gpu::vendor

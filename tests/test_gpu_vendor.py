@@ -1,0 +1,285 @@
+"""NVIDIA's libraries on PCP's own GPU memory (pcp[cuda]): products through cuBLASLt and attention
+through cuDNN, checked against NumPy in float64 and against PCP's own Vulkan kernels in the same
+process (pcp._core._set_gpu_vendor switches between them).
+
+They run where the vendor path is on: an NVIDIA GPU with the libraries installed. Elsewhere (CI's
+lavapipe) they are skipped, and the skip says why (gpu_info's vendor note)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import pcp
+from pcp import _core
+
+GPU = any(name != "cpu" for name in pcp.devices())
+VENDOR = pcp.gpu_info()["vendor"] if GPU else {"matmul": None, "attention": None, "note": "no GPU"}
+requires_matmul = pytest.mark.skipif(not VENDOR["matmul"], reason=f"no vendor matmul here: {VENDOR['note']}")
+requires_attention = pytest.mark.skipif(not VENDOR["attention"],
+                                        reason=f"no vendor attention here: {VENDOR['note']}")
+
+# Relative error ||out - ref|| / ||ref|| against float64, per operand type: float32 products in
+# float32 (cuBLAS's and PCP's kernels sum in different orders), 16-bit ones with float32
+# accumulation and one rounding of the output.
+REL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.2e-2}
+
+
+def rel(out, ref):
+    out = np.asarray(out, np.float64)
+    return float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+def on_gpu(x, dtype):
+    return pcp.tensor(x, dtype=dtype, device="gpu")
+
+
+def host(t):
+    return t.astype(pcp.float32).numpy().astype(np.float64)
+
+
+def both_paths(fn):
+    """fn() with the vendor path, then with PCP's kernels (as NumPy float64 arrays)."""
+    try:
+        _core._set_gpu_vendor(True)
+        a = fn()
+        _core._set_gpu_vendor(False)
+        b = fn()
+    finally:
+        _core._set_gpu_vendor(True)
+    return a, b
+
+
+# (a layout, b layout) of a product: contiguous, a transposed view (as Linear's W.T), rows taken
+# with a step (a strided view whose rows are still contiguous), and a view with neither axis
+# contiguous (copied before the library reads it).
+def make(x, layout, dtype):
+    if layout == "contiguous":
+        return on_gpu(x, dtype)
+    if layout == "transposed":
+        return on_gpu(np.ascontiguousarray(x.T), dtype).T
+    if layout == "row_step":
+        wide = np.zeros((x.shape[0] * 2, x.shape[1]), x.dtype)
+        wide[::2] = x
+        return on_gpu(wide, dtype)[::2]
+    if layout == "neither":
+        wide = np.zeros((x.shape[0] * 2, x.shape[1] * 2), x.dtype)
+        wide[::2, ::2] = x
+        return on_gpu(wide, dtype)[::2, ::2]
+    raise ValueError(layout)
+
+
+LAYOUTS = ["contiguous", "transposed", "row_step", "neither"]
+
+
+@requires_matmul
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("la", LAYOUTS)
+@pytest.mark.parametrize("lb", LAYOUTS)
+@pytest.mark.parametrize("mnk", [(37, 29, 53), (256, 128, 384), (1, 64, 32), (64, 1, 32), (8, 8, 1)])
+def test_matmul_layouts(dtype, la, lb, mnk, rng):
+    M, N, K = mnk
+    a, b = rng.standard_normal((M, K)), rng.standard_normal((K, N))
+    ta, tb = make(a, la, dtype), make(b, lb, dtype)
+    ref = host(ta) @ host(tb)  # of the rounded operands
+    vendor, own = both_paths(lambda: host(ta @ tb))
+    assert rel(vendor, ref) < REL[dtype]
+    assert rel(vendor, own) < 2 * REL[dtype]
+
+
+@requires_matmul
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shapes", [
+    ((3, 4, 17, 24), (3, 4, 24, 9)),     # two batch dimensions, one strided batch
+    ((1, 4, 17, 24), (3, 1, 24, 9)),     # broadcast batches: a loop over the outer one
+    ((5, 17, 24), (24, 9)),              # a 2-D right operand: folded into M
+    ((2, 3, 5, 17, 24), (5, 24, 9)),     # three batch dimensions
+    ((6, 1, 24), (6, 24, 1)),            # M = N = 1
+])
+def test_matmul_batched(dtype, shapes, rng):
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    ta, tb = on_gpu(a, dtype), on_gpu(b, dtype)
+    ref = host(ta) @ host(tb)
+    vendor, own = both_paths(lambda: host(ta @ tb))
+    assert vendor.shape == ref.shape
+    assert rel(vendor, ref) < REL[dtype]
+    assert rel(vendor, own) < 2 * REL[dtype]
+
+
+@requires_matmul
+def test_matmul_batched_transposed_views(rng):
+    """Attention's products: q @ k^T on (B, H, T, D) views of a packed (B, T, 3C) projection."""
+    B, T, H, D = 2, 33, 3, 16
+    qkv = on_gpu(rng.standard_normal((B, T, 3 * H * D)), "bfloat16")
+    q = qkv[:, :, :H * D].reshape(B, T, H, D).swapaxes(1, 2)
+    k = qkv[:, :, H * D:2 * H * D].reshape(B, T, H, D).swapaxes(1, 2)
+    ref = host(q) @ np.swapaxes(host(k), -1, -2)
+    vendor, own = both_paths(lambda: host(q @ k.swapaxes(-1, -2)))
+    assert rel(vendor, ref) < REL["bfloat16"]
+    assert rel(vendor, own) < 2 * REL["bfloat16"]
+
+
+@requires_matmul
+@pytest.mark.parametrize("shape_a, shape_b", [((0, 5), (5, 3)), ((4, 0), (0, 3)), ((4, 5), (5, 0)), ((2, 0, 4), (4, 3))])
+def test_matmul_zero_size(shape_a, shape_b):
+    a = pcp.ones(shape_a, device="gpu", dtype=pcp.bfloat16)
+    b = pcp.ones(shape_b, device="gpu", dtype=pcp.bfloat16)
+    out = (a @ b).astype(pcp.float32).numpy()
+    assert out.shape == np.ones(shape_a) .__matmul__(np.ones(shape_b)).shape
+    np.testing.assert_array_equal(out, np.ones(shape_a) @ np.ones(shape_b))  # K = 0: zeros
+
+
+@requires_matmul
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_matmul_gradients(dtype, rng):
+    """Linear's forward and both gradients (x @ W.T, dY @ W, dY^T @ x) through the library."""
+    x, w, g = rng.standard_normal((48, 40)), rng.standard_normal((24, 40)), rng.standard_normal((48, 24))
+    tx = on_gpu(x, "float32").requires_grad_()
+    tw = on_gpu(w, "float32").requires_grad_()
+    with pcp.autocast(dtype=dtype, enabled=dtype != "float32"):
+        y = tx @ tw.T
+    (y * on_gpu(g, "float32")).sum().backward()
+    xr, wr = host(tx.astype(dtype)), host(tw.astype(dtype))
+    assert rel(host(y), xr @ wr.T) < REL[dtype]
+    gr = host(on_gpu(g, dtype))
+    assert rel(host(tx.grad), gr @ wr) < 2 * REL[dtype]
+    assert rel(host(tw.grad), gr.T @ xr) < 2 * REL[dtype]
+
+
+@requires_matmul
+def test_tf32_only_when_allowed(rng):
+    a, b = rng.standard_normal((512, 512)), rng.standard_normal((512, 512))
+    ta, tb = on_gpu(a, "float32"), on_gpu(b, "float32")
+    ref = host(ta) @ host(tb)
+    try:
+        pcp.set_float32_matmul_precision("high")
+        tf32 = rel(host(ta @ tb), ref)
+    finally:
+        pcp.set_float32_matmul_precision("highest")
+    exact = rel(host(ta @ tb), ref)
+    assert exact < 1e-6 and 1e-5 < tf32 < 3e-3, (exact, tf32)
+
+
+@requires_matmul
+def test_ordering_across_hand_offs(rng):
+    """Vulkan kernels and library calls alternate on the same buffers: each reads what the one
+    before it wrote."""
+    x = rng.standard_normal((64, 64)) * 0.1
+    w = rng.standard_normal((64, 64)) * 0.1
+    tx, tw = on_gpu(x, "float32"), on_gpu(w, "float32")
+    for _ in range(30):
+        tx = (tx @ tw).tanh() + 0.5  # library, then two Vulkan kernels
+        x = np.tanh(x @ w) + 0.5
+    assert rel(host(tx), x) < 1e-4
+
+
+@requires_matmul
+def test_memory_freed_while_library_work_is_pending(rng):
+    """Operands dropped (and the allocator's cache emptied, freeing their memory) right after the
+    product was queued, and their memory handed to new tensors that Vulkan kernels overwrite: the
+    product still reads what they held."""
+    a, b = rng.standard_normal((1024, 1024)), rng.standard_normal((1024, 1024))
+    ref = a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64)
+    outs = []
+    for i in range(4):
+        ta, tb = on_gpu(a, "float32"), on_gpu(b, "float32")
+        outs.append(ta @ tb)
+        del ta, tb
+        if i % 2:
+            pcp.clear_cache("gpu")  # frees the buffers of the operands: only after the product ran
+        else:
+            junk = [pcp.full((1024, 1024), 7.0, device="gpu") for _ in range(2)]  # reuses them
+            del junk
+    for out in outs:
+        assert rel(host(out), ref) < 1e-5
+
+
+@requires_matmul
+def test_failed_import_falls_back(rng):
+    a, b = rng.standard_normal((96, 80)), rng.standard_normal((80, 72))
+    ta, tb = on_gpu(a, "float32"), on_gpu(b, "float32")
+    _core._vendor_fail_imports(3)
+    try:
+        out = host(ta @ tb)  # fresh buffers: their imports fail, PCP's kernels compute it
+    finally:
+        _core._vendor_fail_imports(0)
+    assert rel(out, a @ b) < 1e-5
+
+
+def run_python(code, env):
+    full = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full, capture_output=True, text=True,
+                          timeout=300)
+
+
+CHECK = """
+    import numpy as np, pcp
+    v = pcp.gpu_info()["vendor"]
+    a = np.arange(12.0).reshape(3, 4); b = np.arange(8.0).reshape(4, 2)
+    out = (pcp.tensor(a, device="gpu") @ pcp.tensor(b, device="gpu")).numpy()
+    assert np.allclose(out, a @ b)
+    print("matmul", v["matmul"], "note", v["note"])
+"""
+
+
+@requires_matmul
+def test_off_with_pcp_gpu_vendor_0():
+    r = run_python(CHECK, {"PCP_GPU_VENDOR": "0"})
+    assert r.returncode == 0, r.stderr
+    assert "matmul None" in r.stdout and "PCP_GPU_VENDOR=0" in r.stdout
+
+
+@requires_matmul
+def test_missing_or_broken_libraries(tmp_path):
+    """The libraries missing (an empty search folder) or not loadable (a file that is no library):
+    a note in gpu_info and one line on stderr, and the products run on PCP's kernels."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("libcublasLt.so.13", "libcublasLt.so.12", "libcudnn_graph.so.9"):
+        (broken / name).write_text("not a library")
+    for folder in (tmp_path, broken):
+        # The library folders of NVIDIA's wheels and the system's are hidden: only `folder` is searched.
+        r = run_python(CHECK, {"PCP_CUDA_LIBRARY_PATH": str(folder),
+                               "PYTHONPATH": os.pathsep.join(p for p in sys.path if "nvidia" not in p)})
+        assert r.returncode == 0, r.stderr
+        if "matmul cuBLASLt" in r.stdout:
+            pytest.skip("cuBLASLt is installed where dlopen finds it by default; cannot hide it")
+        assert "matmul None" in r.stdout
+        assert r.stderr.count("pcp:") == 1 and "Vulkan kernels" in r.stderr, r.stderr
+
+
+def train_gpt(steps, dtype, seed=0):
+    """Losses of a small GPT trained on the GPU under `dtype` autocast (dropout 0)."""
+    from pcp.models import GPT2, GPT2Config
+    cfg = GPT2Config(vocab_size=29, n_positions=64, n_embd=64, n_layer=2, n_head=4, dropout=0.0)
+    rng = np.random.default_rng(seed)
+    batches = [(rng.integers(0, 29, (8, 1)) + rng.integers(1, 3, (8, 1)) * np.arange(65)) % 29 for _ in range(steps)]
+    pcp.random.seed(seed)
+    pcp.set_default_device("gpu")
+    try:
+        model = GPT2(cfg)
+        opt = pcp.optim.AdamW(model.parameters(), lr=3e-3)
+        out = []
+        for b in batches:
+            with pcp.autocast(dtype=dtype, enabled=dtype != "float32"):
+                _, loss = model(pcp.tensor(b[:, :-1], device="cpu"), pcp.tensor(b[:, 1:], device="cpu"))
+            opt.zero_grad()
+            loss.backward()
+            pcp.optim.clip_grad_norm(model.parameters(), 1.0)
+            opt.step()
+            out.append(loss.item())
+    finally:
+        pcp.set_default_device("cpu")
+    return np.array(out)
+
+
+@requires_matmul
+@pytest.mark.parametrize("dtype, rtol", [("float32", 1e-4), ("bfloat16", 2e-2)])
+def test_gpt_training_follows_the_vulkan_path(dtype, rtol):
+    """40 AdamW steps from the same weights and batches, with the libraries and with PCP's own
+    kernels: the loss curves agree (float32 to 1e-4, bfloat16 to its rounding)."""
+    vendor, own = both_paths(lambda: train_gpt(40, dtype))
+    assert vendor[-1] < vendor[0] - 0.5  # it learns
+    np.testing.assert_allclose(vendor, own, rtol=rtol)
