@@ -1,5 +1,6 @@
 # Writes a C++ source that embeds every compiled kernel: its SPIR-V words, the Metal Shading
-# Language that SPIRV-Cross made of it (when it did), and its workgroup size.
+# Language that SPIRV-Cross made of it (when it did), its workgroup size, and its CUDA C++
+# (metal/glsl_to_cuda.py, when it ran), with metal/cuda/glsl.h that the CUDA sources include.
 # COOP_NAMES are the tensor-core kernels of metal/coop/ (SPIR-V only).
 # Run as: cmake -DOUT=file.cpp -DSPV_DIR=dir -DSRC_DIR=metal -DNAMES="a;b" [-DCOOP_NAMES="c"] [-DMSL=ON]
 #         -P embed_kernels.cmake
@@ -34,9 +35,21 @@ foreach(name ${NAMES} ${COOP_NAMES})
   else()
     set(msl_ref "nullptr")
   endif()
-  string(APPEND table "      {\"${name}\", k_${name}_spv, ${words}, ${msl_ref}, ${local}},\n")
+  set(cuda_ref "nullptr")
+  if(EXISTS "${SPV_DIR}/${name}.cu" AND NOT name IN_LIST COOP_NAMES)
+    file(READ "${SPV_DIR}/${name}.cu" cuda)
+    string(APPEND body "const char* k_${name}_cuda = R\"pcpcuda(${cuda})pcpcuda\";\n")
+    set(cuda_ref "k_${name}_cuda")
+  endif()
+  string(APPEND table "      {\"${name}\", k_${name}_spv, ${words}, ${msl_ref}, ${local}, ${cuda_ref}},\n")
 endforeach()
-string(APPEND body "}  // namespace\n\nconst std::vector<KernelSource>& all_kernels() {\n")
+set(header "")
+if(EXISTS "${SRC_DIR}/cuda/glsl.h")
+  file(READ "${SRC_DIR}/cuda/glsl.h" header)
+endif()
+string(APPEND body "const char* k_cuda_header = R\"pcpcuda(${header})pcpcuda\";\n")
+string(APPEND body "}  // namespace\n\nconst char* cuda_kernel_header() { return k_cuda_header; }\n\n")
+string(APPEND body "const std::vector<KernelSource>& all_kernels() {\n")
 string(APPEND body "  static const std::vector<KernelSource> kernels = {\n${table}  };\n  return kernels;\n}\n\n")
 string(APPEND body "}  // namespace pcp::gpu\n")
 file(WRITE "${OUT}.tmp" "${body}")

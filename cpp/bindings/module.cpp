@@ -12,6 +12,7 @@
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/backend/gpu/runtime.h"
 #include "pcp/backend/gpu/vendor/vendor.h"
+#include "pcp/backend/cuda/compile.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
@@ -118,6 +119,7 @@ PYBIND11_MODULE(_core, m) {
     py::dict vendor;
     vendor["matmul"] = vs.matmul ? py::object(py::str("cuBLASLt")) : py::object(py::none());
     vendor["attention"] = vs.attention ? py::object(py::str("cuDNN")) : py::object(py::none());
+    vendor["runtime"] = gpu::runtime()->api();
     vendor["cublaslt"] = vs.cublaslt;
     vendor["cudnn"] = vs.cudnn;
     vendor["note"] = vs.note;
@@ -162,9 +164,15 @@ PYBIND11_MODULE(_core, m) {
     py::dict out;
     for (const gpu::KernelSource& k : gpu::all_kernels())
       out[k.name] = py::make_tuple(py::bytes(reinterpret_cast<const char*>(k.spirv), k.spirv_words * 4),
-                                   k.msl ? py::object(py::str(k.msl)) : py::object(py::none()), k.local_size);
+                                   k.msl ? py::object(py::str(k.msl)) : py::object(py::none()), k.local_size,
+                                   k.cuda ? py::object(py::str(k.cuda)) : py::object(py::none()));
     return out;
-  }, "{name: (SPIR-V bytes, MSL source or None, workgroup size)} of the embedded GPU kernels");
+  }, "{name: (SPIR-V bytes, MSL source or None, workgroup size, CUDA source or None)} of the embedded GPU kernels");
+  def(m, "_cuda_compile_kernel", [](const std::string& name, std::vector<uint32_t> constants, int arch) {
+    py::gil_scoped_release release;
+    return cuda::compile_kernel(name, constants, arch).size();
+  }, py::arg("name"), py::arg("constants"), py::arg("arch"),
+     "Compiles a kernel's CUDA translation with NVRTC (no GPU needed): the cubin's size in bytes");
 
   // Memory.
   auto stats_dict = [](const MemoryStats& s) {
@@ -198,8 +206,6 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("precision"));
   def(m, "_set_gpu_vendor", [](bool on) { gpu::vendor::set_enabled(on); }, py::arg("enabled"),
         "NVIDIA's libraries for products and attention where they loaded (on by default), or PCP's own kernels");
-  def(m, "_vendor_fail_imports", [](Int n) { gpu::vendor::fail_imports(int(n)); }, py::arg("n"),
-        "Test hook: the next n imports of a GPU buffer into CUDA fail (the op then runs on PCP's kernels)");
   def(m, "get_float32_matmul_precision", [] { return gpu::vendor::allow_tf32() ? "high" : "highest"; });
   def(m, "get_num_threads", &get_num_threads);
   def(m, "cpu_features", [] {

@@ -2779,14 +2779,24 @@ class Trace:
         """
 
 
+def _cuda_compile_kernel(name: str, constants: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arch: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    Compiles a kernel's CUDA translation with NVRTC (no GPU needed): the cubin's size in bytes
+    """
+
 def _gpu_kernels() -> dict[typing.Any, typing.Any]:
     """
-    {name: (SPIR-V bytes, MSL source or None, workgroup size)} of the embedded GPU kernels
+    {name: (SPIR-V bytes, MSL source or None, workgroup size, CUDA source or None)} of the embedded GPU kernels
     """
 
 def _set_gpu_attention(mode: str) -> None:
     """
     Which attention GPUs run: auto, fused (the flash kernels) or composed (tests, benchmarks)
+    """
+
+def _set_gpu_vendor(enabled: bool) -> None:
+    """
+    NVIDIA's libraries for products and attention where they loaded (on by default), or PCP's own kernels
     """
 
 def _tensor(data: typing.Any, dtype: typing.Any = None, device: typing.Any = None) -> Tensor:
@@ -3905,6 +3915,19 @@ def get_default_device() -> str:
         'cpu'
     """
 
+def get_float32_matmul_precision() -> str:
+    """
+    The float32 matmul precision set_float32_matmul_precision chose: 'highest' or 'high'. It
+    raises nothing.
+
+    Returns:
+        A str.
+
+    Example:
+        >>> pcp.get_float32_matmul_precision()
+        'highest'
+    """
+
 def get_num_threads() -> int:
     """
     The number of threads CPU kernels use. It raises nothing.
@@ -3945,7 +3968,10 @@ def gpu_info(device: str = 'gpu') -> dict[typing.Any, typing.Any]:
         A dict: name, api, memory_bytes, uuid (32 hex digits; '' when unknown), pci_bus
         ('dddd:bb:dd.f'; '' when the driver does not say), tensor_core_float16, tensor_core_bfloat16,
         tensor_core_note, cooperative_matrix2, tensor_core_attention ('bfloat16 and float16',
-        'float16' or 'none'), kernels.
+        'float16' or 'none'), vendor (NVIDIA's libraries on this GPU, pcp[cuda]: a dict of matmul
+        ('cuBLASLt' or None), attention ('cuDNN' or None), cublaslt and cudnn (the files loaded and
+        their versions, '' when not loaded) and note (why they are not used, '' when they are)),
+        kernels.
 
     Raises:
         ValueError: not a GPU, or no GPU on this machine (the message says why).
@@ -4938,6 +4964,26 @@ def set_default_device(device: str) -> None:
 
     Example:
         >>> pcp.set_default_device('cpu')
+    """
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """
+    How float32 matmuls may compute where NVIDIA's libraries run them (pcp[cuda] on an NVIDIA
+    GPU), as torch.set_float32_matmul_precision: 'highest' (the default) in float32, 'high' or
+    'medium' in TF32 on tensor cores (10-bit mantissas, float32 accumulation). PCP's own kernels
+    always compute float32 in float32.
+
+    Args:
+        precision: 'highest', 'high' or 'medium'.
+
+    Returns:
+        None.
+
+    Raises:
+        ValueError: another string.
+
+    Example:
+        >>> pcp.set_float32_matmul_precision('highest')
     """
 
 def set_gpu_profiling(enabled: bool, device: typing.Any = None) -> bool:

@@ -34,8 +34,9 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
 
 
 def devices():
-    """Every device this machine can run on, e.g. ['cpu', 'vulkan:0 (NVIDIA H200)']. It raises
-    nothing: a machine without a usable GPU lists only the CPU.
+    """Every device this machine can run on, e.g. ['cpu', 'vulkan:0 (NVIDIA H200)'], or 'cuda:0'
+    where PCP runs on CUDA (an NVIDIA GPU with pcp[cuda] installed). It raises nothing: a machine
+    without a usable GPU lists only the CPU.
 
     Returns:
         A list of strings: 'cpu' first, then each GPU as its name with the device's in brackets.
@@ -48,8 +49,8 @@ def devices():
 
 
 def device(name="cpu"):
-    """The canonical name of a device: 'cpu', or 'gpu' / 'gpu:N' / 'vulkan:N' / 'metal:N' for a
-    GPU ('gpu' is the first).
+    """The canonical name of a device: 'cpu', or 'gpu' / 'gpu:N' / 'vulkan:N' / 'cuda:N' /
+    'metal:N' for a GPU ('gpu' is the first; the runtime's name works too).
 
     Args:
         name: a device's name (default 'cpu').

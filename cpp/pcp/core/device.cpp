@@ -25,7 +25,7 @@ Device parse_device(const std::string& name) {
   const auto colon = name.find(':');
   const std::string kind = name.substr(0, colon);
   GpuBackend* rt = gpu_backend();
-  if (kind == "gpu" || kind == "vulkan" || kind == "metal") {
+  if (kind == "gpu" || kind == "vulkan" || kind == "metal" || kind == "cuda") {
     if (!rt) fail<ValueError>("device '", name, "': no GPU is available (", gpu_unavailable_reason(), ")");
     if (kind != "gpu" && kind != rt->api())
       fail<ValueError>("device '", name, "': this machine's GPU runtime is ", rt->api());

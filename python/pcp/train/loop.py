@@ -67,12 +67,13 @@ def build_optimizer(cfg, model):
 
 def compute_dtype(cfg, device):
     """The products' dtype of a run: cfg.dtype, where "auto" is bfloat16 on a GPU with bfloat16
-    tensor cores (as nanoGPT picks on CUDA) and float32 elsewhere."""
+    tensor cores, PCP's own or through cuBLASLt (as nanoGPT picks on CUDA), and float32 elsewhere."""
     if cfg.dtype != "auto":
         return pcp.DType(cfg.dtype)
-    if device.startswith("cpu") or not pcp.gpu_info(device)["tensor_core_bfloat16"]:
+    if device.startswith("cpu"):
         return pcp.float32
-    return pcp.bfloat16
+    info = pcp.gpu_info(device)
+    return pcp.bfloat16 if info["tensor_core_bfloat16"] or info["vendor"]["matmul"] else pcp.float32
 
 
 def autocast_for(dtype):

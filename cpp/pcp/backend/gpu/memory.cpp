@@ -4,7 +4,6 @@
 #include <mutex>
 #include <vector>
 
-#include "pcp/backend/gpu/vendor/vendor.h"
 #include "pcp/core/device.h"
 #include "pcp/core/error.h"
 
@@ -17,15 +16,11 @@ struct Pool {
   MemoryStats stats;
 };
 
-// A device's pool, made before its first allocation: the vendor path (gpu/vendor/) decides then
-// whether the device's memory is allocated shareable with CUDA.
 Pool& pool(int device) {
   static std::mutex mu;
   static std::map<int, Pool> pools;
   std::lock_guard<std::mutex> g(mu);
-  auto [it, made] = pools.try_emplace(device);
-  if (made) vendor::prepare(device);
-  return it->second;
+  return pools[device];
 }
 
 thread_local ListBuffers* recording_list = nullptr;  // ListBuffers::start()

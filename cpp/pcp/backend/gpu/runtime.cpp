@@ -16,11 +16,19 @@ std::string g_reason;
 }  // namespace
 
 Runtime* runtime() {
-  static Runtime* rt = []() -> Runtime* {
+  static Runtime* rt = []() -> Runtime* {  // lives for the whole process
+    std::string cuda_why;
     try {
-      return create_runtime();  // lives for the whole process
+      if (Runtime* cuda = create_cuda_runtime(cuda_why)) return cuda;
+    } catch (const std::exception& e) {  // PCP_GPU_RUNTIME=cuda, and it could not start
+      g_reason = e.what();
+      return nullptr;
+    }
+    try {
+      return create_runtime();
     } catch (const std::exception& e) {
       g_reason = e.what();
+      if (!cuda_why.empty()) g_reason += "; CUDA: " + cuda_why;
       return nullptr;
     }
   }();
@@ -43,6 +51,9 @@ Runtime::CommandList* Runtime::end_capture(int) { fail<RuntimeError>("gpu: ", ap
 void Runtime::abort_capture(int) {}
 void Runtime::replay(int, CommandList*) { fail<RuntimeError>("gpu: ", api(), " records no command lists"); }
 void Runtime::free_list(int, CommandList*) {}
+void Runtime::run_library(int, const char* name, const std::function<void(void*)>&) {
+  fail<RuntimeError>("gpu: ", name, " needs the CUDA runtime; this one is ", api());
+}
 
 const KernelSource* find_kernel(const std::string& name) {
   for (const KernelSource& k : all_kernels())

@@ -99,50 +99,27 @@ class Runtime {
   };
   virtual bool set_profiling(int /*device*/, bool /*on*/) { return false; }
   virtual std::vector<KernelTime> profile(int /*device*/) { return {}; }
-  virtual bool profiling(int /*device*/) { return false; }  // set_profiling's state
 
-  // Sharing the device with another API (gpu/vendor/: NVIDIA's libraries through CUDA), which
-  // works on this runtime's buffers in place, on a queue of its own, ordered against this
-  // runtime's commands by one shared timeline semaphore.
-  struct Foreign {
-    // Queues on the other API's queue, after the work queued there so far, a signal of the
-    // shared timeline to `value` (called with the device's lock held). False when it could not:
-    // it has then waited for its work, and the runtime signals from the host (nothing hangs).
-    std::function<bool(uint64_t value)> signal;
-    // Frees what the other API made of a buffer (attach()), when the runtime destroys it: after
-    // all work that used it, the other API's included.
-    std::function<void(void* mapping)> forget;
-    // While profiling: the time its work took since the last call, by name (profile() adds it to
-    // the kernels' times once everything has completed).
-    std::function<std::vector<KernelTime>()> times;
-  };
-  // From now on the device's buffers are allocated exportable, and the shared timeline exists;
-  // false (and nothing changes) where the device or the runtime cannot.
-  virtual bool share(int /*device*/, Foreign /*foreign*/) { return false; }
-  // The device memory of b as a new file descriptor (the caller owns it) and the size of that
-  // allocation; -1 for a buffer allocated before share().
-  virtual int export_memory(int /*device*/, const Buffer* /*b*/, uint64_t* /*bytes*/) { return -1; }
-  // The shared timeline semaphore as a new file descriptor (the caller owns it).
-  virtual int export_timeline(int /*device*/) { return -1; }
-  // The other API's handle of b (attach()), or nullptr.
-  virtual void* attached(int /*device*/, const Buffer* /*b*/) { return nullptr; }
-  // Keeps `mapping` with b until b is destroyed (then Foreign::forget). Returns the mapping b
-  // keeps: an earlier one when another thread attached one first (the caller frees its own).
-  virtual void* attach(int /*device*/, Buffer* /*b*/, void* mapping) { return mapping; }
-  // Runs work of the other API in stream order: submits what was recorded, then calls
-  // enqueue(wait) with the device's lock held; enqueue queues the work on the other API's queue,
-  // first waiting there for the timeline to reach `wait` (0: nothing to wait for). Commands
-  // recorded later wait for that work, and so do the frees of buffers released later.
-  // Refused (ValueError) while a command list is being recorded.
-  virtual void run_foreign(int /*device*/, const std::function<void(uint64_t wait)>& /*enqueue*/) {}
+  // NVIDIA's libraries (gpu/vendor/) on the CUDA runtime: run_library runs `work`, which queues
+  // a library call on the CUDA stream it is given, in stream order with the device's other
+  // commands (its context current, timed under `name` while profiling); address() is a buffer's
+  // device address. Other runtimes have neither (run_library raises RuntimeError).
+  virtual void run_library(int device, const char* name, const std::function<void(void* stream)>& work);
+  virtual uint64_t address(const Buffer* /*b*/) { return 0; }
 };
 
-// The runtime of this machine (Vulkan on Linux and Windows, Metal on macOS), or nullptr when no
-// GPU API or no device is available. Created on first use; never throws.
+// The runtime of this machine, or nullptr when no GPU API or no device is available. Created on
+// first use; never throws. On NVIDIA GPUs with NVIDIA's libraries installed (pcp[cuda]) it is
+// the CUDA runtime (backend/cuda/), unless PCP_GPU_RUNTIME=vulkan; elsewhere the backend that
+// is built (Vulkan on Linux and Windows, Metal on macOS).
 Runtime* runtime();
 // Defined by the backend that is built (Vulkan, Metal or none): a new runtime, or an exception
-// saying why there is none. runtime() calls it once.
+// saying why there is none. runtime() calls it once, when there is no CUDA runtime.
 Runtime* create_runtime();
+// The CUDA runtime (backend/cuda/cuda_runtime.cpp): a new one, or nullptr with the reason in
+// `why`. PCP_GPU_RUNTIME: unset or "auto" (where libcuda, a CUDA device, NVRTC and cuBLASLt
+// load), "vulkan" (never), "cuda" (required: an exception saying why it cannot start).
+Runtime* create_cuda_runtime(std::string& why);
 // Why runtime() is null, for error messages ("libvulkan.so.1 not found", ...).
 std::string unavailable_reason();
 // The runtime, for code that needs one: a ValueError saying why when there is none.
@@ -155,7 +132,10 @@ struct KernelSource {
   size_t spirv_words;
   const char* msl;  // Metal Shading Language from SPIRV-Cross, or nullptr when not generated
   uint32_t local_size;
+  const char* cuda;  // CUDA C++ from metal/glsl_to_cuda.py, or nullptr (the tensor-core kernels)
 };
+// metal/cuda/glsl.h, which every kernel's CUDA source includes as "pcp_glsl.h".
+const char* cuda_kernel_header();
 const KernelSource* find_kernel(const std::string& name);  // nullptr when unknown
 const KernelSource& kernel_named(const std::string& name);  // a ValueError when unknown
 const std::vector<KernelSource>& all_kernels();

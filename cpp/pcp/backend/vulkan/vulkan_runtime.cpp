@@ -36,8 +36,6 @@ struct Buffer {
   size_t size = 0;
   void* mapped = nullptr;  // host-visible staging buffers only
   bool readback = false;   // a staging buffer downloads go through (host-cached memory where there is some)
-  VkDeviceSize memory_size = 0;  // of `memory`, where it is exportable (Device::sharing), else 0
-  void* foreign = nullptr;       // the other API's mapping of it (Runtime::attach)
 };
 
 // A secondary command buffer recorded once and executed by any number of frames, with the
@@ -59,7 +57,7 @@ namespace {
   X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)              \
   X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkGetPhysicalDeviceMemoryProperties)               \
   X(vkCreateDevice) X(vkEnumerateDeviceExtensionProperties) X(vkGetPhysicalDeviceProperties2)           \
-  X(vkGetPhysicalDeviceFeatures2) X(vkGetDeviceProcAddr)
+  X(vkGetPhysicalDeviceFeatures2)
 #define PCP_VK_DEVICE_FNS(X)                                                                        \
   X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)                       \
   X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory)       \
@@ -73,8 +71,7 @@ namespace {
   X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)                      \
   X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)                    \
   X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkDeviceWaitIdle) X(vkCreateQueryPool)          \
-  X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)        \
-  X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkSignalSemaphore)
+  X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
 
 #define PCP_DECLARE(name) PFN_##name name = nullptr;
 
@@ -178,17 +175,6 @@ struct Device {
   uint64_t tick_mask = ~uint64_t(0);
   std::map<std::string, Runtime::KernelTime> times;
   std::unordered_set<const Buffer*> since_barrier;  // used by commands since the last barrier (order)
-  // Sharing with another API (Runtime::share): possible when the device was created with
-  // exportable memory and timeline semaphores; on once share() was called. Timeline values are
-  // handed out in order: each submission signals the next one (vulkan_signaled), the other API's
-  // work waits for the last one it has not waited for, and after such work (foreign_pending) the
-  // next submission first has the other API signal a value and waits for it.
-  bool can_share = false, sharing = false, foreign_pending = false;
-  VkSemaphore timeline = VK_NULL_HANDLE;
-  uint64_t timeline_value = 0, vulkan_signaled = 0, foreign_waited = 0;
-  Runtime::Foreign foreign;
-  PFN_vkGetMemoryFdKHR get_memory_fd = nullptr;
-  PFN_vkGetSemaphoreFdKHR get_semaphore_fd = nullptr;
   const bool serial = [] {  // PCP_GPU_SERIAL=1: a barrier after every command
     const char* v = std::getenv("PCP_GPU_SERIAL");
     return v && v[0] == '1';
@@ -216,10 +202,6 @@ struct Device {
     bi.size = std::max<size_t>(nbytes, 4);
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    const bool exportable = sharing && !host;  // device memory the other API imports
-    VkExternalMemoryBufferCreateInfo ebi{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, nullptr,
-                                         VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    if (exportable) bi.pNext = &ebi;
     if (f->vkCreateBuffer(dev, &bi, nullptr, &b->buffer) != VK_SUCCESS)  // too large for the device, or no memory
       fail<MemoryError>("vulkan: cannot create a buffer of ", nbytes, " bytes");
     VkMemoryRequirements req;
@@ -234,9 +216,6 @@ struct Device {
                          : cached >= 0 ? uint32_t(cached)
                                        : find_memory(req.memoryTypeBits, visible);
     b->readback = readback;
-    VkExportMemoryAllocateInfo eai{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO, nullptr,
-                                   VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    if (exportable) ai.pNext = &eai, b->memory_size = req.size;
     VkResult r = f->vkAllocateMemory(dev, &ai, nullptr, &b->memory);
     if (r != VK_SUCCESS) {
       f->vkDestroyBuffer(dev, b->buffer, nullptr);
@@ -248,7 +227,6 @@ struct Device {
   }
 
   void destroy_buffer(Buffer* b) {
-    if (b->foreign && foreign.forget) foreign.forget(b->foreign);
     if (b->mapped) f->vkUnmapMemory(dev, b->memory);
     f->vkDestroyBuffer(dev, b->buffer, nullptr);
     f->vkFreeMemory(dev, b->memory, nullptr);
@@ -408,10 +386,8 @@ struct Device {
   }
 
   // Submits the frame being recorded without waiting for it; the next frame starts recording.
-  // After work of another API, a frame is submitted even when empty: it waits for that work.
   void submit() {
-    if (!recording && (!foreign_pending || capturing)) return;
-    begin();
+    if (!recording) return;
     Frame& fr = frames[current];
     if (!since_barrier.empty()) full_barrier();  // each frame ends with its work ordered and visible
     check(f->vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
@@ -419,28 +395,6 @@ struct Device {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
-    uint64_t wait_value = 0, signal_value = 0;
-    const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    VkTimelineSemaphoreSubmitInfo ts{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    if (sharing) {
-      if (foreign_pending) {  // the other API signals once its work so far is done; this frame waits
-        wait_value = ++timeline_value;
-        if (!foreign.signal(wait_value)) {
-          VkSemaphoreSignalInfo host{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, timeline, wait_value};
-          check(f->vkSignalSemaphore(dev, &host), "vkSignalSemaphore");
-        }
-        foreign_pending = false;
-        ts.waitSemaphoreValueCount = si.waitSemaphoreCount = 1;
-        ts.pWaitSemaphoreValues = &wait_value;
-        si.pWaitSemaphores = &timeline;
-        si.pWaitDstStageMask = &wait_stage;
-      }
-      vulkan_signaled = signal_value = ++timeline_value;
-      ts.signalSemaphoreValueCount = si.signalSemaphoreCount = 1;
-      ts.pSignalSemaphoreValues = &signal_value;
-      si.pSignalSemaphores = &timeline;
-      si.pNext = &ts;
-    }
     check(f->vkResetFences(dev, 1, &fr.fence), "vkResetFences");
     check(f->vkQueueSubmit(queue, 1, &si, fr.fence), "vkQueueSubmit");
     fr.submitted = true;
@@ -455,11 +409,9 @@ struct Device {
     for (Frame& fr : frames) retire(fr);
   }
 
-  // Frees b once the work recorded so far, which may use it, has completed; after work of another
-  // API, with a frame that will wait for it.
+  // Frees b once the work recorded so far, which may use it, has completed.
   void release_later(Buffer* b) {
     if (capturing) return capturing->released.push_back(b);
-    if (foreign_pending) begin();
     if (recording) return frames[current].released.push_back(b);
     if (last_submitted < kFrames && frames[last_submitted].submitted)
       return frames[last_submitted].released.push_back(b);  // completes after every earlier frame
@@ -772,75 +724,6 @@ class VulkanRuntime : public Runtime {
     d.destroy_list(l);
   }
 
-  bool profiling(int device) override {
-    Device& d = device_at(device);
-    std::lock_guard<std::mutex> g(d.mu);
-    return d.profiling;
-  }
-
-  bool share(int device, Foreign foreign) override {
-    Device& d = device_at(device);
-    std::lock_guard<std::mutex> g(d.mu);
-    if (d.sharing) return true;
-    if (!d.can_share) return false;
-    d.flush();  // nothing submitted before the timeline exists is left to order
-    VkExportSemaphoreCreateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO, nullptr,
-                                            VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, &export_info,
-                                   VK_SEMAPHORE_TYPE_TIMELINE, 0};
-    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
-    if (d.f->vkCreateSemaphore(d.dev, &si, nullptr, &d.timeline) != VK_SUCCESS) return false;
-    d.foreign = std::move(foreign);
-    d.sharing = true;
-    return true;
-  }
-
-  int export_memory(int device, const Buffer* b, uint64_t* bytes) override {
-    Device& d = device_at(device);
-    if (!b->memory_size) return -1;
-    VkMemoryGetFdInfoKHR gi{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, nullptr, b->memory,
-                            VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
-    int fd = -1;
-    if (d.get_memory_fd(d.dev, &gi, &fd) != VK_SUCCESS) return -1;
-    *bytes = b->memory_size;
-    return fd;
-  }
-
-  int export_timeline(int device) override {
-    Device& d = device_at(device);
-    if (!d.sharing) return -1;
-    VkSemaphoreGetFdInfoKHR gi{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR, nullptr, d.timeline,
-                               VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
-    int fd = -1;
-    return d.get_semaphore_fd(d.dev, &gi, &fd) == VK_SUCCESS ? fd : -1;
-  }
-
-  void* attached(int device, const Buffer* b) override {
-    Device& d = device_at(device);
-    std::lock_guard<std::mutex> g(d.mu);
-    return b->foreign;
-  }
-
-  void* attach(int device, Buffer* b, void* mapping) override {
-    Device& d = device_at(device);
-    std::lock_guard<std::mutex> g(d.mu);
-    if (!b->foreign) b->foreign = mapping;
-    return b->foreign;
-  }
-
-  void run_foreign(int device, const std::function<void(uint64_t wait)>& enqueue) override {
-    Device& d = device_at(device);
-    std::lock_guard<std::mutex> g(d.mu);
-    if (!d.sharing) fail<RuntimeError>("vulkan: run_foreign on a device that is not shared");
-    if (d.capturing)
-      fail<ValueError>("gpu: work of another API (a vendor library) cannot be recorded into a command list");
-    if (d.recording) d.submit();
-    const uint64_t wait = d.vulkan_signaled > d.foreign_waited ? d.vulkan_signaled : 0;
-    if (wait) d.foreign_waited = wait;
-    d.foreign_pending = true;  // set first: if enqueue throws, a later frame still waits for what it queued
-    enqueue(wait);
-  }
-
   bool set_profiling(int device, bool on) override {
     Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
@@ -855,8 +738,6 @@ class VulkanRuntime : public Runtime {
     std::vector<KernelTime> out;
     for (auto& [name, t] : d.times) out.push_back(t);
     d.times.clear();
-    if (d.sharing && d.foreign.times)
-      for (KernelTime& t : d.foreign.times()) out.push_back(std::move(t));
     std::sort(out.begin(), out.end(), [](const KernelTime& a, const KernelTime& b) { return a.seconds > b.seconds; });
     return out;
   }
@@ -1015,26 +896,6 @@ class VulkanRuntime : public Runtime {
         }
       }
     }
-    // Exportable memory and timeline semaphores, for sharing the device with another API
-    // (Runtime::share). VkPhysicalDeviceVulkan12Features, where the tensor cores put it in the
-    // chain, carries the timeline feature; else a struct of its own does.
-    VkPhysicalDeviceTimelineSemaphoreFeatures timeline{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
-    const bool share = pr.apiVersion >= VK_API_VERSION_1_2 && has_ext("VK_KHR_external_memory_fd") &&
-                       has_ext("VK_KHR_external_semaphore_fd") && [&] {
-                         VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &timeline};
-                         f_.vkGetPhysicalDeviceFeatures2(p, &f2);
-                         return timeline.timelineSemaphore == VK_TRUE;
-                       }();
-    if (share) {
-      enable.push_back("VK_KHR_external_memory_fd");
-      enable.push_back("VK_KHR_external_semaphore_fd");
-      if (info.tensor_core_f16 || info.tensor_core_bf16) {
-        v12.timelineSemaphore = VK_TRUE;
-      } else {
-        timeline = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, const_cast<void*>(di.pNext), VK_TRUE};
-        di.pNext = &timeline;
-      }
-    }
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, const_cast<void*>(di.pNext), VK_TRUE};
     const char* want_stats = std::getenv("PCP_VULKAN_PIPELINE_STATS");
@@ -1054,12 +915,6 @@ class VulkanRuntime : public Runtime {
 #define PCP_LOAD_DEVICE(name) f_.name = reinterpret_cast<PFN_##name>(f_.vkGetInstanceProcAddr(instance_, #name));
     PCP_VK_DEVICE_FNS(PCP_LOAD_DEVICE)
     f_.vkGetDeviceQueue(d.dev, d.family, 0, &d.queue);
-    if (share) {
-      d.get_memory_fd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(f_.vkGetDeviceProcAddr(d.dev, "vkGetMemoryFdKHR"));
-      d.get_semaphore_fd =
-          reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(f_.vkGetDeviceProcAddr(d.dev, "vkGetSemaphoreFdKHR"));
-      d.can_share = d.get_memory_fd && d.get_semaphore_fd;
-    }
     VkCommandPoolCreateInfo ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     ci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     ci.queueFamilyIndex = d.family;

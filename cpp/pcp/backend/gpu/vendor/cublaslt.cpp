@@ -11,6 +11,8 @@
 #include <tuple>
 
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/cuda/library.h"
+#include "pcp/backend/gpu/memory.h"
 #include "pcp/backend/gpu/vendor/state.h"
 #include "pcp/core/error.h"
 
@@ -21,7 +23,7 @@ struct LtFns {
   PCP_CUBLASLT_FNS(PCP_DECLARE_FN_)
 };
 
-std::string resolve(const Library& lib, LtFns& fns) {
+std::string resolve(const cuda::Library& lib, LtFns& fns) {
   std::string missing;
   PCP_CUBLASLT_FNS(PCP_RESOLVE_FN_)
   return missing;
@@ -35,16 +37,15 @@ struct LtLibrary {
 const LtLibrary& lt() {
   static const LtLibrary L = [] {
     LtLibrary L;
-    const Library lib = load_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"});
+    const cuda::Library lib = cuda::load_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"});
     if (!lib.handle) return L.error = "cuBLASLt not loaded: " + lib.error, L;
-    const std::string missing = resolve(lib, L.fns);
-    if (!missing.empty()) return L.error = lib.path + " lacks " + missing, L;
+    if (const std::string missing = resolve(lib, L.fns); !missing.empty()) return L.error = lib.path + " lacks " + missing, L;
     const size_t v = L.fns.cublasLtGetVersion();  // major * 10000 + minor * 100 + patch
     L.version = lib.path + " " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
                 std::to_string(v % 100);
     if (v < 110000) {
       L.error = L.version + " is older than 11.0";
-      warn_once("cublaslt-version", L.error + ": products run on PCP's Vulkan kernels");
+      cuda::warn_once("cublaslt-version", L.error + ": products run on PCP's own kernels");
     }
     return L;
   }();
@@ -124,7 +125,35 @@ cublasLtMatrixLayout_t layout(int type, int64_t rows, int64_t cols, int64_t ld, 
   return l;
 }
 
-Plan make_plan(VendorDevice& v, const Config& c) {
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // cuBLASLt's workspace on Hopper, as PyTorch's
+
+// A device's cuBLASLt handle and workspace, made on first use in its context.
+struct LtDevice {
+  cublasLtHandle_t handle = nullptr;
+  uint64_t workspace = 0;
+  std::string error;
+};
+
+LtDevice& lt_device(int device) {
+  static std::mutex mu;
+  static std::map<int, LtDevice> devices;
+  std::lock_guard<std::mutex> g(mu);
+  auto [it, made] = devices.try_emplace(device);
+  LtDevice& d = it->second;
+  if (!made) return d;
+  if (!lt().error.empty()) return d.error = lt().error, d;
+  // The workspace is PCP's memory, counted by memory_stats like any other; kept for the process.
+  static std::vector<Buffer*> kept;
+  Buffer* ws = gpu::allocate(device, kWorkspaceBytes);
+  kept.push_back(ws);
+  d.workspace = rt().address(ws);
+  rt().run_library(device, "cublasLt setup", [&](void*) {
+    if (lt().fns.cublasLtCreate(&d.handle) != CUBLAS_STATUS_SUCCESS) d.error = "cublasLtCreate failed", d.handle = nullptr;
+  });
+  return d;
+}
+
+Plan make_plan(int device, const LtDevice& ld, const Config& c) {
   const LtFns& f = lt().fns;
   Plan p;
   lt_check(f.cublasLtMatmulDescCreate(&p.desc, c.compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -137,19 +166,21 @@ Plan make_plan(VendorDevice& v, const Config& c) {
   p.d = layout(c.out_type, c.N, c.M, c.N, c.batch, c.stride_d);
   cublasLtMatmulPreference_t pref;
   lt_check(f.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-  const uint64_t ws = v.cuda->workspace_bytes();
+  const uint64_t ws = kWorkspaceBytes;
   f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  constexpr int kMinAlignA = 5, kMinAlignB = 6, kMinAlignC = 7, kMinAlignD = 8;  // CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*
-  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignA, &c.align_a, sizeof c.align_a);
-  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignB, &c.align_b, sizeof c.align_b);
-  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignC, &c.align_d, sizeof c.align_d);
-  f.cublasLtMatmulPreferenceSetAttribute(pref, kMinAlignD, &c.align_d, sizeof c.align_d);
+  // Split-K partial sums in float32 (the compute type), never in a 16-bit output type: products
+  // accumulate in float32, as PCP's own kernels do.
+  const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction, sizeof reduction);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &c.align_a, sizeof c.align_a);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &c.align_b, sizeof c.align_b);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &c.align_d, sizeof c.align_d);
+  f.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &c.align_d, sizeof c.align_d);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  {
-    ContextScope scope(v.cuda->context());  // the heuristic reads the current device
-    f.cublasLtMatmulAlgoGetHeuristic(v.lt, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result, &found);
-  }
+  rt().run_library(device, "cublasLt setup", [&](void*) {  // the heuristic reads the current device
+    f.cublasLtMatmulAlgoGetHeuristic(ld.handle, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result, &found);
+  });
   f.cublasLtMatmulPreferenceDestroy(pref);
   p.ok = found > 0 && result.state == CUBLAS_STATUS_SUCCESS;
   p.algo = result.algo;
@@ -157,13 +188,13 @@ Plan make_plan(VendorDevice& v, const Config& c) {
   return p;
 }
 
-const Plan& plan_for(VendorDevice& v, const Config& c) {
+const Plan& plan_for(int device, const LtDevice& ld, const Config& c) {
   static std::mutex mu;
   static std::map<std::pair<int, Config>, Plan> plans;
   std::lock_guard<std::mutex> g(mu);
-  auto key = std::make_pair(v.cuda->index(), c);
+  auto key = std::make_pair(device, c);
   auto it = plans.find(key);
-  if (it == plans.end()) it = plans.emplace(key, make_plan(v, c)).first;
+  if (it == plans.end()) it = plans.emplace(key, make_plan(device, ld, c)).first;
   return it->second;
 }
 
@@ -174,19 +205,18 @@ bool g_allow_tf32 = false;
 void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
 bool allow_tf32() { return g_allow_tf32; }
 
-cublasLtHandle_t create_cublaslt(CudaDevice& d, std::string& version, std::string& why) {
-  const LtLibrary& L = lt();
-  if (!L.error.empty()) return why = L.error, nullptr;
-  cublasLtHandle_t h = nullptr;
-  ContextScope scope(d.context());
-  if (L.fns.cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS) return why = "cublasLtCreate failed", nullptr;
-  version = L.version;
-  return h;
+cublasLtHandle_t cublaslt(int device, std::string* version, std::string* why) {
+  LtDevice& d = lt_device(device);
+  if (version) *version = d.handle ? lt().version : "";
+  if (why) *why = d.error;
+  return d.handle;
 }
 
 bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Shape& batch) {
-  VendorDevice* v = vendor_device(out.device().index);
-  if (!v || !v->lt) return false;
+  const int device = out.device().index;
+  if (!enabled(device)) return false;
+  const LtDevice& ld = lt_device(device);
+  if (!ld.handle) return false;
   const DType t = a_in.dtype();
   const bool half = t == DType::Float16 || t == DType::BFloat16;
   if ((t != DType::Float32 && !half) || b_in.dtype() != t || (out.dtype() != t && out.dtype() != DType::Float32))
@@ -194,48 +224,59 @@ bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Sha
   const int64_t M = a_in.shape()[a_in.ndim() - 2], K = a_in.shape().back(), N = b_in.shape().back();
   if (M == 0 || N == 0 || K == 0 || !out.is_contiguous()) return false;  // K = 0: the caller fills zeros
 
-  // An operand neither of whose axes is contiguous is copied first (gpu::copy, a Vulkan kernel).
-  const auto readable = [](const Tensor& x) {
-    const size_t n = x.ndim();
-    if (transposed(x.shape()[n - 2], x.shape()[n - 1], x.strides()[n - 2], x.strides()[n - 1])) return x;
-    Tensor c = Tensor::empty(x.shape(), x.dtype(), x.device());
-    copy(x, c);
-    return c;
-  };
-  const Tensor a = readable(a_in), b = readable(b_in);
-  const Operand A = *transposed(K, N, b.strides()[b.ndim() - 2], b.strides().back());
-  const Operand B = *transposed(M, K, a.strides()[a.ndim() - 2], a.strides().back());
-
   // The batch: dimensions of one entry dropped, neighbours merged where every operand steps
   // evenly across them; cuBLASLt takes the innermost as its strided batch and the rest loop here.
   struct Dim {
     int64_t n, sa, sb, sd;
   };
-  std::vector<Dim> dims;
-  int64_t sd = M * N;
-  for (size_t i = batch.size(); i-- > 0;) {
-    const auto stride = [&](const Tensor& x) {
-      const size_t lead = batch.size() - (x.ndim() - 2);
-      return i < lead || x.shape()[i - lead] == 1 ? int64_t(0) : x.strides()[i - lead];
-    };
-    const Dim d{batch[i], stride(a), stride(b), sd};
-    sd *= batch[i];
-    if (d.n == 1) continue;
-    if (!dims.empty()) {
-      Dim& in = dims.back();
-      if (d.sa == in.sa * in.n && d.sb == in.sb * in.n && d.sd == in.sd * in.n) {
-        in.n *= d.n;
-        continue;
+  const auto batch_dims = [&](const Tensor& a, const Tensor& b) {
+    std::vector<Dim> dims;
+    int64_t sd = M * N;
+    for (size_t i = batch.size(); i-- > 0;) {
+      const auto stride = [&](const Tensor& x) {
+        const size_t lead = batch.size() - (x.ndim() - 2);
+        return i < lead || x.shape()[i - lead] == 1 ? int64_t(0) : x.strides()[i - lead];
+      };
+      const Dim d{batch[i], stride(a), stride(b), sd};
+      sd *= batch[i];
+      if (d.n == 1) continue;
+      if (!dims.empty()) {
+        Dim& in = dims.back();
+        if (d.sa == in.sa * in.n && d.sb == in.sb * in.n && d.sd == in.sd * in.n) {
+          in.n *= d.n;
+          continue;
+        }
       }
+      dims.push_back(d);
     }
-    dims.push_back(d);
+    return dims;
+  };
+  // An operand neither of whose axes is contiguous is copied first (gpu::copy), and so are both
+  // when their batch dimensions do not merge into one (attention's heads of a packed projection):
+  // one strided-batch call beats a loop of small ones.
+  const auto copied = [](const Tensor& x) {
+    Tensor c = Tensor::empty(x.shape(), x.dtype(), x.device());
+    copy(x, c);
+    return c;
+  };
+  const auto readable = [&](const Tensor& x) {
+    const size_t n = x.ndim();
+    return transposed(x.shape()[n - 2], x.shape()[n - 1], x.strides()[n - 2], x.strides()[n - 1]) ? x : copied(x);
+  };
+  Tensor a = readable(a_in), b = readable(b_in);
+  std::vector<Dim> dims = batch_dims(a, b);
+  if (dims.size() > 1) {
+    if (!a.is_contiguous()) a = copied(a);
+    if (!b.is_contiguous()) b = copied(b);
+    dims = batch_dims(a, b);
   }
+  const Operand A = *transposed(K, N, b.strides()[b.ndim() - 2], b.strides().back());
+  const Operand B = *transposed(M, K, a.strides()[a.ndim() - 2], a.strides().back());
   const Dim inner = dims.empty() ? Dim{1, 0, 0, M * N} : dims.front();
   if (inner.n > INT32_MAX) return false;
 
   const size_t in_bytes = itemsize(t), out_bytes = itemsize(out.dtype());
-  CUdeviceptr pa, pb, pd;
-  if (!v->cuda->addresses({&a, &b, &out}, {&pa, &pb, &pd})) return false;
+  const uint64_t pa = address(a), pb = address(b), pd = address(out);
   Config c{cuda_type(t), cuda_type(out.dtype()),
            t == DType::Float32 && g_allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, A, B, M, N, K,
            inner.n, inner.sb, inner.sa, inner.sd,
@@ -255,16 +296,17 @@ bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Sha
     c.align_a = std::min(c.align_a, alignment({uint64_t(e[1]) * in_bytes})),
     c.align_b = std::min(c.align_b, alignment({uint64_t(e[0]) * in_bytes})),
     c.align_d = std::min(c.align_d, alignment({uint64_t(e[2]) * out_bytes}));
-  const Plan& p = plan_for(*v, c);
+  const Plan& p = plan_for(device, ld, c);
   if (!p.ok) return false;
   const float one = 1.0f, zero = 0.0f;
-  v->cuda->run("cublasLt matmul", [&](CUstream s) {
+  rt().run_library(device, "cublasLt matmul", [&](void* stream) {
     for (const auto& e : entries) {
-      const CUdeviceptr ea = pa + CUdeviceptr(e[0] * int64_t(in_bytes)), eb = pb + CUdeviceptr(e[1] * int64_t(in_bytes));
-      void* ed = reinterpret_cast<void*>(pd + CUdeviceptr(e[2] * int64_t(out_bytes)));
-      lt_check(lt().fns.cublasLtMatmul(v->lt, p.desc, &one, reinterpret_cast<const void*>(eb), p.a,
+      const uint64_t ea = pa + uint64_t(e[0] * int64_t(in_bytes)), eb = pb + uint64_t(e[1] * int64_t(in_bytes));
+      void* ed = reinterpret_cast<void*>(pd + uint64_t(e[2] * int64_t(out_bytes)));
+      lt_check(lt().fns.cublasLtMatmul(ld.handle, p.desc, &one, reinterpret_cast<const void*>(eb), p.a,
                                        reinterpret_cast<const void*>(ea), p.b, &zero, ed, p.d, ed, p.d, &p.algo,
-                                       reinterpret_cast<void*>(v->cuda->workspace()), p.workspace, s),
+                                       reinterpret_cast<void*>(ld.workspace), p.workspace,
+                                       static_cast<CUstream>(stream)),
                "cublasLtMatmul");
     }
   });

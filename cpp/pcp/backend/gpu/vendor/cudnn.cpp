@@ -1,12 +1,15 @@
-// Attention through cuDNN's fused flash attention (its backend graph API).
+// Attention through cuDNN: not yet (PCP's own attention kernels run).
 #include "pcp/backend/gpu/vendor/state.h"
 
 namespace pcp::gpu::vendor {
 
-void* create_cudnn(CudaDevice&, std::string&, std::string& why) {
-  why = "cuDNN attention is not built yet";
+void* cudnn(int, std::string* version, std::string* why) {
+  if (version) *version = "";
+  if (why) *why = "cuDNN attention is not built yet";
   return nullptr;
 }
+
+bool attention_available(DType, int) { return false; }
 
 bool attention(const AttentionHeads&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                double, bool, const AttentionDropout&) {

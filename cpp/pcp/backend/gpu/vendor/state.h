@@ -1,25 +1,21 @@
-// The vendor path's state per device (internal to gpu/vendor/).
+// The vendor libraries per device (internal to gpu/vendor/).
 #pragma once
-#include <memory>
+#include <string>
 
-#include "pcp/backend/gpu/vendor/cuda_device.h"
+#include "pcp/backend/gpu/vendor/cublaslt_api.h"
 #include "pcp/backend/gpu/vendor/vendor.h"
 
 namespace pcp::gpu::vendor {
 
-struct VendorDevice {
-  std::unique_ptr<CudaDevice> cuda;
-  cublasLtHandle_t lt = nullptr;  // when matmuls take cuBLASLt
-  void* cudnn = nullptr;          // cudnnHandle_t, when attention takes cuDNN
-  Status status;
-};
+// Whether the vendor path may run on a device now: the CUDA runtime, and not set_enabled(false).
+bool enabled(int device);
 
-// The device's state when the vendor path is on there, else nullptr.
-VendorDevice* vendor_device(int index);
+// Each library loaded once per process: a handle for a device (made on first use, in the
+// device's context), or nullptr with the reason in `why`; `version` says which file loaded.
+cublasLtHandle_t cublaslt(int device, std::string* version = nullptr, std::string* why = nullptr);
+void* cudnn(int device, std::string* version = nullptr, std::string* why = nullptr);
 
-// cuBLASLt and cuDNN, loaded once per process: a handle for a device, or nullptr with the reason
-// in `why`; `version` says which library loaded.
-cublasLtHandle_t create_cublaslt(CudaDevice& d, std::string& version, std::string& why);
-void* create_cudnn(CudaDevice& d, std::string& version, std::string& why);
+// A tensor's device address (the CUDA runtime's buffers).
+uint64_t address(const Tensor& t);
 
 }  // namespace pcp::gpu::vendor

@@ -1,4 +1,4 @@
-#include "pcp/backend/gpu/vendor/library.h"
+#include "pcp/backend/cuda/library.h"
 
 #include <dlfcn.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-namespace pcp::gpu::vendor {
+namespace pcp::cuda {
 
 Library load_library(const std::vector<std::string>& names) {
   std::vector<std::string> dirs;
@@ -42,4 +42,4 @@ void warn_once(const std::string& key, const std::string& message) {
   if (said.insert(key).second) std::fprintf(stderr, "pcp: %s\n", message.c_str());
 }
 
-}  // namespace pcp::gpu::vendor
+}  // namespace pcp::cuda

@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace pcp::gpu::vendor {
+namespace pcp::cuda {
 
 struct Library {
   void* handle = nullptr;  // dlopen's, or nullptr when none loaded
@@ -25,7 +25,7 @@ void* find_symbol(const Library& lib, const char* name);
 // member; PCP_RESOLVE_FN_ fills one from `lib` into `fns`, keeping the first symbol missing in
 // `missing` (the names of a resolve function's parameters and local).
 #define PCP_RESOLVE_FN_(member, symbol, type)                                        \
-  fns.member = reinterpret_cast<type>(::pcp::gpu::vendor::find_symbol(lib, symbol)); \
+  fns.member = reinterpret_cast<type>(::pcp::cuda::find_symbol(lib, symbol)); \
   if (!fns.member && missing.empty()) missing = symbol;
 #define PCP_DECLARE_FN_(member, symbol, type) std::type_identity_t<type> member = nullptr;
 
@@ -33,4 +33,4 @@ void* find_symbol(const Library& lib, const char* name);
 // user installed it (a library of the wrong version, an import that failed).
 void warn_once(const std::string& key, const std::string& message);
 
-}  // namespace pcp::gpu::vendor
+}  // namespace pcp::cuda
