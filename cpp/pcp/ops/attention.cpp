@@ -244,7 +244,7 @@ bool fusable(const Tensor& t, int64_t D, double dropout_p, double scores) {
   // they take only sequences whose scores would fill more than 256 MiB, where they save that
   // memory.
   if (mode == GpuAttention::Auto && scores * 4 <= 256.0 * (1 << 20) &&
-      !gpu::attention_on_tensor_cores(t.dtype(), t.device().index))
+      !gpu::attention_on_tensor_cores(t.dtype(), t.device().index, dropout_p))
     return false;
   if (t.dtype() == DType::Float32) return true;
   bool even = t.offset() % 2 == 0;

@@ -1,5 +1,5 @@
-// GPU host code of fused attention (ops/attention.cpp): the flash kernels, on tensor cores for
-// 16-bit heads where the device has them (metal/coop/attention_cm2.glsl with
+// GPU host code of fused attention (ops/attention.cpp): cuDNN's on the CUDA runtime where it
+// loaded (gpu/vendor/), else the flash kernels, on tensor cores for 16-bit heads where the device has them (metal/coop/attention_cm2.glsl with
 // VK_NV_cooperative_matrix2, else metal/coop/attention_coop.glsl), else with scalar float32 math
 // (metal/attention*.comp).
 #include "pcp/backend/gpu/ops.h"
@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/vendor/vendor.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -53,8 +54,10 @@ std::string tensor_core_suffix(DType dtype, int device) {
 
 }  // namespace
 
-bool attention_on_tensor_cores(DType dtype, int device) {
-  return runtime() && device < rt().device_count() && !tensor_core_suffix(dtype, device).empty();
+bool attention_on_tensor_cores(DType dtype, int device, double dropout_p) {
+  if (!runtime() || device >= rt().device_count()) return false;
+  if (vendor::attention_available(dtype, device)) return dropout_p == 0.0;  // cuDNN's, without dropout
+  return !tensor_core_suffix(dtype, device).empty();
 }
 
 bool attention_fits(int64_t D, DType dtype) {
@@ -69,6 +72,7 @@ int64_t attention_mask_words(const AttentionHeads& a, double dropout_p) {
 void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                const Tensor& lse, const Tensor& mask, double scale, bool causal, const AttentionDropout& drop) {
   if (a.B * a.H * a.T == 0) return;
+  if (vendor::attention(a, q, k, v, o, lse, scale, causal, drop)) return;  // cuDNN, on the CUDA runtime
   Params p = params(a, q, scale, causal, drop);
   if (drop.p != 0.0) {  // the mask's bits, once: the backward kernels read them too
     struct {
@@ -90,6 +94,7 @@ void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, co
                         const Tensor& dq, const Tensor& dk, const Tensor& dv, double scale, bool causal,
                         const AttentionDropout& drop) {
   if (a.B * a.H * a.T == 0) return;
+  if (vendor::attention_backward(a, grads, q, k, v, o, go, lse, dq, dk, dv, scale, causal, drop)) return;
   Tensor delta = Tensor::empty({a.B, a.H, a.T}, DType::Float32, q.device());
   Params p = params(a, q, scale, causal, drop);
   p.g_off = u32(grads.q_off, "offset");

@@ -81,9 +81,10 @@ struct AttentionDropout {
   uint64_t key = 0, start = 0;
 };
 bool attention_fits(int64_t D, DType dtype);  // what the kernels take
-// Whether heads of this 16-bit dtype run on the tensor-core kernels (metal/coop/attention_coop.glsl)
-// on this device; elsewhere the scalar float32-math kernels take them.
-bool attention_on_tensor_cores(DType dtype, int device);
+// Whether heads of this 16-bit dtype with this dropout run on tensor cores on this device: cuDNN's
+// flash attention (the CUDA runtime; without dropout), or the tensor-core kernels
+// (metal/coop/attention_coop.glsl); elsewhere the scalar float32-math kernels take them.
+bool attention_on_tensor_cores(DType dtype, int device, double dropout_p = 0.0);
 int64_t attention_mask_words(const AttentionHeads& a, double dropout_p);
 void attention(const AttentionHeads& a, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o,
                const Tensor& lse, const Tensor& mask, double scale, bool causal, const AttentionDropout& drop);
