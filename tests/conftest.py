@@ -79,7 +79,7 @@ GPU_GAPS = {
 }
 GPU_CPU_ONLY = tuple(getattr(pcp, name) for name, ops in GPU_GAPS.items() if ops == "*")
 _GPU_GAP_ERROR = re.compile(r"^(\w+): (\w+) (?:is not supported|copies are not supported|tensors cannot be created|"
-                            r"values are not supported) on (?:vulkan|metal)")
+                            r"values are not supported) on (?:vulkan|metal|cuda)")
 on_each_device = pytest.mark.usefixtures("device")
 
 

@@ -509,6 +509,7 @@ NOT_DIFFERENTIABLE = {
     **{n: "device, memory, thread or grad-mode control, not a tensor op" for n in (
         "clear_cache", "cpu_features", "device", "devices", "get_default_device", "set_default_device",
         "get_num_threads", "set_num_threads", "gpu_info", "memory_stats", "reset_peak_memory_stats",
+        "get_float32_matmul_precision", "set_float32_matmul_precision",
         "synchronize", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled")},
     "autocast": "a dtype-policy scope (tests/test_amp.py checks gradients through its casts)",
     "grad": "a function transform (tests/test_autograd.py checks it against backward)",

@@ -39,20 +39,25 @@ def dtype_name(d, default="float32"):
 def check_device(dev):
     if dev is None or dev == "cpu":
         return
-    if dev in ("gpu", "gpu:0", "vulkan:0"):
-        if R.DEVICE == "cpu" and not _has_gpu():
+    if dev in ("gpu", "gpu:0", "vulkan:0", "cuda", "cuda:0"):
+        api = _gpu_api()
+        if api is None:
             raise Invalid("no GPU")
+        if dev.startswith(("vulkan", "cuda")) and not dev.startswith(api):
+            raise Invalid(f"this machine's GPU runtime is {api}")
         return
-    if isinstance(dev, str) and dev in ("vulkan:7", "cuda", "", "gpu:-1", "tpu"):
+    if isinstance(dev, str) and dev in ("vulkan:7", "", "gpu:-1", "tpu"):
         raise Invalid(f"no device {dev!r}")
     if not isinstance(dev, str):
         raise Invalid("device must be a string")
     raise Unspecified(dev)
 
 
-def _has_gpu():
+def _gpu_api():
+    """The GPU runtime's name ('vulkan', 'cuda', 'metal'), or None without a GPU."""
     import pcp
-    return any(not d.startswith("cpu") for d in pcp.devices())
+    names = [d for d in pcp.devices() if not d.startswith("cpu")]
+    return names[0].split(":")[0] if names else None
 
 
 def _shape_of(shape, dtype):

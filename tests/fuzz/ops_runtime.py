@@ -24,7 +24,7 @@ def _device_ref(allow_none=True, result=None):
         if dev is not None and not isinstance(dev, str):
             raise Invalid("device names are strings")
         if isinstance(dev, str):
-            if dev in ("gpu:7", "vulkan:-1", "vulkan:99999999999999999999", "metal:0", "cuda", "", "CPU", "cpu:0"):
+            if dev in ("gpu:7", "vulkan:-1", "vulkan:99999999999999999999", "metal:0", "", "CPU", "cpu:0"):
                 raise Unspecified(dev) if dev in ("CPU", "cpu:0", "metal:0") else Invalid(f"no device {dev!r}")
             check_device(dev)
         return R.Check(result or (lambda r: True), "a result")
@@ -72,6 +72,27 @@ register(Op("pcp.set_num_threads", fn("pcp.set_num_threads"), _threads_ref, None
             fixed=[(f"n={n}", [Lit(n)], {}, None) for n in ("1", "2", "0", "-1", "10**4", "2**31 - 1", "2**40",
                                                              "2**70", "1.5", "None")],
             names=("set_num_threads", "threads")))
+
+
+def _precision_ref(p):
+    if not isinstance(p, str):
+        raise Invalid("a str")
+    if p not in ("highest", "high", "medium"):
+        raise Invalid("no such precision")
+    return R.Expect.ANY
+
+
+# Each case sets the precision, then puts the default back for the cases after it.
+register(Op("pcp.set_float32_matmul_precision",
+            lambda a, kw: ("", f"(pcp.set_float32_matmul_precision({a[0]}), "
+                               "pcp.set_float32_matmul_precision('highest'))[0]"),
+            _precision_ref, None, classes=[], cross=[],
+            fixed=[(f"p={v}", [Lit(v)], {}, None) for v in ("'highest'", "'high'", "'medium'", "'low'", "''", "None",
+                                                             "3", "b'high'")],
+            names=("set_float32_matmul_precision", "precision")))
+register(Op("pcp.get_float32_matmul_precision", fn("pcp.get_float32_matmul_precision"),
+            lambda: R.Check(lambda r: r in ("highest", "high"), "'highest' or 'high'"), None,
+            classes=[], cross=[], fixed=[("-", [], {}, None)]))
 
 
 def _to_device_ref(x, dev):
