@@ -115,7 +115,7 @@ def main():
                                   block_size=args.block_size, batch_size=args.batch_size).items() if v is not None}
     if "max_iters" in over:
         over["lr_decay_iters"] = over["max_iters"]
-        over["warmup_iters"] = min(preset(args.preset).warmup_iters, over["max_iters"])
+        over["warmup_iters"] = min(preset(args.preset).warmup_iters, over["max_iters"] // 2)
     cfg = preset(args.preset, data=args.data, seed=args.seed, out=os.path.join("/tmp", "pcp-bench-train"), **over)
     os.makedirs(cfg.out, exist_ok=True)
     threads = pcp.get_num_threads()
@@ -308,7 +308,8 @@ def run_nanogpt(folder, cfg, dtype, device, compile):
         flags = {"dataset": "shakespeare_char", "out_dir": os.path.join(tmp, "out"), "batch_size": cfg.batch_size,
                  "block_size": cfg.block_size, "n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd,
                  "dropout": cfg.dropout, "bias": cfg.bias, "learning_rate": cfg.learning_rate, "max_iters": iters,
-                 "lr_decay_iters": iters, "min_lr": cfg.min_lr, "beta2": cfg.beta2, "warmup_iters": cfg.warmup_iters,
+                 "lr_decay_iters": iters, "min_lr": cfg.min_lr, "beta2": cfg.beta2,
+                 "warmup_iters": min(cfg.warmup_iters, iters // 2),  # below lr_decay_iters: nanoGPT divides by the gap
                  "gradient_accumulation_steps": 1, "eval_interval": 10 ** 9, "eval_iters": 1, "log_interval": 1,
                  "always_save_checkpoint": False, "device": device, "dtype": dtype, "compile": compile,
                  "wandb_log": False}
