@@ -236,6 +236,7 @@ def test_missing_or_broken_libraries(tmp_path):
         if "matmul cuBLASLt" in r.stdout:
             pytest.skip("NVRTC and cuBLASLt are installed where dlopen finds them by default; cannot hide them")
         assert "matmul None" in r.stdout and "runtime is vulkan" in r.stdout
+        assert r.stderr.count("pip install 'pcp[cuda]'") == 1, r.stderr  # said once
         r = run_python("import pcp; print(pcp.devices(), pcp._core.gpu_unavailable_reason())",
                        dict(env, PCP_GPU_RUNTIME="cuda"))
         assert r.returncode == 0 and "['cpu'] PCP_GPU_RUNTIME=cuda, but" in r.stdout, r.stdout + r.stderr

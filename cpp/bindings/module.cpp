@@ -204,9 +204,9 @@ PYBIND11_MODULE(_core, m) {
       fail<ValueError>("set_float32_matmul_precision: expected 'highest', 'high' or 'medium', got '", p, "'");
     gpu::vendor::set_allow_tf32(p != "highest");
   }, py::arg("precision"));
+  def(m, "get_float32_matmul_precision", [] { return gpu::vendor::allow_tf32() ? "high" : "highest"; });
   def(m, "_set_gpu_vendor", [](bool on) { gpu::vendor::set_enabled(on); }, py::arg("enabled"),
         "NVIDIA's libraries for products and attention where they loaded (on by default), or PCP's own kernels");
-  def(m, "get_float32_matmul_precision", [] { return gpu::vendor::allow_tf32() ? "high" : "highest"; });
   def(m, "get_num_threads", &get_num_threads);
   def(m, "cpu_features", [] {
     py::dict d;

@@ -74,8 +74,8 @@ std::string cache_dir() {
 }
 
 // The cubin of a kernel for `arch` (e.g. 90) with its specialization constants, from the disk
-// cache or compiled by NVRTC now.
-std::string compile(const KernelSource& k, const std::vector<uint32_t>& constants, int arch) {
+// cache (unless `cached` is false) or compiled by NVRTC now.
+std::string compile(const KernelSource& k, const std::vector<uint32_t>& constants, int arch, bool cached = true) {
   const Nvrtc& n = nvrtc();
   if (!n.error.empty()) fail<RuntimeError>("cuda: ", n.error);
   std::vector<std::string> options = {"-arch=sm_" + std::to_string(arch), "-default-device", "-std=c++17",
@@ -86,7 +86,7 @@ std::string compile(const KernelSource& k, const std::vector<uint32_t>& constant
   key_parts.insert(key_parts.end(), options.begin(), options.end());
   static const std::string dir = cache_dir();
   const std::string file = dir.empty() ? "" : dir + "/" + k.name + "-" + cache_key(key_parts) + ".cubin";
-  if (!file.empty()) {
+  if (!file.empty() && cached) {
     std::ifstream in(file, std::ios::binary);
     if (in) return std::string(std::istreambuf_iterator<char>(in), {});
   }
@@ -174,9 +174,9 @@ struct Device {
     if (const Function* cached = cached_pipeline(functions, key, nbuf)) return *cached;
     const KernelSource& k = kernel_named(name);
     if (!k.cuda) fail<NotImplementedError>("gpu kernel ", name, " has no CUDA translation (tensor-core kernels are Vulkan only)");
-    const std::string cubin = compile(k, constants, arch);
     CUmodule module;
-    check(cu().cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+    if (cu().cuModuleLoadData(&module, compile(k, constants, arch).data()) != CUDA_SUCCESS)  // a damaged cache file:
+      check(cu().cuModuleLoadData(&module, compile(k, constants, arch, false).data()), "cuModuleLoadData");  // again
     Function f;
     check(cu().cuModuleGetFunction(&f.fn, module, "pcp_main"), "cuModuleGetFunction");
     f.bindings = nbuf;
