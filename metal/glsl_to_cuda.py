@@ -6,6 +6,8 @@ time (cpp/pcp/backend/cuda/). The kernels use a small, C-like part of GLSL; with
 (GLSL's types and built-ins in CUDA C++), a few rewrites make them CUDA:
 
 - `#include "x.glsl"` is inlined; `#version` and `#extension` lines go.
+- A buffer reference type (GL_EXT_buffer_reference) becomes a struct holding the pointer, made
+  from the address's uvec2 as in GLSL; top-level struct types stay at file scope.
 - The kernel becomes a struct: its storage buffers become pointer members (in binding order) and
   its push constants a struct member `p`, so that every function, now a member function, sees
   them as GLSL's functions see globals. `extern "C" __global__ void pcp_main(...)` takes the
@@ -55,6 +57,8 @@ FLOAT_LITERAL = re.compile(r"(?<![\w.])((?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[
 BUFFER = re.compile(r"layout\s*\(([^)]*)\)\s*((?:\w+\s+)*)buffer\s+\w+\s*\{\s*([\w\s]+?)\s+(\w+)\s*\[\s*\]\s*;\s*\}\s*;")
 PUSH = re.compile(r"layout\s*\(\s*push_constant\s*\)\s*uniform\s+(\w+)\s*\{(.*?)\}\s*(\w+)\s*;", re.S)
 SPEC = re.compile(r"layout\s*\(\s*constant_id\s*=\s*(\d+)\s*\)\s*const\s+(\w+)\s+(\w+)\s*=\s*([^;]+);")
+REFERENCE = re.compile(r"layout\s*\(([^)]*buffer_reference[^)]*)\)\s*buffer\s+(\w+)\s*\{\s*([\w\s]+?)\s+(\w+)\s*"
+                       r"\[\s*\]\s*;\s*\}\s*;")
 LOCAL_SIZE = re.compile(r"layout\s*\(\s*local_size_x\s*=\s*(\d+)\s*\)\s*in\s*;")
 
 
@@ -66,6 +70,13 @@ def translate(path):
         raise SystemExit(f"{path}: no layout(local_size_x = N) in;")
     local = int(m.group(1))
     src = LOCAL_SIZE.sub("", src)
+
+    # Buffer references (GL_EXT_buffer_reference): a struct holding the pointer, made from the
+    # address as GLSL makes it, from a uvec2 (low word, high word).
+    references = [f"struct {name} {{\n  {t}* {member};\n  explicit {name}(uvec2 a)\n"
+                  f"      : {member}(reinterpret_cast<{t}*>((unsigned long long)a.x | ((unsigned long long)a.y << 32))) {{}}\n}};"
+                  for _, name, t, member in REFERENCE.findall(src)]
+    src = REFERENCE.sub("", src)
 
     buffers = []
     for b in BUFFER.finditer(src):
@@ -103,6 +114,13 @@ def translate(path):
                 i += 1
                 block.append(lines[i])
             prologue.append(rewrite("\n".join(block)))
+        elif depth == 0 and re.match(r"struct\s+\w+", stripped):  # types the buffers may hold
+            block = [line]
+            while not (block[-1].rstrip().endswith(";") and "\n".join(block).count("{") ==
+                       "\n".join(block).count("}")) and i + 1 < len(lines):
+                i += 1
+                block.append(lines[i])
+            prologue.append(rewrite("\n".join(block)))
         elif depth == 0 and re.match(r"(const|shared)\s", stripped):
             block = [line]
             while not block[-1].rstrip().endswith(";") and i + 1 < len(lines):
@@ -118,12 +136,13 @@ def translate(path):
         i += 1
 
     name = os.path.splitext(os.path.basename(path))[0]
+    where = os.path.relpath(os.path.abspath(path), os.path.dirname(HERE))  # metal/..., for the header
     members = "".join(f"  {t}* {n};\n" for _, t, n in buffers)
     params = ", ".join([f"{t}* {n}" for _, t, n in buffers] + [f"{push_type} {push_name}"])
     args = ", ".join([n for _, _, n in buffers] + [push_name])
     body_text = rewrite("\n".join(body))
-    prologue_text = "\n".join(p for p in prologue if p.strip())
-    return (f"// {name}: metal/{name}.comp translated by metal/glsl_to_cuda.py; do not edit.\n"
+    prologue_text = "\n".join(references + [p for p in prologue if p.strip()])
+    return (f"// {name}: {where} translated by metal/glsl_to_cuda.py; do not edit.\n"
             f'#include "pcp_glsl.h"\n'
             f"{prologue_text}\n"
             f"struct {push_type} {{{rewrite(push_body)}}};\n"

@@ -373,6 +373,87 @@ def test_fused_steps_over_many_tensors_vs_numpy_float64(device):
         np.testing.assert_allclose(to_np(p), ref, rtol=1e-6, atol=1e-6, err_msg=f"parameter {i}")
 
 
+LIST_CASES = {
+    "AdamW": lambda ps: optim.AdamW(ps, lr=0.05, betas=(0.85, 0.95), weight_decay=0.1),
+    "Adam_wd": lambda ps: optim.Adam(ps, lr=0.05, weight_decay=0.1),
+    "SGD_nesterov_wd": lambda ps: optim.SGD(ps, lr=0.03, momentum=0.9, nesterov=True, weight_decay=0.1),
+    "SGD_plain": lambda ps: optim.SGD(ps, lr=0.1),
+}
+# Sizes around the GPU's 4096-element chunks, an empty tensor and one of one element.
+LIST_SHAPES = [(3, 5), (4096,), (0,), (4097,), (70, 130), (1,), (2, 8191)]
+
+
+def list_steps(make_opt, groups, steps=3):
+    """The parameters after `steps` steps with fixed gradients, one optimizer per list of
+    parameter indices in `groups`."""
+    r = np.random.default_rng(11)
+    init = [r.standard_normal(s).astype(np.float32) for s in LIST_SHAPES]
+    grads = [[r.standard_normal(s).astype(np.float32) for s in LIST_SHAPES] for _ in range(steps)]
+    ps = [t32(a, requires_grad=True) for a in init]
+    opts = [make_opt([ps[i] for i in g]) for g in groups]
+    for t in range(steps):
+        for p, g in zip(ps, grads[t]):
+            p.grad = t32(g)
+        for opt in opts:
+            opt.step()
+    return [to_np(p) for p in ps]
+
+
+@pytest.mark.parametrize("case", list(LIST_CASES))
+def test_list_step_matches_one_tensor_at_a_time(case, device, monkeypatch):
+    """An optimizer over a list updates each tensor as one over that tensor alone: bit for bit on
+    the CPU; on a GPU, one dispatch for the list (buffer addresses) within 1 ulp of the
+    one-dispatch-per-tensor kernels, also with the dispatch limit lowered so that workgroups
+    loop over the chunks."""
+    make, every = LIST_CASES[case], [list(range(len(LIST_SHAPES)))]
+    if device == "cpu":
+        ref = list_steps(make, [[i] for i in range(len(LIST_SHAPES))])
+        for a, b in zip(list_steps(make, every), ref):
+            np.testing.assert_array_equal(a, b)
+        return
+    monkeypatch.setenv("PCP_GPU_MULTI_TENSOR", "0")
+    ref = list_steps(make, every)
+    monkeypatch.setenv("PCP_GPU_MULTI_TENSOR", "1")
+    for max_groups in ("65535", "3"):
+        monkeypatch.setenv("PCP_GPU_MAX_GROUPS", max_groups)
+        for a, b in zip(list_steps(make, every), ref):
+            np.testing.assert_array_max_ulp(a, b, maxulp=1)
+    moved = max(np.abs(a - b).max() for a, b in zip(ref, list_steps(make, every, steps=0)) if a.size)
+    assert moved > 1e-2
+
+
+def test_one_dispatch_updates_every_parameter(device):
+    """On a GPU with buffer addresses, clip_grad_norm and AdamW's step over 7 tensors are 3
+    dispatches and 1 (plus the upload of each table), against float64."""
+    if device == "cpu" or not pcp.gpu_info(device)["buffer_addresses"]:
+        pytest.skip("a GPU with buffer addresses")
+    r = np.random.default_rng(3)
+    init = [r.standard_normal(s).astype(np.float32) for s in LIST_SHAPES]
+    grads = [r.standard_normal(s).astype(np.float32) for s in LIST_SHAPES]
+    ps = [t32(a, requires_grad=True) for a in init]
+    for p, g in zip(ps, grads):
+        p.grad = t32(g)
+    opt = optim.AdamW(ps, lr=0.01, weight_decay=0.1)
+    pcp.synchronize(device)
+    assert _core.set_gpu_profiling(True, device)
+    try:
+        norm = optim.clip_grad_norm(ps, 1.0)
+        opt.step()
+        pcp.synchronize(device)
+    finally:
+        _core.set_gpu_profiling(False, device)
+    counts = {name: n for name, n, _ in _core.gpu_profile_results(device)}
+    assert counts.pop("upload") == 2
+    counts.pop("fill")  # the first step makes m and v
+    assert counts == {"sum_squares_multi": 1, "clip_scale": 1, "scale_multi": 1, "adam_multi": 1}
+    total = math.sqrt(sum(float((g.astype(np.float64) ** 2).sum()) for g in grads))
+    np.testing.assert_allclose(float(norm), total, rtol=1e-6)
+    for p, p0, g in zip(ps, init, grads):
+        g = g.astype(np.float64) / (total + 1e-6)
+        ref = p0 * (1 - 0.01 * 0.1) - 0.01 * g / (np.abs(g) + 1e-8)  # the first step: m / sqrt(v) = g / |g|
+        np.testing.assert_allclose(to_np(p), ref, rtol=1e-5, atol=1e-6)
+
+
 def test_clip_grad_norm_rejects_bad_max_norm():
     p = t32(np.ones(2), requires_grad=True)
     p.grad = t32(np.ones(2))

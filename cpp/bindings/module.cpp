@@ -112,6 +112,7 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_bfloat16"] = info.tensor_core_bf16;
     out["tensor_core_note"] = info.tensor_core_note;
     out["cooperative_matrix2"] = info.coopmat2;
+    out["buffer_addresses"] = info.buffer_addresses;
     out["tensor_core_attention"] = gpu::attention_on_tensor_cores(DType::BFloat16, d.index)   ? "bfloat16 and float16"
                                    : gpu::attention_on_tensor_cores(DType::Float16, d.index) ? "float16"
                                                                                             : "none";

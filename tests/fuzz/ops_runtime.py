@@ -438,11 +438,31 @@ _CORE = {
     "clip_float64": "pcp._core.clip_grad_norm([pcp.ones((3,), dtype=pcp.float64)], 1.0)",
     "clip_noncontiguous": "pcp._core.clip_grad_norm([pcp.ones((3, 2)).T], 1.0)",
     "clip_empty_list": "pcp._core.clip_grad_norm([], 1.0)",
+    # One dispatch for a whole list on a GPU (a table of buffer addresses): empty lists, empty
+    # tensors among full ones, mixed dtypes (an error) and devices (each device its own step).
+    "adam_empty_lists": "pcp._core.adam_step([], [], [], [], 1, 0.1, 0.9, 0.999, 1e-8, 0.0, False)",
+    "adam_empty_tensors": "pcp._core.adam_step(*[[pcp.ones((0,)), pcp.ones((5000,))] for _ in range(4)], 1, 0.1, 0.9, "
+                          "0.999, 1e-8, 0.1, False)",
+    "adam_mixed_dtypes": f"pcp._core.adam_step(*[[{_P}, pcp.ones((3,), dtype=pcp.float16)] for _ in range(4)], 1, 0.1, "
+                         f"0.9, 0.999, 1e-8, 0.0, False)",
+    "adam_mixed_devices": f"pcp._core.adam_step(*[[{_P}, pcp.ones((3,), device='cpu')] for _ in range(4)], 1, 0.1, 0.9, "
+                          f"0.999, 1e-8, 0.0, False)",
+    "adam_grad_on_cpu": f"pcp._core.adam_step([{_P}], [pcp.ones((3,), device='cpu')], [{_P}], [{_P}], 1, 0.1, 0.9, "
+                        f"0.999, 1e-8, 0.0, False)",
+    "sgd_empty_tensors": "pcp._core.sgd_step([pcp.ones((0,)), pcp.ones((4097,))], [pcp.ones((0,)), pcp.ones((4097,))], "
+                         "[], False, 0.1, 0.0, 0.0, 0.0, False)",
+    "sgd_mixed_dtypes": f"pcp._core.sgd_step([{_P}, pcp.ones((3,), dtype=pcp.bfloat16)], [{_P}, {_P}], [], False, 0.1, "
+                        f"0.0, 0.0, 0.0, False)",
+    "clip_empty_tensors": "pcp._core.clip_grad_norm([pcp.ones((0,)), pcp.ones((0,))], 1.0)",
+    "clip_mixed_devices": f"pcp._core.clip_grad_norm([{_P}, pcp.ones((3,), device='cpu')], 1.0)",
 }
+# Whatever the device, these run: no error to expect (the rest must raise).
+_RUN = ("adam_step_zero", "clip_empty_list", "sgd_noncontiguous", "clip_noncontiguous", "adam_empty_lists",
+        "adam_empty_tensors", "adam_mixed_devices", "adam_grad_on_cpu", "sgd_empty_tensors", "clip_empty_tensors",
+        "clip_mixed_devices")
 for _name, _code in _CORE.items():
     _fn = _code.split("(")[0]
     register(Op(f"{_fn}#{_name}", lambda a, kw, c=_code: ("", c),
-                (lambda: R.Expect.ANY) if _name in ("adam_step_zero", "clip_empty_list", "sgd_noncontiguous",
-                                                    "clip_noncontiguous") else (lambda: R.Expect.ERROR),
+                (lambda: R.Expect.ANY) if _name in _RUN else (lambda: R.Expect.ERROR),
                 None, classes=[], cross=[], fixed=[("-", [], {}, None)],
                 names=(_fn.split(".")[-1], "sgd", "adam", "clip_grad_norm"), covers=()))

@@ -68,9 +68,8 @@ class AdamStep : public Primitive {
     const float lr = float(lr_->value);
     const float bc1 = float(1.0 - std::pow(cfg_.beta1, step)), bc2 = float(1.0 - std::pow(cfg_.beta2, step));
     if (n && params[0].device().is_gpu()) {
-      for (size_t i = 0; i < n; ++i)
-        gpu::adam(params[i], grads[i], m[i], v[i], lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps),
-                  float(cfg_.weight_decay), bc1, bc2, cfg_.decoupled);
+      gpu::adam(params, grads, m, v, lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps), float(cfg_.weight_decay), bc1, bc2,
+                cfg_.decoupled);
     } else {
       cpu::adam(params, grads, m, v, lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps), float(cfg_.weight_decay), bc1, bc2,
                 cfg_.decoupled);
@@ -102,9 +101,8 @@ class SgdStep : public Primitive {
     const float lr = float(lr_->value);
     const bool first = first_->value != 0;
     if (n && params[0].device().is_gpu()) {
-      for (size_t i = 0; i < n; ++i)
-        gpu::sgd(params[i], grads[i], momentum ? bufs[i] : Tensor(), lr, float(cfg_.momentum), float(cfg_.dampening),
-                 float(cfg_.weight_decay), cfg_.nesterov, first);
+      gpu::sgd(params, grads, bufs, lr, float(cfg_.momentum), float(cfg_.dampening), float(cfg_.weight_decay),
+               cfg_.nesterov, first);
     } else {
       cpu::sgd(params, grads, bufs, lr, float(cfg_.momentum), float(cfg_.dampening), float(cfg_.weight_decay),
                cfg_.nesterov, first);

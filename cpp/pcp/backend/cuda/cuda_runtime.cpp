@@ -195,6 +195,7 @@ class CudaRuntime : public Runtime {
       char name[256] = {};
       cu().cuDeviceGetName(name, sizeof name - 1, d->dev);
       d->info.name = name;
+      d->info.buffer_addresses = true;
       size_t bytes = 0;
       cu().cuDeviceTotalMem(&bytes, d->dev);
       d->info.memory_bytes = bytes;
@@ -280,7 +281,8 @@ class CudaRuntime : public Runtime {
   }
 
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
-                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {}) override {
+                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {},
+                const std::vector<Buffer*>& /*addressed: stream order covers them*/ = {}) override {
     if (groups_x == 0) return;
     if (push_bytes > kMaxPushBytes) fail<ValueError>("gpu kernel ", kernel, ": ", push_bytes, " push-constant bytes");
     check_push_constants(kernel, push_bytes);

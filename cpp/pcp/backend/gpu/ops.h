@@ -101,12 +101,15 @@ void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, con
 // out = x * scale where Philox word (start + i / 4, i % 4) under `key` gives u >= prob, else 0.
 void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start);
 
-// In-place optimizer updates of one contiguous float32 parameter (see pcp/ops/optim.h).
-// b1, b2 in double: 1 - b is computed before rounding (1 - float(0.999) is 1.3e-5 off).
-void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, float lr, double b1, double b2,
-          float eps, float wd, float bc1, float bc2, bool decoupled);
-void sgd(const Tensor& p, const Tensor& g, const Tensor& buf, float lr, float momentum, float dampening, float wd,
-         bool nesterov, bool first_step);
+// In-place optimizer updates of lists of contiguous float32 parameters on one device, one
+// dispatch for the list where the runtime has buffer addresses (see pcp/ops/optim.h); the lists
+// have equal lengths (buf: empty without momentum). b1, b2 in double: 1 - b is computed before
+// rounding (1 - float(0.999) is 1.3e-5 off).
+void adam(const std::vector<Tensor>& p, const std::vector<Tensor>& g, const std::vector<Tensor>& m,
+          const std::vector<Tensor>& v, float lr, double b1, double b2, float eps, float wd, float bc1, float bc2,
+          bool decoupled);
+void sgd(const std::vector<Tensor>& p, const std::vector<Tensor>& g, const std::vector<Tensor>& buf, float lr,
+         float momentum, float dampening, float wd, bool nesterov, bool first_step);
 // Scales contiguous float32 gradients in place by min(max_norm / (norm + eps), 1), norm their
 // global L2 norm; returns the norm (0-d float32), all without waiting for the GPU.
 Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps);

@@ -40,6 +40,9 @@ struct DeviceInfo {
   // same as CUDA's and nvidia-smi's for an NVIDIA GPU), and its PCI address "dddd:bb:dd.f"
   // where the driver reports one (VK_EXT_pci_bus_info); empty when unknown.
   std::string uuid, pci_bus;
+  // Buffers have device addresses (Vulkan 1.2's bufferDeviceAddress; always on CUDA): the
+  // multi-tensor kernels (metal/addr/) run, one dispatch over a table of tensors.
+  bool buffer_addresses = false;
 };
 
 class Runtime {
@@ -65,9 +68,11 @@ class Runtime {
   // its `layout(constant_id = i)` constant takes constants[i] (32-bit), so the driver compiles a
   // pipeline with them folded in (one per distinct list, cached); a kernel's own defaults hold
   // where the list is shorter. Vulkan only: the Metal runtime refuses a non-empty list.
+  // `addressed` are the buffers the kernel reaches by device address (metal/addr/ kernels, from a
+  // table in one of `buffers`): ordered like bound buffers. Only where buffer_addresses.
   virtual void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers,
                         const void* push, size_t push_bytes, uint32_t groups_x,
-                        const std::vector<uint32_t>& constants = {}) = 0;
+                        const std::vector<uint32_t>& constants = {}, const std::vector<Buffer*>& addressed = {}) = 0;
   // Submits the stream and waits for it to finish.
   virtual void synchronize(int device) = 0;
 
@@ -103,7 +108,8 @@ class Runtime {
   // NVIDIA's libraries (gpu/vendor/) on the CUDA runtime: run_library runs `work`, which queues
   // a library call on the CUDA stream it is given, in stream order with the device's other
   // commands (its context current, timed under `name` while profiling); address() is a buffer's
-  // device address. Other runtimes have neither (run_library raises RuntimeError).
+  // device address (also on Vulkan where DeviceInfo::buffer_addresses; else 0). Other runtimes
+  // have no libraries (run_library raises RuntimeError).
   virtual void run_library(int device, const char* name, const std::function<void(void* stream)>& work);
   virtual uint64_t address(const Buffer* /*b*/) { return 0; }
 };

@@ -357,8 +357,11 @@ class MetalRuntime : public Runtime {
   }
 
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
-                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {}) override {
+                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {},
+                const std::vector<Buffer*>& addressed = {}) override {
     if (groups_x == 0) return;
+    if (!addressed.empty())
+      fail<NotImplementedError>("gpu kernel ", kernel, ": buffer addresses need the Vulkan or CUDA runtime");
     if (!constants.empty())
       fail<NotImplementedError>("gpu kernel ", kernel, ": specialization constants need the Vulkan runtime");
     if (push_bytes > kMaxPushBytes) fail<ValueError>("gpu kernel ", kernel, ": ", push_bytes, " push-constant bytes");

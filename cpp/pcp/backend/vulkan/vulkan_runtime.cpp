@@ -36,6 +36,7 @@ struct Buffer {
   size_t size = 0;
   void* mapped = nullptr;  // host-visible staging buffers only
   bool readback = false;   // a staging buffer downloads go through (host-cached memory where there is some)
+  uint64_t address = 0;    // its device address, where the device has bufferDeviceAddress (device memory only)
 };
 
 // A secondary command buffer recorded once and executed by any number of frames, with the
@@ -71,7 +72,8 @@ namespace {
   X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)                      \
   X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)                    \
   X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkDeviceWaitIdle) X(vkCreateQueryPool)          \
-  X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
+  X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)           \
+  X(vkGetBufferDeviceAddress)
 
 #define PCP_DECLARE(name) PFN_##name name = nullptr;
 
@@ -201,12 +203,16 @@ struct Device {
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = std::max<size_t>(nbytes, 4);
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    const bool addressed = !host && info.buffer_addresses;  // multi-tensor kernels reach it by address
+    if (addressed) bi.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     if (f->vkCreateBuffer(dev, &bi, nullptr, &b->buffer) != VK_SUCCESS)  // too large for the device, or no memory
       fail<MemoryError>("vulkan: cannot create a buffer of ", nbytes, " bytes");
     VkMemoryRequirements req;
     f->vkGetBufferMemoryRequirements(dev, b->buffer, &req);
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, addressed ? &flags : nullptr};
     ai.allocationSize = req.size;
     const VkMemoryPropertyFlags visible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     // The CPU reads a download's staging memory: host-cached memory reads at memcpy speed, where
@@ -223,6 +229,10 @@ struct Device {
     }
     check(f->vkBindBufferMemory(dev, b->buffer, b->memory, 0), "vkBindBufferMemory");
     if (host) check(f->vkMapMemory(dev, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), "vkMapMemory");
+    if (addressed) {
+      VkBufferDeviceAddressInfo at{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, nullptr, b->buffer};
+      b->address = f->vkGetBufferDeviceAddress(dev, &at);
+    }
     return b.release();
   }
 
@@ -551,6 +561,7 @@ class VulkanRuntime : public Runtime {
   const char* api() const override { return "vulkan"; }
   int device_count() const override { return int(devices_.size()); }
   DeviceInfo device_info(int device) const override { return devices_.at(device)->info; }
+  uint64_t address(const Buffer* b) override { return b->address; }
 
   Buffer* allocate(int device, size_t nbytes) override {
     Device& d = device_at(device);
@@ -618,7 +629,8 @@ class VulkanRuntime : public Runtime {
   }
 
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
-                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {}) override {
+                size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {},
+                const std::vector<Buffer*>& addressed = {}) override {
     if (groups_x == 0) return;
     if (push_bytes > kMaxPushBytes) fail<ValueError>("gpu kernel ", kernel, ": ", push_bytes, " push-constant bytes");
     check_push_constants(kernel, push_bytes);
@@ -629,6 +641,7 @@ class VulkanRuntime : public Runtime {
     const Pipeline& p = d.pipeline(kernel, uint32_t(buffers.size()), constants);
     d.begin();
     d.order(buffers.data(), buffers.size());
+    d.order(addressed.data(), addressed.size());
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     ai.descriptorPool = d.descriptor_pool();
     ai.descriptorSetCount = 1;
@@ -823,6 +836,12 @@ class VulkanRuntime : public Runtime {
     // Tensor-core kernels (metal/coop/, SPIR-V 1.6): Vulkan 1.3, subgroups of 32, 16x16x16
     // products with float32 accumulation, and the features they use enabled.
     VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    if (pr.apiVersion >= VK_API_VERSION_1_2) {  // multi-tensor kernels (metal/addr/) read buffers by address
+      VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
+      f_.vkGetPhysicalDeviceFeatures2(p, &f2);
+      info.buffer_addresses = v12.bufferDeviceAddress && find_kernel("adam_multi");
+      v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    }
     CoopMatrixFeatures coop{kCoopMatrixFeatures};
     Bfloat16Features bf16{kBfloat16Features};
     Coopmat2Features cm2{kCoopmat2Features};
@@ -895,6 +914,13 @@ class VulkanRuntime : public Runtime {
           info.coopmat2 = true;
         }
       }
+    }
+    if (info.buffer_addresses) {
+      if (!info.tensor_core_f16 && !info.tensor_core_bf16) {  // else v12 is in the chain already
+        v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, const_cast<void*>(di.pNext)};
+        di.pNext = &v12;
+      }
+      v12.bufferDeviceAddress = VK_TRUE;
     }
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, const_cast<void*>(di.pNext), VK_TRUE};
