@@ -40,18 +40,27 @@ static bool cm2_matmul(const Tensor& a, const Tensor& b, int64_t M, int64_t N, i
   return ok(a, M, K, bt.a_inner, bt.a_outer) && ok(b, K, N, bt.b_inner, bt.b_outer);
 }
 
+// Where there are no tensor-core kernels, the tiled kernels (matmul_tiled.glsl) read 16-bit
+// operands of one type on runtimes that specialize kernels (not Metal), and write a 16-bit result
+// in pairs: of even width and offset.
+static bool tiled_reads_16bit(const Tensor& a, const Tensor& b) {
+  return b.dtype() == a.dtype() && rt().specializes();
+}
+static bool tiled_writes(const Tensor& out, int64_t N) { return !is_half(out) || (N % 2 == 0 && out.offset() % 2 == 0); }
+
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
             const MatmulBatch& bt) {
-  if (is_half(a) && !tensor_core_matmul(a, out, N))
-    fail<NotImplementedError>("matmul: ", dtype_name(a.dtype()), " needs tensor-core kernels on ", a.device().str(),
-                              " (widen to float32 where tensor_core_matmul() is false)");
+  const bool coop = tensor_core_matmul(a, out, N);
+  if (is_half(a) && !coop && !(tiled_reads_16bit(a, b) && tiled_writes(out, N)))
+    fail<NotImplementedError>("matmul: ", dtype_name(a.dtype()), " into ", dtype_name(out.dtype()), " on ",
+                              a.device().str(), " (widened to float32 by the caller where the kernels cannot)");
   if (!is_half(a)) require_f32("matmul", a);
   if (out.numel() == 0) return;
   if (K == 0) return fill(out, 0.0);
   // 128 x 128 tiles (matmul128.comp) pay off only with many tiles and a deep K (measured on an
   // H200 at GPT shapes); otherwise 64 x 64 (matmul.comp) keeps more workgroups busy.
   const int64_t batch = bt.outer * bt.inner;
-  const int64_t tile = is_half(a) || (((M + 127) / 128) * ((N + 127) / 128) * batch >= 1024 && K >= 256) ? 128 : 64;
+  const int64_t tile = coop || (((M + 127) / 128) * ((N + 127) / 128) * batch >= 1024 && K >= 256) ? 128 : 64;
   const int64_t tiles_n = (N + tile - 1) / tile;
   int64_t tiles = ((M + tile - 1) / tile) * tiles_n * batch;
   const Strides &sa = a.strides(), &sb = b.strides();
@@ -86,8 +95,9 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
       int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
   std::string kernel = tile == 128 ? "matmul128" : "matmul";
-  std::vector<uint32_t> layout;  // the tensor-core kernels' specialization constants
-  if (is_half(a)) {
+  std::vector<uint32_t> layout;  // specialization constants: the tiled kernels' types, the tensor-core kernels' layout
+  if (is_half(a) && !coop) layout = {type_code("matmul", a), type_code("matmul", out)};
+  if (coop) {
     const bool cm2 = cm2_matmul(a, b, M, N, K, bt);
     kernel = std::string(cm2 ? "matmul_cm2_" : "matmul_coop_") + (a.dtype() == DType::Float16 ? "f16" : "bf16") +
              (out.dtype() == DType::Float32 ? "_f32" : "");
@@ -130,8 +140,11 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& ba
   if (vendor::matmul(a, b, out, batch)) return;  // cuBLASLt, on NVIDIA with pcp[cuda]
   const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1], N = b.shape()[b.ndim() - 1];
   if (is_half(a) && !tensor_core_matmul(a, out, N)) {
-    // float16/bfloat16 without tensor-core kernels: the float32 kernel on widened copies.
-    return into_float32(out, [&](const Tensor& o) { matmul(widened(a), widened(b), o, batch); });
+    // float16/bfloat16 without tensor-core kernels: the tiled kernels read the 16-bit operands
+    // (into a float32 stand-in for an odd-width 16-bit result); on Metal, widened copies.
+    if (!tiled_reads_16bit(a, b))
+      return into_float32(out, [&](const Tensor& o) { matmul(widened(a), widened(b), o, batch); });
+    if (!tiled_writes(out, N)) return into_float32(out, [&](const Tensor& o) { matmul(a, b, o, batch); });
   }
   auto batch_stride = [&](const Tensor& t, size_t d) {
     const size_t lead = batch.size() - (t.ndim() - 2);

@@ -64,6 +64,9 @@ class Runtime {
   virtual void copy(int device, const Buffer* src, size_t src_offset, Buffer* dst, size_t dst_offset,
                     size_t nbytes) = 0;
 
+  // Whether dispatch() takes specialization constants (the Metal runtime does not).
+  virtual bool specializes() const { return true; }
+
   // Records one kernel launch of groups_x workgroups along x. `constants` specialize the kernel:
   // its `layout(constant_id = i)` constant takes constants[i] (32-bit), so the driver compiles a
   // pipeline with them folded in (one per distinct list, cached); a kernel's own defaults hold

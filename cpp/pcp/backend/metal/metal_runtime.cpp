@@ -356,6 +356,8 @@ class MetalRuntime : public Runtime {
                  static_cast<const char*>(src->buffer->contents()) + so, n);
   }
 
+  bool specializes() const override { return false; }
+
   void dispatch(int device, const std::string& kernel, const std::vector<Buffer*>& buffers, const void* push,
                 size_t push_bytes, uint32_t groups_x, const std::vector<uint32_t>& constants = {},
                 const std::vector<Buffer*>& addressed = {}) override {
