@@ -510,6 +510,31 @@ def test_half_matmul_batched_on_views(dev):
     np.testing.assert_allclose(got, ref, rtol=2 ** -8, atol=1e-4 * np.abs(r).sum(-1).max() ** 2)
 
 
+@pytest.mark.parametrize("dtype", [pcp.float16, pcp.bfloat16], ids=str)
+@pytest.mark.parametrize("out_len", [35 * 6, 35 * 5])  # an even and an odd result (written in pairs, or not)
+def test_half_binary_on_strided_operands(dev, dtype, out_len):
+    # Transposed, sliced and broadcast 16-bit operands (and a float32 one) read directly by the
+    # strided kernel: the CPU's float32 arithmetic rounded once, bit for bit (add, sub, mul and
+    # maximum are exact in float32 before the rounding; division within one 16-bit step).
+    cols = out_len // 35
+    x, y, z = rnd(cols, 35, seed=1), rnd(35, 2 * cols, seed=2), rnd(1, cols, seed=3)
+    for device in (dev, "cpu"):
+        a = pcp.tensor(x, device=device).astype(dtype).T          # (35, cols), strided
+        b = pcp.tensor(y, device=device).astype(dtype)[:, ::2]    # (35, cols), every other column
+        c = pcp.tensor(z, device=device)                          # float32 (1, cols), broadcast
+        results = [a + b, a - b, a * b, pcp.maximum(a, b), a * c, b / a, a * 0.125]
+        if device == dev:
+            got = [r.to("cpu").astype(pcp.float32).numpy() for r in results]
+        else:
+            want = [r.astype(pcp.float32).numpy() for r in results]
+    step = 2.0 ** (-10 if dtype == pcp.float16 else -7)
+    for i, (g, w) in enumerate(zip(got, want)):
+        if i == 5:
+            np.testing.assert_allclose(g, w, rtol=step, atol=0)
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"result {i}")
+
+
 def test_half_ops_run_in_float32(dev):
     # As on the CPU: computed in float32, rounded once, so at most one 16-bit rounding step apart
     # (the GPU's float32 exp/erf may differ from the CPU's in the last bit).

@@ -58,20 +58,32 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
         type_code("binary op", out)};
     return launch(a, "binary4", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel() / 4);
   }
-  if (is_half(a) || is_half(b)) {
-    return into_float32(out, [&](const Tensor& o) { binary(op, widened(a), widened(b), o); });
-  }
   const bool ints = int32_io(a) && int32_io(b) && int32_io(out);
-  if (!ints) require_f32("binary op", a);
   Layout l = layout("binary op", out.shape(),
                     {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
+  if (ints) {
+    struct {
+      uint32_t n, ndim, a_off, b_off, out_off, op, shape[kMaxDims];
+      int32_t a_strides[kMaxDims], b_strides[kMaxDims];
+    } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
+        u32(out.offset(), "offset"), uint32_t(op), {}, {}, {}};
+    put_dims(l, p.shape, {p.a_strides, p.b_strides});
+    return launch(a, "binary_int", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
+  }
+  // Strided float32 / 16-bit operands; a 16-bit result is written in whole words (pairs).
+  for (const Tensor* t : {&a, &b, &out})
+    if (!wide_io(*t)) require_f32("binary op", *t);
+  if (is_half(out) && (!out.is_contiguous() || out.offset() % 2 || out.numel() % 2))
+    return into_float32(out, [&](const Tensor& o) { binary(op, a, b, o); });
   struct {
     uint32_t n, ndim, a_off, b_off, out_off, op, shape[kMaxDims];
     int32_t a_strides[kMaxDims], b_strides[kMaxDims];
+    uint32_t a_type, b_type, out_type;
   } p{u32(out.numel(), "size"), l.ndim, u32(a.offset(), "offset"), u32(b.offset(), "offset"),
-      u32(out.offset(), "offset"), uint32_t(op), {}, {}, {}};
+      u32(out.offset(), "offset"), uint32_t(op), {}, {}, {}, type_code("binary op", a), type_code("binary op", b),
+      type_code("binary op", out)};
   put_dims(l, p.shape, {p.a_strides, p.b_strides});
-  launch(a, ints ? "binary_int" : "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, out.numel());
+  launch(a, "binary", {buffer_of(a), buffer_of(b), buffer_of(out)}, p, is_half(out) ? out.numel() / 2 : out.numel());
 }
 
 void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
