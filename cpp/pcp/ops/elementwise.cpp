@@ -1,10 +1,15 @@
 // Elementwise ops: unary math, binary arithmetic and comparisons, where, clip, casts.
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
+#include "pcp/core/trace_hooks.h"
 #include "pcp/ops/formula.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/fused.h"
@@ -31,6 +36,32 @@ const char* binary_name(BinaryOp op) {
 }
 
 namespace {
+
+// A 0-d CPU operand (a Python scalar) on the GPU of the other operands, as in PyTorch. Scalars
+// that need no gradient come from a small cache of device copies, so that `x * 0.125` in every
+// step does not upload its 0.125 again (one command per use, and the bytes to stage). Not while
+// a trace is open: its plan must move the value it is given at each call.
+Tensor scalar_on(const Tensor& s, Device device) {
+  if (s.requires_grad() || trace_hooks().host_read) return to_device(s, device);
+  struct Key {
+    Device device;
+    DType dtype;
+    uint64_t bits;
+    bool operator<(const Key& o) const {
+      return std::tie(device.type, device.index, dtype, bits) < std::tie(o.device.type, o.device.index, o.dtype, o.bits);
+    }
+  };
+  Key key{device, s.dtype(), 0};
+  std::memcpy(&key.bits, s.raw_data(), s.itemsize());
+  static std::mutex mu;
+  static auto* cache = new std::map<Key, Tensor>;  // never destroyed: device memory outlives exit order
+  std::lock_guard<std::mutex> g(mu);
+  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  if (cache->size() >= 256) cache->clear();
+  Tensor t = to_device(s, device).detach();
+  (*cache)[key] = t;
+  return t;
+}
 
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 bool is_bitwise(BinaryOp op) {
@@ -418,8 +449,8 @@ Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   Tensor a = as_is(a_in) ? a_in : astype(a_in, dt), b = as_is(b_in) ? b_in : astype(b_in, dt);
   // A 0-d CPU operand (a Python scalar) follows the other operand to its device, as in PyTorch.
   if (a.device() != b.device()) {
-    if (a.ndim() == 0 && !a.device().is_gpu()) a = to_device(a, b.device());
-    else if (b.ndim() == 0 && !b.device().is_gpu()) b = to_device(b, a.device());
+    if (a.ndim() == 0 && !a.device().is_gpu()) a = scalar_on(a, b.device());
+    else if (b.ndim() == 0 && !b.device().is_gpu()) b = scalar_on(b, a.device());
   }
   Tensor out = pcp::apply<Binary>({a, b}, op, shape, dt);
   out.impl()->weak = a_in.weak() && b_in.weak();
@@ -469,7 +500,7 @@ Tensor where(const Tensor& cond_in, const Tensor& a_in, const Tensor& b_in) {
   // 0-d CPU operands (Python scalars) follow the others to their GPU, as in binary().
   Device dev = cond.device().is_gpu() ? cond.device() : a.device().is_gpu() ? a.device() : b.device();
   for (Tensor* t : {&cond, &a, &b})
-    if (t->device() != dev && t->ndim() == 0 && !t->device().is_gpu()) *t = to_device(*t, dev);
+    if (t->device() != dev && t->ndim() == 0 && !t->device().is_gpu()) *t = scalar_on(*t, dev);
   Tensor out = pcp::apply<Where>({cond, a, b}, shape);
   out.impl()->weak = a_in.weak() && b_in.weak();
   return out;
