@@ -64,12 +64,15 @@ std::array<Tensor, 3> attention_vjp_ops(const Tensor& q, const Tensor& k, const 
   return {matmul(ds, k), matmul(swapaxes(ds, -1, -2), q), dv};
 }
 
-// (B, H, T, D) heads of a packed (B, T, 3C) projection, and their merge back, in ops.
+// (B, H, T, D) heads of a packed (B, T, 3C) projection, and their merge back, in ops. The heads
+// are views of (3, B, H, T, D) split on its first axis, so that their gradient is one
+// concatenation of whole (contiguous) gradients and one strided copy back to (B, T, 3C), where
+// splitting the last axis first would copy each head's gradient twice.
 std::array<Tensor, 3> split_qkv(const Tensor& qkv, int64_t H) {
-  const int64_t B = qkv.shape()[0], T = qkv.shape()[1], C = qkv.shape()[2] / 3;
-  const std::vector<Tensor> parts = split(qkv, 3, 2);  // one op: its gradient is one concatenation
+  const int64_t B = qkv.shape()[0], T = qkv.shape()[1], D = qkv.shape()[2] / 3 / H;
+  const std::vector<Tensor> parts = split(permute(reshape(qkv, {B, T, 3, H, D}), {2, 0, 3, 1, 4}), 3, 0);
   std::array<Tensor, 3> out;
-  for (size_t i = 0; i < 3; ++i) out[i] = swapaxes(reshape(parts[i], {B, T, H, C / H}), 1, 2);
+  for (size_t i = 0; i < 3; ++i) out[i] = reshape(parts[i], {B, H, T, D});
   return out;
 }
 Tensor merge_heads(const Tensor& x) {  // (B, H, T, D) -> (B, T, H * D)

@@ -176,8 +176,9 @@ class GPT2(nn.Module):
         B, T = idx.shape
         if T > self.config.n_positions:
             raise ValueError(f"GPT2: sequence length {T} exceeds n_positions {self.config.n_positions}")
-        pos = pcp.arange(T, device="cpu")  # indices stay on the host (see pcp.embedding)
-        x = self.drop(self.wte(idx) + self.wpe(pos))
+        # Positions 0..T-1 are the table's first T rows: a view, where an embedding of arange(T)
+        # would gather them (and scatter their gradient) with indices to upload.
+        x = self.drop(self.wte(idx) + self.wpe.weight[:T])
         for block in self.h:
             x = block(x)
         x = self.ln_f(x)
