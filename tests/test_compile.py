@@ -35,6 +35,19 @@ def test_replay_computes_with_the_new_arguments():
     assert len(cf.cache_info()) == 1 and cf.cache_info()[0].calls == 3
 
 
+def test_a_host_scalar_argument_is_read_at_each_call(device):
+    # A 0-d CPU tensor multiplying a device tensor moves to the device at each replay (eager code
+    # takes such scalars from a cache of device copies; a trace must not bake one in).
+    f = lambda x, s: (x * s).sum()  # noqa: E731
+    x = pcp.tensor(rnd(3, 4, seed=2))
+    f(x, pcp.tensor(np.float32(2.0), device="cpu"))  # eager: 2.0 is in the cache
+    cf = pcp.compile(f)
+    for v in (2.0, -0.5, 3.25):
+        got = float(cf(x, pcp.tensor(np.float32(v), device="cpu")))
+        np.testing.assert_allclose(got, v * float(rnd(3, 4, seed=2).sum()), rtol=1e-5)
+    assert cf.cache_info()[0].calls == 3
+
+
 def test_a_new_signature_traces_again_and_says_why():
     cf = pcp.compile(lambda x, scale: (x * scale).sum(axis=0))
     cf(pcp.ones((2, 3)), 2.0)

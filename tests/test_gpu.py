@@ -535,6 +535,22 @@ def test_half_binary_on_strided_operands(dev, dtype, out_len):
             np.testing.assert_array_equal(g, w, err_msg=f"result {i}")
 
 
+def test_python_scalars_are_uploaded_once(dev):
+    # x * 0.37 in every step: the scalar's device copy is cached (per value, dtype and device).
+    x = pcp.tensor(rnd(8, 8, seed=6), device=dev)
+    for v in (0.37, 0.37, -2.5):
+        y = x * v
+        y + 1.0
+        pcp.synchronize(dev)
+        assert _core.set_gpu_profiling(True, dev)
+        z = x * v + 1.0
+        pcp.synchronize(dev)
+        _core.set_gpu_profiling(False, dev)
+        assert "upload" not in {name for name, _, _ in _core.gpu_profile_results(dev)}
+        np.testing.assert_allclose(z.numpy(), y.numpy() + 1.0, rtol=1e-6)
+        np.testing.assert_allclose(y.numpy(), rnd(8, 8, seed=6) * np.float32(v), rtol=1e-6)
+
+
 def test_half_ops_run_in_float32(dev):
     # As on the CPU: computed in float32, rounded once, so at most one 16-bit rounding step apart
     # (the GPU's float32 exp/erf may differ from the CPU's in the last bit).
