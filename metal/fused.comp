@@ -1,21 +1,24 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-// A fused chain of float32 elementwise ops (pcp::FusedProgram, a plan's fusion pass): each
-// thread loads its element of up to 4 inputs into registers (then up to 8 immediates), runs the
-// program and stores up to 2 of the registers. The program is specialization constants, so the driver unrolls it into
-// straight-line code for each program (a pipeline per program; no shader compiler at run time).
-// Input k is contiguous, read at in_off + (i / in_div) % in_period: the same shape (div 1,
-// period n), a scalar (period 1), a row repeated (div 1) or a column (div the row length).
-// Instruction c: bit 0 binary, bits 1-7 the op, 8-15 and 16-23 its registers.
+// A fused chain of elementwise ops (pcp::FusedProgram, a plan's fusion pass): each thread loads
+// its element of up to 4 inputs into float32 registers (then up to 8 immediates), runs the
+// program and stores up to 2 of the registers. The program is specialization constants, so the
+// driver unrolls it into straight-line code for each program (a pipeline per program; no shader
+// compiler at run time). Input k is contiguous, read at in_off + (i / in_div) % in_period: the
+// same shape (div 1, period n), a scalar (period 1), a row repeated (div 1) or a column (div the
+// row length). Instruction c: bit 0 binary, bits 1-7 the op (127: a conversion), 8-15 and 16-23
+// its registers, 24-25 the type it rounds its result to. Types, 2 bits each: 0 float32, 1
+// float16, 2 bfloat16. With a 16-bit output (even length and offsets) a thread takes two
+// elements, stored as one word.
 #include "common.glsl"
 layout(local_size_x = 256) in;
-layout(std430, set = 0, binding = 1) readonly buffer I0 { float in0[]; };
-layout(std430, set = 0, binding = 2) readonly buffer I1 { float in1[]; };
-layout(std430, set = 0, binding = 3) readonly buffer I2 { float in2[]; };
-layout(std430, set = 0, binding = 4) readonly buffer I3 { float in3[]; };
-layout(std430, set = 0, binding = 5) buffer O0 { float out0[]; };
-layout(std430, set = 0, binding = 6) buffer O1 { float out1[]; };
+layout(std430, set = 0, binding = 1) readonly buffer I0 { uint in0[]; };
+layout(std430, set = 0, binding = 2) readonly buffer I1 { uint in1[]; };
+layout(std430, set = 0, binding = 3) readonly buffer I2 { uint in2[]; };
+layout(std430, set = 0, binding = 4) readonly buffer I3 { uint in3[]; };
+layout(std430, set = 0, binding = 5) buffer O0 { uint out0[]; };
+layout(std430, set = 0, binding = 6) buffer O1 { uint out1[]; };
 layout(push_constant) uniform Params {
   uint n;
   uint in_off[4];
@@ -48,6 +51,8 @@ layout(constant_id = 21) const uint M4 = 0;
 layout(constant_id = 22) const uint M5 = 0;
 layout(constant_id = 23) const uint M6 = 0;
 layout(constant_id = 24) const uint M7 = 0;
+layout(constant_id = 25) const uint IN_TYPES = 0;   // 2 bits per input
+layout(constant_id = 26) const uint OUT_TYPES = 0;  // 2 bits per output
 float immediate(uint j) {  // constant once the loop below is unrolled
   switch (j) {
     case 0: return uintBitsToFloat(M0);
@@ -81,27 +86,64 @@ uint code(uint c) {  // constant once the loop below is unrolled
 #include "unary_ops.glsl"
 #include "binary_ops.glsl"
 
+// Bits of the type's element `at` of a buffer of 32-bit words.
+#define ELEMENT_BITS(buf, type, at) ((type) == 0u ? (buf)[at] : HALF_OF(buf, at))
+
+float widen(uint type, uint bits) {
+  return type == 0u ? uintBitsToFloat(bits) : type == 2u ? uintBitsToFloat(bits << 16) : f16_value(bits);
+}
+uint narrow(uint type, float v) { return type == 2u ? bf16_bits(v) : f16_bits(v); }
+float rounded(uint type, float v) { return type == 0u ? v : widen(type, narrow(type, v)); }
+
 float load(uint k, uint i) {
-  const uint at = p.in_off[k] + (i / p.in_div[k]) % p.in_period[k];
+  const uint at = p.in_off[k] + (i / p.in_div[k]) % p.in_period[k], t = (IN_TYPES >> (2u * k)) & 3u;
   switch (k) {
-    case 0: return in0[at];
-    case 1: return in1[at];
-    case 2: return in2[at];
+    case 0: return widen(t, ELEMENT_BITS(in0, t, at));
+    case 1: return widen(t, ELEMENT_BITS(in1, t, at));
+    case 2: return widen(t, ELEMENT_BITS(in2, t, at));
   }
-  return in3[at];
+  return widen(t, ELEMENT_BITS(in3, t, at));
+}
+
+// The program at element i: its outputs' registers.
+vec2 run(uint i) {
+  float r[24];
+  [[unroll]] for (uint k = 0u; k < N_IN; ++k) r[k] = load(k, i);
+  [[unroll]] for (uint j = 0u; j < N_IMM; ++j) r[N_IN + j] = immediate(j);
+  [[unroll]] for (uint c = 0u; c < N_CODE; ++c) {
+    const uint ins = code(c), op = (ins >> 1) & 127u;
+    const float a = r[(ins >> 8) & 255u];
+    const float v = op == 127u ? a : (ins & 1u) != 0u ? apply(op, a, r[(ins >> 16) & 255u]) : apply(op, a);
+    r[N_IN + N_IMM + c] = rounded((ins >> 24) & 3u, v);
+  }
+  return vec2(r[OUTS & 255u], N_OUT > 1u ? r[(OUTS >> 8) & 255u] : 0.0);
 }
 
 void main() {
-  for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
-    float r[24];
-    [[unroll]] for (uint k = 0u; k < N_IN; ++k) r[k] = load(k, i);
-    [[unroll]] for (uint j = 0u; j < N_IMM; ++j) r[N_IN + j] = immediate(j);
-    [[unroll]] for (uint c = 0u; c < N_CODE; ++c) {
-      const uint ins = code(c), op = (ins >> 1) & 127u;
-      const float a = r[(ins >> 8) & 255u];
-      r[N_IN + N_IMM + c] = (ins & 1u) != 0u ? apply(op, a, r[(ins >> 16) & 255u]) : apply(op, a);
+  const uint t0 = OUT_TYPES & 3u, t1 = N_OUT > 1u ? (OUT_TYPES >> 2) & 3u : 0u;
+  if (t0 == 0u && t1 == 0u) {
+    for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
+      const vec2 v = run(i);
+      out0[p.out_off[0] + i] = floatBitsToUint(v.x);
+      if (N_OUT > 1u) out1[p.out_off[1] + i] = floatBitsToUint(v.y);
     }
-    out0[p.out_off[0] + i] = r[OUTS & 255u];
-    if (N_OUT > 1u) out1[p.out_off[1] + i] = r[(OUTS >> 8) & 255u];
+    return;
+  }
+  for (uint w = gl_GlobalInvocationID.x; 2u * w < p.n; w += GRID_STRIDE) {
+    const vec2 lo = run(2u * w), hi = run(2u * w + 1u);
+    if (t0 == 0u) {
+      out0[p.out_off[0] + 2u * w] = floatBitsToUint(lo.x);
+      out0[p.out_off[0] + 2u * w + 1u] = floatBitsToUint(hi.x);
+    } else {
+      out0[p.out_off[0] / 2u + w] = narrow(t0, lo.x) | narrow(t0, hi.x) << 16;
+    }
+    if (N_OUT > 1u) {
+      if (t1 == 0u) {
+        out1[p.out_off[1] + 2u * w] = floatBitsToUint(lo.y);
+        out1[p.out_off[1] + 2u * w + 1u] = floatBitsToUint(hi.y);
+      } else {
+        out1[p.out_off[1] / 2u + w] = narrow(t1, lo.y) | narrow(t1, hi.y) << 16;
+      }
+    }
   }
 }

@@ -592,6 +592,44 @@ def test_the_standards_binary_ops_fuse_and_compute_as_eager(device):
     assert cf.cache_info()[0].plan.ops.count("fused_elementwise") >= 1
 
 
+@pytest.mark.parametrize("low", [pcp.bfloat16, pcp.float16], ids=str)
+def test_16bit_chains_and_casts_fuse_keeping_every_rounding(device, low):
+    # Casts between float32 and a 16-bit type inside chains of 16-bit and mixed arithmetic, with
+    # 16-bit and float32 outputs (odd length: the GPU keeps 16-bit outputs of odd length unfused):
+    # each instruction rounds as its op alone does, so the fused plan gives eager's bits, and its
+    # gradients too.
+    def f(x, y):
+        h = (x.astype(low) * y + 1.0) * 0.5              # 16-bit arithmetic on a cast
+        g = pcp.gelu(h).astype(pcp.float32) * x - y.astype(pcp.float32)
+        return g.astype(low) * 2.0, g.exp(), (h - y).astype(pcp.float32)
+
+    for n in (6, 7):
+        def args(seed):
+            return (pcp.tensor(rnd(5, n, seed=seed), device=device), pcp.tensor(rnd(5, n, seed=seed + 1), device=device).astype(low))
+
+        cf = pcp.compile(f)
+        cf(*args(0))
+        for got, want in zip(cf(*args(3)), f(*args(3))):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.astype(pcp.float32).numpy(), want.astype(pcp.float32).numpy())
+        plan = cf.cache_info()[0].plan
+        if device == "cpu" or n % 2 == 0:
+            # (the GPU's kernel writes at most 2 outputs: three programs and a lone op)
+            assert "astype" not in plan.ops and len(plan.ops) <= (1 if device == "cpu" else 4), plan.ops
+
+    def loss(x, y):
+        return (pcp.gelu(x.astype(low) * y).astype(pcp.float32) * x).sum()
+
+    x, y = pcp.tensor(rnd(4, 6, seed=7), device=device), pcp.tensor(rnd(4, 6, seed=8), device=device).astype(low)
+    cg = pcp.compile(pcp.value_and_grad(loss))
+    cg(x, y)
+    (v1, g1), (v2, g2) = cg(x, y), pcp.value_and_grad(loss)(x, y)
+    np.testing.assert_array_equal(v1.numpy(), v2.numpy())
+    np.testing.assert_array_equal(g1.numpy(), g2.numpy())
+    if device == "cpu":  # (the GPU's kernel writes 2 outputs: these chains, read by the backward, need more)
+        assert cg.cache_info()[0].plan.ops.count("astype") == 0
+
+
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
     import json
     from pcp.serialization import load_safetensors, save_safetensors
@@ -614,6 +652,14 @@ def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
         with pytest.raises(ValueError, match=message):
             pcp.load_plan(path)
         node["attrs"][key] = saved
+    # Typed programs (float16 / bfloat16 registers) name a type per instruction and input.
+    count = len(node["attrs"]["code"]) // 4
+    for types, inputs, message in (([7] * count, [0] * node["attrs"]["inputs"], "type 7 is not 0"),
+                                   ([0] * (count + 1), [0] * node["attrs"]["inputs"], "instruction types for")):
+        node["attrs"]["types"], node["attrs"]["input_types"] = types, inputs
+        save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+        with pytest.raises(ValueError, match=message):
+            pcp.load_plan(path)
 
 
 _MUTATE = r'''

@@ -164,6 +164,24 @@ def test_nn_ops_and_their_gradients():
         assert op in exported.ops
 
 
+def test_fused_16bit_chains_keep_their_roundings():
+    # A typed fused program (bfloat16 and float16 registers, casts inside): XLA rounds where PCP
+    # does, so the results agree bit for bit.
+    def f(x, h):
+        a = (x.astype(pcp.bfloat16) * 3.0 + 1.0).astype(pcp.float32) * x
+        b = (h * h - 0.5).astype(pcp.float32).exp()
+        return [a, b, (a.astype(pcp.float16) * 0.75), a * b]
+
+    args = (rnd(4, 6, seed=21), rnd(4, 6, seed=22).astype(pcp.float16))
+    exported = pcp.export.stablehlo(f, *args)
+    assert "fused_elementwise" in exported.ops and "convert" in exported.ops
+    got, want = run_xla(exported.text, inputs_of(exported)), f(*args)
+    for i, (g, w) in enumerate(zip(got, want)):
+        w = w.numpy()
+        assert g.dtype == w.dtype, (i, g.dtype, w.dtype)
+        np.testing.assert_array_equal(g.astype(np.float32), w.astype(np.float32), err_msg=f"output {i}")
+
+
 def _state(tensors, optimizers):
     """{hash: value now} of the tensors and the optimizers' state."""
     held = list(tensors) + [t for o in optimizers for s in o.state.values() for t in s.values() if isinstance(t, pcp.Tensor)]

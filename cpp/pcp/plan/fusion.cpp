@@ -1,5 +1,6 @@
-// Elementwise fusion (passes.h): groups of float32 unary and binary ops become one
-// fused_elementwise node each (on a GPU, groups within its fused kernel's limits).
+// Elementwise fusion (passes.h): groups of unary and binary ops and casts in float32, float16
+// and bfloat16 become one fused_elementwise node each (on a GPU, groups within its fused
+// kernel's limits).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -10,20 +11,23 @@
 namespace pcp::plan {
 namespace {
 
-// The instruction a node would be in a fused program (registers left to fill), if it may fuse.
+bool register_type(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
+
+// The instruction a node would be in a fused program (registers left to fill), if it may fuse:
+// unary and binary math and casts between float32, float16 and bfloat16 (each computed in
+// float32 and rounded to its result's type, as the ops alone are).
 std::optional<FusedProgram::Instr> as_instruction(const Plan& plan, const Node& n) {
   if (n.outputs.size() != 1) return std::nullopt;
   for (int id : n.inputs)
-    if (id < 0) return std::nullopt;
-  for (int id : n.inputs)
-    if (plan.values[size_t(id)].dtype != DType::Float32) return std::nullopt;
-  const TensorSpec& out = plan.values[size_t(n.outputs[0])];
-  if (out.dtype != DType::Float32) return std::nullopt;
+    if (id < 0 || !register_type(plan.values[size_t(id)].dtype)) return std::nullopt;
+  const DType type = plan.values[size_t(n.outputs[0])].dtype;
+  if (!register_type(type)) return std::nullopt;
   const std::string name = n.prim->name();
+  if (name == "astype" && n.inputs.size() == 1) return FusedProgram::Instr{false, FusedProgram::kConvert, 0, 0, type};
   if (auto u = unary_op_named(name); u && n.inputs.size() == 1 && fusable_unary(*u))
-    return FusedProgram::Instr{false, int(*u), 0, 0};
+    return FusedProgram::Instr{false, int(*u), 0, 0, type};
   if (auto b = binary_op_named(name); b && n.inputs.size() == 2 && fusable_binary(*b))
-    return FusedProgram::Instr{true, int(*b), 0, 0};
+    return FusedProgram::Instr{true, int(*b), 0, 0, type};
   return std::nullopt;
 }
 
@@ -31,11 +35,12 @@ std::optional<FusedProgram::Instr> as_instruction(const Plan& plan, const Node& 
 
 int fuse_elementwise(Plan& plan, const std::vector<bool>& constant) {
   const size_t n_nodes = plan.nodes.size();
-  // Constant float32 scalars the plan captured: immediates of a program, not inputs.
+  // Constant scalars the plan captured: immediates of a program, not inputs (a 16-bit one's
+  // value is exact in float32, as an input's would be widened).
   std::map<int, float> scalar;
   for (const auto& [id, t] : plan.captured)
     if (size_t(id) < constant.size() && constant[size_t(id)] && t.numel() == 1 && t.ndim() == 0 &&
-        t.dtype() == DType::Float32)
+        register_type(t.dtype()))
       scalar[id] = float(t.item_double());
   std::vector<std::vector<int>> readers(plan.values.size());
   for (size_t k = 0; k < n_nodes; ++k)
@@ -67,8 +72,16 @@ int fuse_elementwise(Plan& plan, const std::vector<bool>& constant) {
         if (std::find(made.begin(), made.end(), id) == made.end() && std::find(to.begin(), to.end(), id) == to.end())
           to.push_back(id);
       }
+    // Outputs: values read outside the members (as far as is known now) or after the run.
+    int outputs = 0;
+    for (int m : members) {
+      const int v = plan.nodes[size_t(m)].outputs[0];
+      bool outside = kept[size_t(v)];
+      for (int r : readers[size_t(v)]) outside = outside || std::find(members.begin(), members.end(), r) == members.end();
+      outputs += outside;
+    }
     return int(members.size()) <= kGpuFusedCode && int(inputs.size()) <= kGpuFusedInputs &&
-           int(immediates.size()) <= kGpuFusedImmediates;
+           int(immediates.size()) <= kGpuFusedImmediates && outputs <= kGpuFusedOutputs;
   };
   for (size_t k = 0; k < n_nodes; ++k) {
     const Node& n = plan.nodes[k];
@@ -137,6 +150,7 @@ int fuse_elementwise(Plan& plan, const std::vector<bool>& constant) {
       p.immediates.push_back(scalar.at(immediates[j]));
     }
     p.n_inputs = int(inputs.size());
+    for (int id : inputs) p.input_types.push_back(plan.values[size_t(id)].dtype);
     const bool gpu = plan.values[size_t(inputs[0])].device.is_gpu();
     bool fits = !gpu || (p.n_inputs <= kGpuFusedInputs && int(p.immediates.size()) <= kGpuFusedImmediates);
     for (int id : inputs) fits = fits && (!gpu || gpu_fused_input(plan.values[size_t(id)].shape, p.shape));
@@ -155,7 +169,10 @@ int fuse_elementwise(Plan& plan, const std::vector<bool>& constant) {
         outputs.push_back(out);
       }
     }
-    if (!fits || (gpu && int(outputs.size()) > kGpuFusedOutputs)) {  // beyond the GPU kernel: left as they are
+    // The GPU kernel writes a 16-bit output in whole words: an even number of elements.
+    bool odd_16bit = false;
+    for (int id : outputs) odd_16bit = odd_16bit || (plan.values[size_t(id)].dtype != DType::Float32 && numel(p.shape) % 2);
+    if (!fits || (gpu && (int(outputs.size()) > kGpuFusedOutputs || odd_16bit))) {  // beyond the GPU kernel: left as they are
       for (int m : members) group_of_node[size_t(m)] = -1;
       continue;
     }

@@ -492,24 +492,39 @@ BINARY_OPS = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "gelu_gra
               "nextafter", "remainder", "floor_divide", "bitwise_left_shift", "bitwise_right_shift"]
 
 
+# A typed program's register types (cpp/pcp/ops/fused.cpp): 0 float32, 1 float16, 2 bfloat16.
+REGISTER_TYPES = ["float32", "float16", "bfloat16"]
+
+
 def fused_ops(attrs):
-    """The op names of a fused_elementwise program, in order."""
+    """The op names of a fused_elementwise program, in order ("convert": a cast)."""
     code = attrs["code"]
-    return [(BINARY_OPS if code[i] else UNARY_OPS)[code[i + 1]] for i in range(0, len(code), 4)]
+    return ["convert" if not code[i] and code[i + 1] == -1 else (BINARY_OPS if code[i] else UNARY_OPS)[code[i + 1]]
+            for i in range(0, len(code), 4)]
 
 
 def _fused(em, ins, attrs, outs, scalars):
-    """A fused_elementwise program, instruction by instruction (float32 registers)."""
-    regs, code, shape = list(ins), attrs["code"], attrs["shape"]
+    """A fused_elementwise program, instruction by instruction: float32 registers, each 16-bit
+    instruction's result rounded to its type, outputs in their instructions' types."""
+    code, shape = attrs["code"], attrs["shape"]
+    types = attrs.get("types", [0] * (len(code) // 4))
+    regs = [x if t == 0 else em.convert(x, "float32") for x, t in zip(ins, attrs.get("input_types", [0] * len(ins)))]
     for bits in attrs.get("immediates", []):  # float32 bit patterns
         regs.append(em.const(struct.unpack("<f", struct.pack("<I", bits))[0], "float32"))
-    for i, op in zip(range(0, len(code), 4), fused_ops(attrs)):
+    rounded = {}  # register -> its 16-bit value
+    for i, op, t in zip(range(0, len(code), 4), fused_ops(attrs), types):
         a, b = regs[code[i + 2]], regs[code[i + 3]]
-        if code[i]:
-            regs.append(_binary(op)(em, [a, b], {"dtype": "float32", "shape": shape}, None, None)[0])
+        if op == "convert":
+            r = em.broadcast(a, shape)
+        elif code[i]:
+            r = _binary(op)(em, [a, b], {"dtype": "float32", "shape": shape}, None, None)[0]
         else:
-            regs.append(em.broadcast(_unary(op)(em, [a], {}, None, None)[0], shape))
-    return [regs[r] for r in attrs["outputs"]]
+            r = em.broadcast(_unary(op)(em, [a], {}, None, None)[0], shape)
+        if t:
+            rounded[len(regs)] = em.convert(r, REGISTER_TYPES[t])
+            r = em.convert(rounded[len(regs)], "float32")
+        regs.append(r)
+    return [rounded.get(r, regs[r]) for r in attrs["outputs"]]
 
 
 # ---------------------------------------------------------------- optimizers (write their inputs)

@@ -94,8 +94,11 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
 }
 
 namespace {
-// dst[0..n) = x (broadcast to `shape` with element strides st) at the flat positions s .. s+n.
-void gather_block(const float* x, const Shape& shape, const Strides& st, int64_t s, int64_t n, float* dst) {
+// dst[0..n) = x (broadcast to `shape` with element strides st) at the flat positions s .. s+n,
+// widened to float32 from x's type.
+void gather_block(const char* x, DType type, const Shape& shape, const Strides& st, int64_t s, int64_t n, float* dst) {
+  const auto& k = kernels();
+  const size_t size = itemsize(type);
   const int nd = int(shape.size());
   std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
   int64_t rem = s, off = 0;
@@ -107,7 +110,7 @@ void gather_block(const float* x, const Shape& shape, const Strides& st, int64_t
   const int64_t inner = st[size_t(nd - 1)], len = shape[size_t(nd - 1)];
   while (n > 0) {
     const int64_t run = std::min(len - idx[size_t(nd - 1)], n);
-    for (int64_t i = 0; i < run; ++i) dst[i] = x[off + i * inner];
+    k.cast(type, DType::Float32, run, reinterpret_cast<char*>(dst), 1, x + off * int64_t(size), inner);
     dst += run, n -= run;
     off += run * inner;
     idx[size_t(nd - 1)] += run;
@@ -126,9 +129,11 @@ void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, con
   const int64_t total = numel(p.shape);
   if (total == 0) return;
   constexpr int64_t kBlock = 1024;  // floats per register: the whole program's block stays in L1/L2
-  // How each input is read: in place (contiguous, or one value), else gathered per block.
+  // How each input is read: float32 in place (contiguous, or one value), else widened or
+  // gathered per block.
   struct Source {
-    const float* data;
+    const char* data;
+    DType type;
     Strides st;
     int64_t step;  // elements per output element when read in place; -1: gather
   };
@@ -138,7 +143,7 @@ void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, con
     int64_t step = -1;
     if (t.numel() == 1) step = 0;
     else if (t.shape() == p.shape && t.is_contiguous()) step = 1;
-    src.push_back({t.data<float>(), st, step});
+    src.push_back({ptr(t), t.dtype(), st, step});
   }
   const size_t regs = size_t(p.first_result()) + p.code.size();
   std::vector<int> out_of(regs, -1);  // register -> the output it is written to
@@ -146,20 +151,25 @@ void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, con
   const int64_t grain = std::max<int64_t>(kBlock, kGrain / int64_t(p.code.size()));
   parallel_for(total, grain, [&](int64_t begin, int64_t end) {
     std::vector<float> scratch(regs * size_t(kBlock));
+    std::vector<uint16_t> rounded(static_cast<size_t>(kBlock));  // a 16-bit instruction's result, before widening again
     std::vector<const float*> ptr(regs);
     std::vector<int64_t> stride(regs, 1);
     for (int64_t s = begin; s < end; s += kBlock) {
       const int64_t n = std::min(kBlock, end - s);
       for (int i = 0; i < p.n_inputs; ++i) {
         const Source& x = src[size_t(i)];
-        if (x.step >= 0) {
-          ptr[size_t(i)] = x.data + (x.step ? s : 0);
+        if (x.step >= 0 && x.type == DType::Float32) {
+          ptr[size_t(i)] = reinterpret_cast<const float*>(x.data) + (x.step ? s : 0);
           stride[size_t(i)] = x.step;
         } else {
           float* dst = scratch.data() + size_t(i) * kBlock;
-          gather_block(x.data, p.shape, x.st, s, n, dst);
+          if (x.step >= 0)
+            k.cast(x.type, DType::Float32, x.step ? n : 1, reinterpret_cast<char*>(dst), 1,
+                   x.data + (x.step ? s : 0) * int64_t(itemsize(x.type)), 1);
+          else
+            gather_block(x.data, x.type, p.shape, x.st, s, n, dst);
           ptr[size_t(i)] = dst;
-          stride[size_t(i)] = 1;
+          stride[size_t(i)] = x.step == 0 ? 0 : 1;
         }
       }
       for (size_t j = 0; j < p.immediates.size(); ++j) {  // one value, read with stride 0
@@ -169,13 +179,23 @@ void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, con
       for (size_t c = 0; c < p.code.size(); ++c) {
         const FusedProgram::Instr& ins = p.code[c];
         const size_t r = size_t(p.first_result()) + c;
-        float* dst = out_of[r] >= 0 ? out[size_t(out_of[r])].data<float>() + s : scratch.data() + r * kBlock;
+        const bool f32_out = out_of[r] >= 0 && ins.type == DType::Float32;
+        float* dst = f32_out ? out[size_t(out_of[r])].data<float>() + s : scratch.data() + r * kBlock;
+        char* d = reinterpret_cast<char*>(dst);
         const char* a = reinterpret_cast<const char*>(ptr[size_t(ins.a)]);
-        if (ins.binary)
-          k.binary(BinaryOp(ins.op), DType::Float32, n, reinterpret_cast<char*>(dst), 1, a, stride[size_t(ins.a)],
+        if (ins.op == FusedProgram::kConvert)
+          k.cast(DType::Float32, DType::Float32, n, d, 1, a, stride[size_t(ins.a)]);
+        else if (ins.binary)
+          k.binary(BinaryOp(ins.op), DType::Float32, n, d, 1, a, stride[size_t(ins.a)],
                    reinterpret_cast<const char*>(ptr[size_t(ins.b)]), stride[size_t(ins.b)]);
         else
-          k.unary(UnaryOp(ins.op), DType::Float32, n, reinterpret_cast<char*>(dst), 1, a, stride[size_t(ins.a)]);
+          k.unary(UnaryOp(ins.op), DType::Float32, n, d, 1, a, stride[size_t(ins.a)]);
+        if (ins.type != DType::Float32) {  // rounded once, as the op alone rounds its result
+          char* h = reinterpret_cast<char*>(rounded.data());
+          k.cast(DType::Float32, ins.type, n, h, 1, d, 1);
+          k.cast(ins.type, DType::Float32, n, d, 1, h, 1);
+          if (out_of[r] >= 0) std::memcpy(static_cast<char*>(out[size_t(out_of[r])].raw_data()) + s * 2, h, size_t(n) * 2);
+        }
         ptr[r] = dst;
         stride[r] = 1;
       }

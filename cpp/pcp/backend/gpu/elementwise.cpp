@@ -94,16 +94,34 @@ void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, 
                               " ops and ", n_out, " outputs is beyond the GPU kernel's 4, 8, 12 and 2");
   if (!out[0].numel()) return;
   // The program specializes the kernel (metal/fused.comp); offsets and sizes are push constants.
-  // constant_id: 0-3 counts and output registers, 4-15 the code, 16 the immediates' count, 17-24 their bits
+  // constant_id: 0-3 counts and output registers, 4-15 the code, 16 the immediates' count, 17-24 their bits,
+  // 25-26 the inputs' and outputs' types
   std::vector<uint32_t> constants{uint32_t(n_in), uint32_t(n_code), uint32_t(n_out), 0};
   for (int j = 0; j < n_out; ++j) constants[3] |= uint32_t(prog.outputs[size_t(j)]) << (8 * j);
+  // Types (metal/fused.comp): 0 float32, 1 float16, 2 bfloat16.
+  const auto type_bits = [](DType t) { return t == DType::Float16 ? 1u : t == DType::BFloat16 ? 2u : 0u; };
   for (int c = 0; c < kGpuFusedCode; ++c) {
     const FusedProgram::Instr ins = c < n_code ? prog.code[size_t(c)] : FusedProgram::Instr{false, 0, 0, 0};
-    constants.push_back(uint32_t(ins.binary) | uint32_t(ins.op) << 1 | uint32_t(ins.a) << 8 | uint32_t(ins.b) << 16);
+    const uint32_t op = ins.op == FusedProgram::kConvert ? 127u : uint32_t(ins.op);
+    constants.push_back(uint32_t(ins.binary) | op << 1 | uint32_t(ins.a) << 8 | uint32_t(ins.b) << 16 |
+                        type_bits(ins.type) << 24);
   }
   constants.push_back(uint32_t(n_imm));
   for (int j = 0; j < kGpuFusedImmediates; ++j)
     constants.push_back(j < n_imm ? std::bit_cast<uint32_t>(prog.immediates[size_t(j)]) : 0u);
+  uint32_t in_types = 0, out_types = 0;
+  for (int k = 0; k < n_in; ++k) in_types |= type_bits(prog.input_type(k)) << (2 * k);
+  bool pairs = false;  // a 16-bit output: two elements per thread, stored as one word
+  for (int j = 0; j < n_out; ++j) {
+    out_types |= type_bits(prog.output_type(j)) << (2 * j);
+    if (is_half(out[size_t(j)])) {
+      pairs = true;
+      if (out[0].numel() % 2 || out[size_t(j)].offset() % 2 || !out[size_t(j)].is_contiguous())
+        fail<NotImplementedError>("fused_elementwise: a 16-bit output of odd length or offset on the GPU");
+    }
+  }
+  constants.push_back(in_types);
+  constants.push_back(out_types);
   struct {
     uint32_t n, in_off[4], in_div[4], in_period[4], out_off[2];
   } p{};
@@ -123,7 +141,8 @@ void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, 
   }
   while (bufs.size() < 4) bufs.push_back(bufs[0]);  // unused bindings
   for (int j = 0; j < 2; ++j) bufs.push_back(buffer_of(out[size_t(j < n_out ? j : 0)]));
-  rt().dispatch(out[0].device().index, "fused", bufs, &p, sizeof(p), groups(out[0].numel()), constants);
+  rt().dispatch(out[0].device().index, "fused", bufs, &p, sizeof(p), groups(pairs ? out[0].numel() / 2 : out[0].numel()),
+                constants);
 }
 
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
