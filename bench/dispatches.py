@@ -34,7 +34,7 @@ def profile_steps(cfg, vocab, dtype, steps, device):
     batches = [rng.integers(0, vocab, (2, cfg.batch_size, cfg.block_size + 1)) for _ in range(steps + 2)]
     losses = []
     for i, b in enumerate(batches):
-        x, y = pcp.tensor(b[0, :, :-1]), pcp.tensor(b[0, :, 1:])
+        x, y = pcp.tensor(b[0, :, :-1], device="cpu"), pcp.tensor(b[0, :, 1:], device="cpu")  # as get_batch
         if i == 2:
             pcp.synchronize(device)
             if not _core.set_gpu_profiling(True, device):
