@@ -48,6 +48,28 @@ def test_a_host_scalar_argument_is_read_at_each_call(device):
     assert cf.cache_info()[0].calls == 3
 
 
+def test_cache_info_counts_nodes_and_gpu_dispatches(device):
+    # .dispatches: the GPU commands of the last run, as the GPU's own timestamps count them.
+    w = pcp.tensor(rnd(6, 4, seed=1))
+    cf = pcp.compile(lambda x: (pcp.gelu(x @ w) * 2.0 + 1.0).sum(axis=0))
+    x = pcp.tensor(rnd(5, 6, seed=2))
+    cf(x)
+    entry = cf.cache_info()[0]
+    assert entry.dispatches is None and entry.nodes == entry.plan.num_nodes  # not run yet (traced eagerly)
+    if device == "cpu":
+        cf(x)
+        assert entry.dispatches is None and "GPU dispatches" not in repr(entry)
+        return
+    pcp.synchronize(device)
+    assert _core.set_gpu_profiling(True, device)
+    cf(x)
+    pcp.synchronize(device)
+    _core.set_gpu_profiling(False, device)
+    profiled = sum(n for name, n, _ in _core.gpu_profile_results(device) if name != "command list")
+    assert entry.dispatches == profiled >= entry.nodes - 1, (entry.dispatches, profiled, entry.plan.ops)
+    assert f"{entry.dispatches} GPU dispatches per run" in repr(entry)
+
+
 def test_a_new_signature_traces_again_and_says_why():
     cf = pcp.compile(lambda x, scale: (x * scale).sum(axis=0))
     cf(pcp.ones((2, 3)), 2.0)

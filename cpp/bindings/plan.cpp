@@ -34,6 +34,11 @@ void bind_plan(py::module_& m) {
                              "resubmitted after; live nodes such as optimizer steps and dropout run each time), "
                              "or node by node, and why")
       .def_property_readonly("num_captured", [](const plan::Plan& p) { return p.captured.size(); })
+      .def_property_readonly("commands", [](const plan::Plan& p) -> py::object {
+             const int64_t n = p.last_commands();
+             return n < 0 ? py::object(py::none()) : py::object(py::int_(n));
+           }, "The GPU commands (kernel dispatches, copies, transfers, library calls) its last run recorded, "
+              "a command list's replay counting its commands; None before a run or without GPU values")
       .def_property_readonly("ops", [](const plan::Plan& p) {
         std::vector<std::string> names;
         for (const plan::Node& n : p.nodes) names.push_back(n.prim->name());

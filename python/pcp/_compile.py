@@ -117,8 +117,19 @@ class CacheEntry:
         self.plan, self.out_tree, self.described = plan, out_tree, described
         self.reason, self.trace_seconds, self.calls, self.hooks = reason, trace_seconds, 1, hooks
 
+    @property
+    def nodes(self):
+        """The plan's nodes (ops it runs, after fusion)."""
+        return self.plan.num_nodes
+
+    @property
+    def dispatches(self):
+        """The GPU commands (kernel dispatches, copies, transfers) of its last run; None on the CPU."""
+        return self.plan.commands
+
     def __repr__(self):
-        return (f"<plan of {self.plan.num_nodes} ops, traced in {self.trace_seconds * 1e3:.1f} ms "
+        per_run = "" if self.dispatches is None else f", {self.dispatches} GPU dispatches per run"
+        return (f"<plan of {self.nodes} ops{per_run}, traced in {self.trace_seconds * 1e3:.1f} ms "
                 f"({self.reason}), {self.calls} calls>")
 
 
@@ -202,6 +213,7 @@ class Compiled:
         Returns:
             A list of CacheEntry: .reason (e.g. "first call" or "argument 0: Tensor(4, 3)
             float32 on cpu -> Tensor(5, 3) float32 on cpu"), .plan (its .num_nodes, .ops),
+            .nodes, .dispatches (the GPU commands of its last run, None on the CPU),
             .trace_seconds and .calls.
 
         Example:

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "pcp/backend/gpu/runtime.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/fused.h"
 #include "pcp/ops/ops.h"
@@ -17,9 +18,15 @@ struct Plan::Replayer {
   bool made = false;
   std::unique_ptr<CommandReplay> replay;
   std::string why;  // when there is none
+  int64_t commands = -1;  // GPU commands of the last run (-1: none yet, or no GPU)
 };
 
 std::shared_ptr<Plan::Replayer> Plan::new_replayer() { return std::make_shared<Replayer>(); }
+
+int64_t Plan::last_commands() const {
+  std::lock_guard<std::mutex> g(replayer->mu);
+  return replayer->commands;
+}
 
 std::vector<TensorSpec> AliasView::infer(const std::vector<TensorSpec>& in) const {
   return {{shape_, in[0].dtype, in[0].device}};
@@ -57,6 +64,10 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& given) const {
   }
   for (const auto& [id, t] : captured) slots[id] = t;
   for (const RandomDrawPtr& d : draws) Generator::global().redraw(*d);
+  // The GPU's commands during the run (another thread's work on it would count too).
+  auto gpu = std::find_if(values.begin(), values.end(), [](const TensorSpec& v) { return v.device.is_gpu(); });
+  const int device = gpu == values.end() ? -1 : gpu->device.index;
+  const uint64_t commands_before = device >= 0 ? gpu::rt().commands(device) : 0;
   {
     std::lock_guard<std::mutex> g(replayer->mu);  // a replay's lists and buffers serve one call at a time
     if (!replayer->made) {
@@ -67,6 +78,10 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& given) const {
   }
   if (!replayer->replay)
     for (size_t k = 0; k < nodes.size(); ++k) run_node(k, slots);
+  if (device >= 0) {
+    std::lock_guard<std::mutex> g(replayer->mu);
+    replayer->commands = int64_t(gpu::rt().commands(device) - commands_before);
+  }
   for (const auto& [t, id] : grads) t.impl()->grad = id < 0 ? nullptr : slots[id].impl_ptr();
   std::vector<Tensor> out;
   out.reserve(outputs.size());

@@ -82,6 +82,9 @@ struct Plan {
   void run_node(size_t k, std::vector<Tensor>& slots) const;
   // How run() replays: "3 command lists (241 nodes), 2 live nodes", or "node by node (why)".
   std::string replay_mode() const;
+  // The GPU commands (kernels, copies, transfers) the last run recorded; -1 before a run or for
+  // a plan with no GPU values.
+  int64_t last_commands() const;
   // Checks that every node reads only values made before it (and the outputs are made), infers
   // every node's outputs again from its inputs' specs and compares them with the recorded ones
   // (no kernel runs); ValueError naming the node otherwise.

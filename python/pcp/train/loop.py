@@ -144,9 +144,10 @@ def training_step(model, opt, scaler, cfg, dtype, command_lists=False):
 def plan_summary(entry):
     """One line on a compiled training step's plan (a pcp.compile CacheEntry)."""
     plan, mem = entry.plan, entry.plan.memory()
-    return (f"plan: traced in {entry.trace_seconds * 1e3:.0f} ms, {plan.traced_nodes} ops traced, {plan.num_nodes} "
-            f"run ({plan.ops.count('fused_elementwise')} fused), {mem['peak_bytes'] / 2**20:.1f} MiB of values at "
-            f"the peak, replayed {plan.replay_mode}")
+    dispatches = "" if entry.dispatches is None else f", {entry.dispatches} GPU dispatches a step"
+    return (f"plan: traced in {entry.trace_seconds * 1e3:.0f} ms, {plan.traced_nodes} ops traced, {entry.nodes} "
+            f"run ({plan.ops.count('fused_elementwise')} fused){dispatches}, {mem['peak_bytes'] / 2**20:.1f} MiB "
+            f"of values at the peak, replayed {plan.replay_mode}")
 
 
 def train(cfg, resume=False, report=None, overwrite=False):

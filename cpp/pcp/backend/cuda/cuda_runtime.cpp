@@ -143,6 +143,7 @@ struct Device {
   std::mutex mu;
   std::unordered_map<std::string, Function> functions;  // name#constants -> the loaded kernel
   bool profiling = false;
+  uint64_t commands = 0;  // Runtime::commands
   std::vector<Timed> timed;
   std::vector<CUevent> events;  // free
 
@@ -160,6 +161,7 @@ struct Device {
   // Queues fn on the stream, between two timestamps while profiling.
   template <class F>
   void timed_run(const char* name, F fn) {
+    ++commands;
     if (!profiling) return fn();
     Timed t{name, event(), event()};
     check(cu().cuEventRecord(t.start, stream), "cuEventRecord");
@@ -267,6 +269,12 @@ class CudaRuntime : public Runtime {
       check(cu().cuMemcpyDtoHAsync(dst, cuda_buffer(src)->ptr + off, n, d.stream), "cuMemcpyDtoHAsync");
     });
     check(cu().cuStreamSynchronize(d.stream), "cuStreamSynchronize");
+  }
+
+  uint64_t commands(int device) override {
+    Device& d = device_at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    return d.commands;
   }
 
   void copy(int device, const Buffer* src, size_t so, Buffer* dst, size_t doff, size_t n) override {

@@ -78,6 +78,9 @@ class Runtime {
                         const std::vector<uint32_t>& constants = {}, const std::vector<Buffer*>& addressed = {}) = 0;
   // Submits the stream and waits for it to finish.
   virtual void synchronize(int device) = 0;
+  // Commands (kernels, copies, transfers, library calls) recorded for the device since it was
+  // created, a replayed command list counting its commands: what a step costs in launches.
+  virtual uint64_t commands(int /*device*/) { return 0; }
 
   // Command lists, how a plan replays (plan/command_replay.h). After begin_capture(), the
   // commands this device records go into a list of their own instead of the stream, until

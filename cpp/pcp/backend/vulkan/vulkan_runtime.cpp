@@ -165,6 +165,7 @@ struct Device {
   VkCommandBuffer cmd = VK_NULL_HANDLE;             // frames[current].cmd while recording
   bool recording = false;
   uint32_t recorded = 0;
+  uint64_t total_commands = 0;  // Runtime::commands
   CommandList* capturing = nullptr;  // the list commands go into instead of the frame (begin_capture)
   std::unordered_map<std::string, Pipeline> pipelines;
   std::multimap<size_t, Buffer*> staging_cache, readback_cache;  // host-visible buffers by size (Buffer::readback)
@@ -310,7 +311,9 @@ struct Device {
     f->vkCmdExecuteCommands(cmd, 1, &l->cmd);
     full_barrier();
     recorded += l->commands;
+    total_commands += l->commands;
     recorded_command("command list");
+    --total_commands;  // its commands count, not the one that executes them
   }
 
   void collect_times(Frame& fr) {
@@ -375,6 +378,7 @@ struct Device {
   // Called after recording a command. While profiling (and with PCP_GPU_SERIAL=1), a barrier
   // follows every command, so that each command's timestamp measures it alone.
   void recorded_command(const char* command) {
+    ++total_commands;
     if (capturing) {
       if (serial) full_barrier();
       return void(++capturing->commands);
@@ -673,6 +677,12 @@ class VulkanRuntime : public Runtime {
     Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
     d.flush();
+  }
+
+  uint64_t commands(int device) override {
+    Device& d = device_at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    return d.total_commands;
   }
 
   bool begin_capture(int device) override {
