@@ -359,3 +359,42 @@ def test_gpt_under_bfloat16_autocast_follows_pytorch_autocast(gpt_runs):
     assert abs(bf16[0] - torch_bf16[0]) <= 0.01 * torch_bf16[0]  # the same model, rounded alike
     rel = np.abs(_smooth(bf16[:100]) - _smooth(torch_bf16)) / _smooth(torch_bf16)
     assert rel.max() <= 0.01, rel.max()
+
+
+def test_a_parameter_is_cast_once_per_scope_and_every_use_gets_its_gradient():
+    # Within one autocast scope a parameter's low-type cast is made once (PyTorch's weight-cast
+    # cache), also for a view of it (Linear's weight.T); gradients of every use flow back through
+    # it; an in-place write or a backward pass through it makes the next use cast again.
+    rng = np.random.default_rng(0)
+    w = pcp.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    x = pcp.tensor(rng.standard_normal((2, 4)).astype(np.float32))
+
+    def weight_casts(fn):
+        pcp._core.reset_profile()
+        pcp._core.set_profiling(True, record_shapes=True)
+        try:
+            out = fn()
+        finally:
+            pcp._core.set_profiling(False)
+        calls = dict((name, n) for name, n, _ in pcp._core.profile_results())
+        pcp._core.reset_profile()
+        return out, calls.get("astype (4,3)", 0) + calls.get("astype (3,4)", 0)
+
+    def loss():
+        return (x @ w).sum() + (x * 2.0 @ w).sum() + (x[:, :3] @ w.T).sum()
+
+    with pcp.autocast(dtype=pcp.bfloat16):
+        y, casts = weight_casts(loss)
+        assert casts == 1
+        y.backward()
+        _, casts = weight_casts(loss)  # the backward pass went through the cast: cast again
+        assert casts == 1
+    xb = x.astype(pcp.bfloat16).astype(pcp.float32).numpy().astype(np.float64)
+    want = 3 * np.broadcast_to(xb.sum(0)[:, None], (4, 3)) + np.broadcast_to(xb[:, :3].sum(0)[None, :], (4, 3))
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-2, atol=1e-2)
+    with pcp.autocast(dtype=pcp.bfloat16):
+        a = (x @ w).astype(pcp.float32).numpy()
+        with pcp.no_grad():
+            w[...] = w * 2.0  # an in-place write: the next use casts again
+        b = (x @ w).astype(pcp.float32).numpy()
+    np.testing.assert_allclose(b, 2 * a, rtol=1e-2)

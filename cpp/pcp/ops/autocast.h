@@ -20,26 +20,31 @@ enum class CastPolicy {
 
 // The autocast type, or nullopt outside an autocast scope.
 std::optional<DType> autocast_dtype();
-// Sets the autocast type (float16 or bfloat16; nullopt turns autocast off). A ValueError for
-// any other type.
+// Sets the autocast type (float16 or bfloat16; nullopt turns autocast off and ends the scope:
+// its cached weight casts are dropped). A ValueError for any other type.
 void set_autocast_dtype(std::optional<DType> dtype);
 
-// RAII: sets the autocast type for a scope and restores the previous one (backward passes run
-// with autocast off: their products follow the dtypes saved in the forward pass).
+// RAII: sets the autocast type for a stretch of work inside a scope and restores the previous
+// one, keeping the scope's cached casts (backward passes run with autocast off: their products
+// follow the dtypes saved in the forward pass).
 class AutocastGuard {
  public:
-  explicit AutocastGuard(std::optional<DType> dtype) : prev_(autocast_dtype()) { set_autocast_dtype(dtype); }
-  ~AutocastGuard() { set_autocast_dtype(prev_); }
+  explicit AutocastGuard(std::optional<DType> dtype);  // (the type is one set_autocast_dtype takes)
+  ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
  private:
-  std::optional<DType> prev_;
+  DType prev_;
 };
 
 // The inputs as `policy` casts them under the current autocast type. Only float32, float16 and
 // bfloat16 tensors are cast (float64 and integers are left alone, as in PyTorch), and never
-// weak scalars (Python numbers), which adopt the other operand's type anyway.
+// weak scalars (Python numbers), which adopt the other operand's type anyway. A parameter's cast
+// to the low type is made once per scope and reused (a cache emptied when autocast goes off).
 std::vector<Tensor> autocast_inputs(CastPolicy policy, std::vector<Tensor> inputs);
+// t in dt: from the scope's weight-cast cache where dt is the autocast type and t a float32
+// parameter or a view of one (ops that cast their operands themselves, such as matmul).
+Tensor autocast_cast(const Tensor& t, DType dt);
 
 }  // namespace pcp

@@ -94,10 +94,10 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     // VJP, one GEMM for each gradient too) instead of a GEMM per batch element.
     Shape out_shape(a.shape().begin(), a.shape().end() - 1);
     out_shape.push_back(b.shape()[1]);
-    Tensor flat = reshape(astype(a, dt), {numel(Shape(a.shape().begin(), a.shape().end() - 1)), ka});
-    out = reshape(pcp::apply<Matmul>({flat, astype(b, dt)}, Shape{}), out_shape);
+    Tensor flat = reshape(autocast_cast(a, dt), {numel(Shape(a.shape().begin(), a.shape().end() - 1)), ka});
+    out = reshape(pcp::apply<Matmul>({flat, autocast_cast(b, dt)}, Shape{}), out_shape);
   } else {
-    out = pcp::apply<Matmul>({astype(a, dt), astype(b, dt)}, batch);
+    out = pcp::apply<Matmul>({autocast_cast(a, dt), autocast_cast(b, dt)}, batch);
   }
   if (a_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-2});
   if (b_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-1});
