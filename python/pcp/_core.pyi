@@ -147,6 +147,11 @@ class Plan:
         """
     @command_lists.setter
     def command_lists(self, value: bool) -> None: ...
+    @property
+    def commands(self) -> typing.Any:
+        """
+        The GPU commands (kernel dispatches, copies, transfers, library calls) its last run recorded, a command list's replay counting its commands; None before a run or without GPU values
+        """
     def memory(self) -> dict[typing.Any, typing.Any]:
         """
         Buffer planning by liveness: the most bytes of values the run holds at once (peak_bytes, reached at node peak_node), against the bytes of every value it makes (allocated_bytes, over allocations values); views and the caller's tensors are not counted
