@@ -18,16 +18,11 @@ layout(push_constant) uniform Params {
 } p;
 
 #include "binary_ops.glsl"
-
-// Element k of a buffer of `type` as a float.
-#define ELEMENT(buf, type, k)                                                                  \
-  ((type) == T_F32    ? uintBitsToFloat((buf)[k])                                              \
-   : (type) == T_BF16 ? uintBitsToFloat(HALF_OF(buf, k) << 16)                                 \
-                      : f16_value(HALF_OF(buf, k)))
+#include "typed.glsl"
 
 float result(uint i) {
-  const float x = ELEMENT(a, p.a_type, uint(int(p.a_off) + strided_offset(i, p.ndim, p.shape, p.a_strides)));
-  const float y = ELEMENT(b, p.b_type, uint(int(p.b_off) + strided_offset(i, p.ndim, p.shape, p.b_strides)));
+  const float x = LOAD_TYPED(a, p.a_type, uint(int(p.a_off) + strided_offset(i, p.ndim, p.shape, p.a_strides)));
+  const float y = LOAD_TYPED(b, p.b_type, uint(int(p.b_off) + strided_offset(i, p.ndim, p.shape, p.b_strides)));
   return apply(p.op, x, y);
 }
 
@@ -38,7 +33,6 @@ void main() {
   }
   for (uint w = gl_GlobalInvocationID.x; 2u * w < p.n; w += GRID_STRIDE) {
     const float lo = result(2u * w), hi = result(2u * w + 1u);
-    out_[p.out_off / 2u + w] = p.out_type == T_BF16 ? bf16_bits(lo) | bf16_bits(hi) << 16
-                                                    : f16_bits(lo) | f16_bits(hi) << 16;
+    out_[p.out_off / 2u + w] = half_pair(p.out_type, lo, hi);
   }
 }

@@ -5,19 +5,27 @@
 // Out-of-range targets were recorded by the forward; here they only miss the one-hot.
 #include "common.glsl"
 layout(local_size_x = 256) in;
-layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer X { uint x[]; };   // x_type (typed.glsl)
 layout(std430, set = 0, binding = 2) readonly buffer T { int target[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Lse { vec2 lse_[]; };
 layout(std430, set = 0, binding = 4) readonly buffer G { float g[]; };
-layout(std430, set = 0, binding = 5) writeonly buffer GX { float gx[]; };
-layout(push_constant) uniform Params { uint n, C, x_off, g_off, gx_off, t_off; int ignore; } p;
+layout(std430, set = 0, binding = 5) writeonly buffer GX { uint gx[]; };  // gx_type (typed.glsl)
+layout(push_constant) uniform Params { uint n, C, x_off, g_off, gx_off, t_off; int ignore; uint x_type, gx_type; } p;
+#include "typed.glsl"
+
+float gradient(uint i) {
+  const uint r = i / p.C, c = i - r * p.C;
+  const int t = target[p.t_off + r];
+  if (t == p.ignore) return 0.0;
+  const float xi = LOAD_TYPED(x, p.x_type, p.x_off + i);
+  return (exp((xi - lse_[r].x) - lse_[r].y) - (int(c) == t ? 1.0 : 0.0)) * g[p.g_off + r];
+}
 
 void main() {
-  for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) {
-    const uint r = i / p.C, c = i - r * p.C;
-    const int t = target[p.t_off + r];
-    float v = 0.0;
-    if (t != p.ignore) v = (exp((x[p.x_off + i] - lse_[r].x) - lse_[r].y) - (int(c) == t ? 1.0 : 0.0)) * g[p.g_off + r];
-    gx[p.gx_off + i] = v;
+  if (p.gx_type == T_F32) {
+    for (uint i = gl_GlobalInvocationID.x; i < p.n; i += GRID_STRIDE) gx[p.gx_off + i] = floatBitsToUint(gradient(i));
+    return;
   }
+  for (uint w = gl_GlobalInvocationID.x; 2u * w < p.n; w += GRID_STRIDE)  // 16-bit: even n and gx_off
+    gx[p.gx_off / 2u + w] = half_pair(p.gx_type, gradient(2u * w), gradient(2u * w + 1u));
 }

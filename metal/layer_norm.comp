@@ -8,10 +8,19 @@ layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 2) readonly buffer W { float w[]; };  // unused without has_w
 layout(std430, set = 0, binding = 3) readonly buffer B { float b[]; };  // unused without has_b
-layout(std430, set = 0, binding = 4) writeonly buffer Y { float y[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Y { uint y[]; };  // y_type (typed.glsl)
 layout(std430, set = 0, binding = 5) writeonly buffer Mean { float mean_[]; };
 layout(std430, set = 0, binding = 6) writeonly buffer Rstd { float rstd_[]; };
-layout(push_constant) uniform Params { uint rows, n, x_off, w_off, b_off, y_off, has_w, has_b; float eps; } p;
+layout(push_constant) uniform Params { uint rows, n, x_off, w_off, b_off, y_off, has_w, has_b; float eps; uint y_type; } p;
+#include "typed.glsl"
+
+// Element c of a row's result.
+float normalized(uint xb, uint c, float mu, float rstd) {
+  float v = (x[xb + c] - mu) * rstd;
+  if (p.has_w != 0) v *= w[p.w_off + c];
+  if (p.has_b != 0) v += b[p.b_off + c];
+  return v;
+}
 
 void main() {
   const uint lid = gl_LocalInvocationID.x;
@@ -26,11 +35,11 @@ void main() {
       acc += d * d;
     }
     const float rstd = inversesqrt(wg_sum(acc) / float(p.n) + p.eps);
-    for (uint c = lid; c < p.n; c += 256) {
-      float v = (x[xb + c] - mu) * rstd;
-      if (p.has_w != 0) v *= w[p.w_off + c];
-      if (p.has_b != 0) v += b[p.b_off + c];
-      y[yb + c] = v;
+    if (p.y_type == T_F32) {
+      for (uint c = lid; c < p.n; c += 256) y[yb + c] = floatBitsToUint(normalized(xb, c, mu, rstd));
+    } else {  // 16-bit: two elements a word (even n and y_off)
+      for (uint c = 2u * lid; c < p.n; c += 512u)
+        y[(yb + c) / 2u] = half_pair(p.y_type, normalized(xb, c, mu, rstd), normalized(xb, c + 1u, mu, rstd));
     }
     if (lid == 0) {
       mean_[r] = mu;

@@ -6,11 +6,12 @@
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
-layout(std430, set = 0, binding = 2) readonly buffer G { float g[]; };
+layout(std430, set = 0, binding = 2) readonly buffer G { uint g[]; };  // g_type (typed.glsl)
 layout(std430, set = 0, binding = 3) readonly buffer Mean { float mean_[]; };
 layout(std430, set = 0, binding = 4) readonly buffer Rstd { float rstd_[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer Partial { float partial[]; };
-layout(push_constant) uniform Params { uint rows, n, x_off, g_off, chunks; } p;
+layout(push_constant) uniform Params { uint rows, n, x_off, g_off, chunks, g_type; } p;
+#include "typed.glsl"
 
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.chunks * p.n; i += GRID_STRIDE) {
@@ -19,7 +20,7 @@ void main() {
     const uint r0 = k * base + min(k, rem), r1 = r0 + base + (k < rem ? 1u : 0u);
     float dw = 0.0, db = 0.0;
     for (uint r = r0; r < r1; ++r) {
-      const float gv = g[p.g_off + r * p.n + c];
+      const float gv = LOAD_TYPED(g, p.g_type, p.g_off + r * p.n + c);
       dw += gv * (x[p.x_off + r * p.n + c] - mean_[r]) * rstd_[r];
       db += gv;
     }

@@ -652,6 +652,33 @@ def test_16bit_chains_and_casts_fuse_keeping_every_rounding(device, low):
         assert cg.cache_info()[0].plan.ops.count("astype") == 0
 
 
+@pytest.mark.parametrize("low", [pcp.bfloat16, pcp.float16], ids=str)
+def test_casts_fold_into_layer_norm_and_cross_entropy(device, low, tmp_path):
+    # Under autocast: layer norm's float32 output cast for a product (written 16-bit by the layer
+    # norm), the product's logits cast to float32 for cross-entropy (read 16-bit by it and its
+    # gradient), the gradient cast back (written 16-bit), and the layer norm gradient's cast g
+    # (read 16-bit): the same bits as eager, with only the weight's cast left; also from a file.
+    w = pcp.tensor(rnd(8, 6, seed=1) * 0.5)
+
+    def loss(x, t):
+        with pcp.autocast(dtype=low):
+            return pcp.cross_entropy(pcp.layer_norm(x * 2.0) @ w, t)
+
+    vg = pcp.value_and_grad(loss)
+    x = pcp.tensor(rnd(10, 8, seed=2))
+    t = pcp.tensor(np.random.default_rng(3).integers(0, 6, 10), device="cpu")
+    cf = pcp.compile(vg)
+    cf(x, t)
+    for got, want in zip(cf(x, t), vg(x, t)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    ops = cf.cache_info()[0].plan.ops
+    assert ops.count("astype") == 1, ops  # w's
+    path = str(tmp_path / "folded.pcpplan")
+    cf.save(path)
+    for got, want in zip(pcp.load_plan(path)(x, t), vg(x, t)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
     import json
     from pcp.serialization import load_safetensors, save_safetensors

@@ -182,6 +182,25 @@ def test_fused_16bit_chains_keep_their_roundings():
         np.testing.assert_array_equal(g.astype(np.float32), w.astype(np.float32), err_msg=f"output {i}")
 
 
+def test_casts_folded_into_layer_norm_and_cross_entropy():
+    # Under autocast a plan writes layer norm's output and cross-entropy's gradient in bfloat16
+    # and reads the bfloat16 logits as they are: the exported program keeps those types. (XLA's
+    # CPU bfloat16 product rounds differently from PCP's float32 accumulation: 2e-2.)
+    w = rnd(8, 6, seed=31)
+
+    def loss(x, t):
+        with pcp.autocast(dtype=pcp.bfloat16):
+            return pcp.cross_entropy(pcp.layer_norm(x * 2.0) @ w, t)
+
+    vg = pcp.value_and_grad(loss)
+    args = (rnd(10, 8, seed=32), pcp.tensor(np.random.default_rng(33).integers(0, 6, 10)))
+    exported = pcp.export.stablehlo(lambda x, t: list(vg(x, t)), *args)
+    assert exported.ops.count("astype") == 1, exported.ops  # the weight's
+    got, want = run_xla(exported.text, inputs_of(exported)), vg(*args)
+    for i, (g, w_) in enumerate(zip(got, want)):
+        close(g, w_.numpy(), f"output {i}", rtol=2e-2)
+
+
 def _state(tensors, optimizers):
     """{hash: value now} of the tensors and the optimizers' state."""
     held = list(tensors) + [t for o in optimizers for s in o.state.values() for t in s.values() if isinstance(t, pcp.Tensor)]

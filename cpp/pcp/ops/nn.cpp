@@ -96,6 +96,22 @@ TensorSpec row_stats(const TensorSpec& x) {
 
 // First-order backward of layer norm from the forward's float32 row statistics, in one pass.
 // Inputs (x, w or undefined, g, mean, rstd); outputs gx, dw, db.
+// Cast folding (Primitive::with_output_dtype / with_input_dtype): whether t is float16 or
+// bfloat16, and the type a primitive's folded output takes ("out_dtype" in plan files).
+bool half_type(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+void put_out_dtype(Attributes& a, std::optional<DType> out) {
+  if (out) a["out_dtype"] = std::string(dtype_name(*out));
+}
+std::optional<DType> out_dtype_attr(const std::string& prim, const Attributes& a) {
+  if (!a.count("out_dtype")) return std::nullopt;
+  const DType t = dtype_from_name(attr_str(prim, a, "out_dtype"));
+  if (!half_type(t) && t != DType::Float32)
+    fail<ValueError>(prim, ": out_dtype ", dtype_name(t), " is not float32, float16 or bfloat16");
+  return t;
+}
+// x widened to float32 where a folded cast left it 16-bit (the CPU kernels read float32).
+Tensor as_float32_if_half(const Tensor& x) { return half_type(x.dtype()) ? astype(x, DType::Float32) : x; }
+
 class LayerNormBackward : public Primitive {
  public:
   const char* name() const override { return "layer_norm_backward"; }
@@ -107,13 +123,19 @@ class LayerNormBackward : public Primitive {
     return {x, param, param};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
-    const Tensor &x = in[0], &w = in[1], &g = in[2], &mean = in[3], &rstd = in[4];
+    const Tensor &x = in[0], &w = in[1], &mean = in[3], &rstd = in[4];
     const int64_t n = x.shape().back();
     Tensor gx = empty(specs[0]);
     Tensor param_grads = Tensor::empty({2, n}, x.dtype(), x.device());  // dw and db, as rows
-    if (x.device().is_gpu()) gpu::layer_norm_backward(x, w, g, mean, rstd, gx, param_grads);
-    else cpu::layer_norm_backward(x, w, g, mean, rstd, gx, param_grads);
+    if (x.device().is_gpu()) gpu::layer_norm_backward(x, w, in[2], mean, rstd, gx, param_grads);  // g as it is
+    else cpu::layer_norm_backward(x, w, x.dtype() == DType::Float32 ? as_float32_if_half(in[2]) : in[2], mean, rstd, gx,
+                                  param_grads);
     return {gx, param_grads.alias({n}, {1}, 0), param_grads.alias({n}, {1}, n)};
+  }
+  // The gradient g of a float32 layer norm may come 16-bit (its product's type).
+  std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
+    if (i != 2 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    return std::make_shared<LayerNormBackward>();
   }
 };
 
@@ -121,23 +143,41 @@ class LayerNormBackward : public Primitive {
 // backward reads.
 class LayerNorm : public Primitive {
  public:
-  explicit LayerNorm(double eps) : eps_(eps) {}
+  explicit LayerNorm(double eps, std::optional<DType> out = std::nullopt) : eps_(eps), out_(out) {}
   const char* name() const override { return "layer_norm"; }
-  Attributes attributes() const override { return {{"eps", eps_}}; }
+  Attributes attributes() const override {
+    Attributes a{{"eps", eps_}};
+    put_out_dtype(a, out_);
+    return a;
+  }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
-    return {in[0], row_stats(in[0]), row_stats(in[0])};
+    TensorSpec y = in[0];
+    if (out_) y.dtype = *out_;
+    return {y, row_stats(in[0]), row_stats(in[0])};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& x = in[0];
     Tensor w = in[1].defined() ? contiguous(in[1]) : Tensor();
     Tensor b = in[2].defined() ? contiguous(in[2]) : Tensor();
     Tensor y = empty(specs[0]), mean = empty(specs[1]), rstd = empty(specs[2]);
-    if (x.device().is_gpu()) gpu::layer_norm(x, w, b, y, mean, rstd, eps_);
-    else cpu::layer_norm(x, w, b, y, mean, rstd, eps_);
+    if (x.device().is_gpu()) {
+      gpu::layer_norm(x, w, b, y, mean, rstd, eps_);  // a 16-bit y for a float32 x: rounded as stored
+    } else if (y.dtype() != x.dtype()) {
+      Tensor y_x = Tensor::empty(y.shape(), x.dtype());
+      cpu::layer_norm(x, w, b, y_x, mean, rstd, eps_);
+      cpu::cast_copy(y_x, y);
+    } else {
+      cpu::layer_norm(x, w, b, y, mean, rstd, eps_);
+    }
     return {y, mean, rstd};
+  }
+  // A float32 layer norm whose output is only cast to 16 bits writes them itself.
+  std::shared_ptr<Primitive> with_output_dtype(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
+    if (k != 0 || !half_type(to) || in[0].dtype != DType::Float32) return nullptr;
+    return std::make_shared<LayerNorm>(eps_, to);
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>& needs) override {
@@ -171,6 +211,7 @@ class LayerNorm : public Primitive {
 
  private:
   double eps_;
+  std::optional<DType> out_;  // y's type where a plan folded a cast in (else x's)
 };
 
 // Host targets as the kernels take them: contiguous int64, checked against C classes, with the
@@ -204,25 +245,51 @@ bool device_targets(const Tensor& targets) { return targets.device().is_gpu(); }
 // the forward pass's per-row (max, log-sum-exp) as a fourth.
 class CrossEntropyBackward : public Primitive {
  public:
-  explicit CrossEntropyBackward(int64_t ignore) : ignore_(ignore) {}
+  explicit CrossEntropyBackward(int64_t ignore, std::optional<DType> out = std::nullopt) : ignore_(ignore), out_(out) {}
   const char* name() const override { return "cross_entropy_backward"; }
-  Attributes attributes() const override { return {{"ignore_index", ignore_}}; }
+  Attributes attributes() const override {
+    Attributes a{{"ignore_index", ignore_}};
+    put_out_dtype(a, out_);
+    return a;
+  }
   bool runs_on_gpu() const override { return true; }
   bool host_input(size_t i) const override { return i == 2; }
-  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    TensorSpec gx = in[0];
+    if (out_) gx.dtype = *out_;
+    return {gx};
+  }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor &logits = in[0], &g = in[1];
     const bool on_device = device_targets(in[2]);
     const Tensor t = on_device ? in[2] : prepared_targets(in[2], logits.shape().back(), ignore_);
     const int64_t ignore = on_device ? ignore_ : -1;
     Tensor gx = empty(specs[0]);
-    if (gx.device().is_gpu()) gpu::cross_entropy_backward(logits, t, ignore, in[3], g, gx);
-    else cpu::cross_entropy_backward(logits, t, ignore, g, gx);
+    if (gx.device().is_gpu()) {
+      gpu::cross_entropy_backward(logits, t, ignore, in[3], g, gx);  // logits and gx in their own types
+    } else if (half_type(logits.dtype()) || half_type(gx.dtype())) {  // a folded cast: in float32, then cast
+      Tensor g32 = Tensor::empty(gx.shape(), DType::Float32);
+      cpu::cross_entropy_backward(as_float32_if_half(logits), t, ignore, g, g32);
+      cpu::cast_copy(g32, gx);
+    } else {
+      cpu::cross_entropy_backward(logits, t, ignore, g, gx);
+    }
     return {gx};
+  }
+  // Logits that reach it only through a float32 cast are read as they are; a gradient that is
+  // only cast to 16 bits is written in them.
+  std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
+    if (i != 0 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    return std::make_shared<CrossEntropyBackward>(ignore_, out_.value_or(DType::Float32));
+  }
+  std::shared_ptr<Primitive> with_output_dtype(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
+    if (k != 0 || !half_type(to) || infer(in)[0].dtype != DType::Float32) return nullptr;
+    return std::make_shared<CrossEntropyBackward>(ignore_, to);
   }
 
  private:
   int64_t ignore_;
+  std::optional<DType> out_;  // gx's type where a plan folded a cast in (else the logits')
 };
 
 // Per-row loss over the last axis of contiguous logits; inputs (logits, targets). Outputs: the
@@ -231,20 +298,30 @@ class CrossEntropyBackward : public Primitive {
 // counted as they are checked. Only the loss is differentiable.
 class CrossEntropy : public Primitive {
  public:
-  explicit CrossEntropy(int64_t ignore_index) : ignore_(ignore_index) {}
+  explicit CrossEntropy(int64_t ignore_index, std::optional<DType> out = std::nullopt)
+      : ignore_(ignore_index), out_(out) {}
   const char* name() const override { return "cross_entropy"; }
-  Attributes attributes() const override { return {{"ignore_index", ignore_}}; }
+  Attributes attributes() const override {
+    Attributes a{{"ignore_index", ignore_}};
+    put_out_dtype(a, out_);
+    return a;
+  }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
   bool runs_on_gpu() const override { return true; }
   bool host_input(size_t i) const override { return i == 1; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const TensorSpec& logits = in[0];
-    std::vector<TensorSpec> out{{in[1].shape, logits.dtype, logits.device}};
+    const DType dt = out_.value_or(logits.dtype);
+    std::vector<TensorSpec> out{{in[1].shape, dt, logits.device}};
     if (logits.device.is_gpu()) out.push_back({{rows_of(logits.shape), 2}, DType::Float32, logits.device});
-    if (!in[1].device.is_gpu())
-      out.push_back({{}, logits.dtype == DType::Float64 ? DType::Float64 : DType::Float32, logits.device});
+    if (!in[1].device.is_gpu()) out.push_back({{}, dt == DType::Float64 ? DType::Float64 : DType::Float32, logits.device});
     return out;
+  }
+  // Logits that reach it only through a float32 cast are read as they are (widened exactly).
+  std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
+    if (i != 0 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    return std::make_shared<CrossEntropy>(ignore_, out_.value_or(DType::Float32));
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& logits = in[0];
@@ -254,7 +331,7 @@ class CrossEntropy : public Primitive {
     const int64_t ignore = on_device ? ignore_ : -1;
     std::vector<Tensor> out{empty(specs[0])};
     if (!logits.device().is_gpu()) {
-      cpu::cross_entropy(logits, t, ignore, out[0]);
+      cpu::cross_entropy(out[0].dtype() == DType::Float32 ? as_float32_if_half(logits) : logits, t, ignore, out[0]);
     } else {
       out.push_back(empty(specs[1]));
       gpu::cross_entropy(logits, t, ignore, out[0], out[1]);
@@ -282,6 +359,7 @@ class CrossEntropy : public Primitive {
 
  private:
   int64_t ignore_;
+  std::optional<DType> out_;  // the loss's type where a plan folded a cast in (else the logits')
 };
 
 // Inverted dropout of contiguous float32 x with the mask drawn from Philox counters
@@ -434,16 +512,17 @@ const bool registered = [] {
           std::make_shared<SoftmaxBackward>(n == "log_softmax_backward", attr_int(n, a, "causal_T")));
     });
   register_primitive("layer_norm", [](const std::string& n, const Attributes& a, const SharedState&) {
-    return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps")));
+    return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps"), out_dtype_attr(n, a)));
   });
   register_primitive("layer_norm_backward", [](const std::string&, const Attributes&, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>());
   });
   register_primitive("cross_entropy", [](const std::string& n, const Attributes& a, const SharedState&) {
-    return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(attr_int(n, a, "ignore_index")));
+    return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(attr_int(n, a, "ignore_index"), out_dtype_attr(n, a)));
   });
   register_primitive("cross_entropy_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
-    return std::shared_ptr<Primitive>(std::make_shared<CrossEntropyBackward>(attr_int(n, a, "ignore_index")));
+    return std::shared_ptr<Primitive>(
+        std::make_shared<CrossEntropyBackward>(attr_int(n, a, "ignore_index"), out_dtype_attr(n, a)));
   });
   register_primitive("dropout", [](const std::string& n, const Attributes& a, const SharedState& s) {
     return std::shared_ptr<Primitive>(std::make_shared<Dropout>(attr_double(n, a, "p"), shared_draw(n, s, 0)));

@@ -95,6 +95,19 @@ class Primitive {
   // What make_primitive(name(), ...) needs to make this primitive again (a plan file holds it).
   virtual Attributes attributes() const { return {}; }
   virtual SharedState shared_state() const { return {}; }
+  // Cast folding (plan/passes.h), for a node with input specs `in`: the primitive that writes
+  // output k in the 16-bit type `to`, giving this one's result followed by astype (computed as
+  // now, rounded once as it is stored), or nullptr where it cannot.
+  virtual std::shared_ptr<Primitive> with_output_dtype(const std::vector<TensorSpec>& /*in*/, size_t /*k*/,
+                                                       DType /*to*/) const {
+    return nullptr;
+  }
+  // The primitive that takes input i in the 16-bit type `from` in place of its float32 cast
+  // (widened as it is read, exactly) with the same outputs, or nullptr where it cannot.
+  virtual std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& /*in*/, size_t /*i*/,
+                                                      DType /*from*/) const {
+    return nullptr;
+  }
 };
 
 // Plan files make primitives again by name: each op family registers a maker for the names its

@@ -24,11 +24,18 @@ int eliminate_common_subexpressions(Plan& plan);
 // unless they write their inputs, and captured tensors nothing reads. Returns how many nodes.
 int eliminate_dead_code(Plan& plan);
 
-// Groups of float32 elementwise ops (unary math, binary arithmetic and gelu's gradients) whose
-// intermediate values nothing else reads become one fused_elementwise node each (ops/fused.h):
-// on the CPU run in cache-sized blocks, on a GPU in one dispatch (groups within the kernel's
-// limits: core/fused_program.h). Captured 0-d float32 values in `constant` become immediates of
-// the program. Returns how many groups were fused.
+// Casts between float32 and a 16-bit type folded into the ops around them, where the ops
+// take it (Primitive::with_output_dtype / with_input_dtype): a float32 result only cast to 16
+// bits is written in them by its op (layer norm's output, cross-entropy's gradient), and a
+// 16-bit value only read through a float32 cast is read as it is by its readers (a layer norm
+// gradient's g, cross-entropy's logits). The results are the same bits. Returns how many casts.
+int fold_casts(Plan& plan);
+
+// Groups of elementwise ops (unary math, binary arithmetic, gelu's gradients and casts, in
+// float32, float16 and bfloat16) whose intermediate values nothing else reads become one
+// fused_elementwise node each (ops/fused.h): on the CPU run in cache-sized blocks, on a GPU in
+// one dispatch (groups within the kernel's limits: core/fused_program.h). Captured 0-d values in
+// `constant` become immediates of the program. Returns how many groups were fused.
 int fuse_elementwise(Plan& plan, const std::vector<bool>& constant = {});
 
 }  // namespace pcp::plan

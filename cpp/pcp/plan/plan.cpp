@@ -196,8 +196,8 @@ bool inputs_fit(const NodeRecord& n) {
       {"attention", {1, 3}}, {"attention_backward", {5, 7}}, {"sum", {1}}, {"max", {1}}, {"min", {1}},
       {"argmax", {1}}, {"argmin", {1}}};
   const size_t k = n.inputs.size();
-  for (size_t i = 0; i < k; ++i)  // only layer norm's weight and bias may be left out
-    if (n.inputs[i] < 0 && !(n.op == "layer_norm" && i > 0)) return false;
+  for (size_t i = 0; i < k; ++i)  // only layer norm's weight and bias (and its gradient's weight) may be left out
+    if (n.inputs[i] < 0 && !(n.op == "layer_norm" && i > 0) && !(n.op == "layer_norm_backward" && i == 1)) return false;
   if (auto it = fixed.find(n.op); it != fixed.end())
     return std::find(it->second.begin(), it->second.end(), k) != it->second.end();
   if (n.op == "adam_step" || n.op == "adamw_step") return k % 4 == 0;

@@ -127,8 +127,10 @@ void check_node(const NodeCheck& c) {
   } else if (op == "layer_norm_backward") {
     c.require(c.ndim(0) >= 1, "a 0-d input");
     c.same_shapes(0, 2);
-    c.require(in[2].dtype == in[0].dtype && (!in[1].defined || in[1].dtype == in[0].dtype) &&
-              in[3].dtype == DType::Float32 && in[4].dtype == DType::Float32, "dtypes that do not fit");
+    const bool g_fits = in[2].dtype == in[0].dtype ||  // or 16-bit for float32 x: a folded cast
+                        (in[0].dtype == DType::Float32 && (in[2].dtype == DType::Float16 || in[2].dtype == DType::BFloat16));
+    c.require(g_fits && (!in[1].defined || in[1].dtype == in[0].dtype) && in[3].dtype == DType::Float32 &&
+              in[4].dtype == DType::Float32, "dtypes that do not fit");
     Shape rows(in[0].shape.begin(), in[0].shape.end() - 1);
     rows.push_back(1);
     c.require(!in[1].defined || in[1].shape == Shape{in[0].shape.back()}, "weight is not the last axis");

@@ -385,7 +385,7 @@ def _target_mask(em, logits, targets, ignore):
 
 
 def _cross_entropy(em, ins, attrs, outs, scalars):
-    logits, targets = ins[0], ins[1]
+    logits, targets = em.convert(ins[0], outs[0][1]), ins[1]  # (16-bit logits of a float32 loss: widened)
     hot, valid = _target_mask(em, logits, targets, attrs["ignore_index"])
     m = em.reduce(logits, [-1], "maximum", keepdims=True)
     lse = em.add(em.unary("log", em.reduce(em.unary("exponential", em.sub(logits, m)), [-1], "add", keepdims=True)), m)
@@ -403,12 +403,15 @@ def _cross_entropy(em, ins, attrs, outs, scalars):
 
 
 def _cross_entropy_backward(em, ins, attrs, outs, scalars):
+    # In the logits' type (float32 for 16-bit ones, as the kernels), then in the gradient's.
     logits, g, targets = ins[0], ins[1], ins[2]
+    if logits.dtype in ("float16", "bfloat16"):
+        logits = em.convert(logits, "float32")
     hot, valid = _target_mask(em, logits, targets, attrs["ignore_index"])
     p = _softmax_of(em, logits, False)
     d = em.sub(p, em.convert(hot, logits.dtype))
     scale = em.select(valid, em.convert(g, logits.dtype), em.const(0, logits.dtype, targets.shape))
-    return [em.mul(d, em.reshape(scale, list(targets.shape) + [1]))]
+    return [em.convert(em.mul(d, em.reshape(scale, list(targets.shape) + [1])), outs[0][1])]
 
 
 def _heads(em, ins, H):

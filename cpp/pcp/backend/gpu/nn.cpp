@@ -80,18 +80,27 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
   launch_rows(y, "softmax_backward", {buffer_of(y), buffer_of(g), buffer_of(gx)}, &p, sizeof p, rows);
 }
 
+// Whether a kernel writes `out` as 16-bit words (two elements each): rows of an even length at
+// an even offset.
+static bool half_pairs(const Tensor& out) { return is_half(out) && out.shape().back() % 2 == 0 && out.offset() % 2 == 0; }
+
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps) {
   if (is_half(x)) {
     return into_float32(y, [&](const Tensor& o) { layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps); });
   }
   require_f32("layer_norm", x);
+  // A float32 x normalized into a 16-bit y (a plan's cast folded in): written as it is computed.
+  if (is_half(y) && !half_pairs(y))
+    return into_float32(y, [&](const Tensor& o) { layer_norm(x, w, b, o, mean, rstd, eps); });
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   struct {
     uint32_t rows, n, x_off, w_off, b_off, y_off, has_w, has_b;
     float eps;
+    uint32_t y_type;
   } p{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
-      b.defined() ? u32(b.offset(), "offset") : 0, u32(y.offset(), "offset"), w.defined(), b.defined(), float(eps)};
+      b.defined() ? u32(b.offset(), "offset") : 0, u32(y.offset(), "offset"), w.defined(), b.defined(), float(eps),
+      type_code("layer_norm", y)};
   Buffer* xb = buffer_of(x);
   if (rows == 0) return;
   const bool short_rows = n <= kShortRow;
@@ -103,6 +112,7 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
                          const Tensor& gx, const Tensor& param_grads) {
+  // g may be 16-bit for a float32 x (a plan's cast folded in): the kernels widen it as they read.
   if (is_half(x)) {
     return into_float32(gx, [&](const Tensor& gx32) {
       into_float32(param_grads, [&](const Tensor& pg32) {
@@ -113,9 +123,10 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   require_f32("layer_norm_backward", x);
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   Buffer* xb = buffer_of(x);
-  struct { uint32_t rows, n, x_off, w_off, g_off, gx_off, has_w; } p{
+  const uint32_t g_type = type_code("layer_norm_backward", g);
+  struct { uint32_t rows, n, x_off, w_off, g_off, gx_off, has_w, g_type; } p{
       u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
-      u32(g.offset(), "offset"), u32(gx.offset(), "offset"), w.defined()};
+      u32(g.offset(), "offset"), u32(gx.offset(), "offset"), w.defined(), g_type};
   const bool short_rows = n <= kShortRow;
   if (rows > 0)
     rt().dispatch(x.device().index, short_rows ? "layer_norm_backward8" : "layer_norm_backward",
@@ -124,44 +135,49 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));
   Tensor partial = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());
-  struct { uint32_t rows, n, x_off, g_off, chunks; } q{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"),
-                                                       u32(g.offset(), "offset"), u32(chunks, "chunks")};
+  struct { uint32_t rows, n, x_off, g_off, chunks, g_type; } q{u32(rows, "rows"), u32(n, "size"),
+                                                               u32(x.offset(), "offset"), u32(g.offset(), "offset"),
+                                                               u32(chunks, "chunks"), g_type};
   launch(x, "layer_norm_param_grad", {xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(partial)}, q,
          chunks * n);
   gpu::reduce(ReduceOp::Sum, partial, 1, chunks, 2 * n, param_grads);
 }
 
+// Cross-entropy reads float32, float16 or bfloat16 logits as they are (computing in float32).
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse) {
-  if (is_half(logits)) {
-    return into_float32(loss, [&](const Tensor& o) { cross_entropy(widened(logits), targets, ignore, o, lse); });
+  if (is_half(loss)) {
+    return into_float32(loss, [&](const Tensor& o) { cross_entropy(logits, targets, ignore, o, lse); });
   }
-  require_f32("cross_entropy", logits);
+  if (!wide_io(logits)) require_f32("cross_entropy", logits);
   const int64_t C = logits.shape().back(), rows = rows_of(logits.shape());
   Tensor t = class_indices(targets, logits.device());
-  struct { uint32_t rows, C, x_off, loss_off, t_off; int32_t ignore; } p{
+  struct { uint32_t rows, C, x_off, loss_off, t_off; int32_t ignore; uint32_t x_type; } p{
       u32(rows, "rows"), u32(C, "size"), u32(logits.offset(), "offset"), u32(loss.offset(), "offset"),
-      u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+      u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX)),
+      type_code("cross_entropy", logits)};
   launch_rows(logits, "cross_entropy",
               {buffer_of(logits), buffer_of(t), buffer_of(loss), buffer_of(lse), fault_buffer(logits.device().index)},
               &p, sizeof p, rows);
 }
 
+// Reads float32, float16 or bfloat16 logits as they are and writes gx in its own type (16-bit:
+// two elements a word, for an even count at an even offset).
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
                             const Tensor& g, const Tensor& gx) {
-  if (is_half(logits)) {
-    return into_float32(gx, [&](const Tensor& o) {
-      cross_entropy_backward(widened(logits), targets, ignore, lse, widened(g), o);
-    });
+  if (is_half(g) || (is_half(gx) && (gx.numel() % 2 || gx.offset() % 2))) {
+    return into_float32(gx, [&](const Tensor& o) { cross_entropy_backward(logits, targets, ignore, lse, widened(g), o); });
   }
-  require_f32("cross_entropy_backward", logits);
+  if (!wide_io(logits)) require_f32("cross_entropy_backward", logits);
   const int64_t C = logits.shape().back();
   Tensor t = class_indices(targets, logits.device());
-  struct { uint32_t n, C, x_off, g_off, gx_off, t_off; int32_t ignore; } p{
+  struct { uint32_t n, C, x_off, g_off, gx_off, t_off; int32_t ignore; uint32_t x_type, gx_type; } p{
       u32(logits.numel(), "size"), u32(C, "size"), u32(logits.offset(), "offset"), u32(g.offset(), "offset"),
-      u32(gx.offset(), "offset"), u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX))};
+      u32(gx.offset(), "offset"), u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX)),
+      type_code("cross_entropy_backward", logits), type_code("cross_entropy_backward", gx)};
   if (logits.numel())
     launch(logits, "cross_entropy_backward",
-           {buffer_of(logits), buffer_of(t), buffer_of(lse), buffer_of(g), buffer_of(gx)}, p, logits.numel());
+           {buffer_of(logits), buffer_of(t), buffer_of(lse), buffer_of(g), buffer_of(gx)}, p,
+           is_half(gx) ? logits.numel() / 2 : logits.numel());
 }
 
 void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
