@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "pcp/backend/gpu/launch.h"
@@ -43,6 +44,22 @@ bool tabled(Device dev, const std::vector<Row>& rows) {
   return chunks <= int64_t(std::numeric_limits<uint32_t>::max());
 }
 
+// A table's words on the device. A training loop hands the same tensors every step, so recent
+// tables are kept by content (addresses and lengths: the same words are the same table, whatever
+// tensors they came from) and uploaded once. Not while a command list is recorded: its upload
+// runs only with the list.
+Tensor uploaded_table(Device dev, const std::vector<int32_t>& words) {
+  if (rt().capturing(dev.index)) return upload_ints(words, dev);
+  static std::mutex mu;
+  static auto* recent = new std::vector<std::pair<std::vector<int32_t>, Tensor>>;  // never destroyed (exit order)
+  std::lock_guard<std::mutex> g(mu);
+  for (const auto& [w, t] : *recent)
+    if (w == words && t.device() == dev) return t;
+  if (recent->size() >= 8) recent->erase(recent->begin());
+  recent->push_back({words, upload_ints(words, dev)});
+  return recent->back().second;
+}
+
 Table table(Device dev, const std::vector<Row>& rows) {
   Table t;
   std::vector<int32_t> words;
@@ -62,7 +79,7 @@ Table table(Device dev, const std::vector<Row>& rows) {
     t.chunks += uint32_t((n + kChunk - 1) / kChunk);
     ++t.count;
   }
-  if (t.count) t.entries = upload_ints(words, dev);
+  if (t.count) t.entries = uploaded_table(dev, words);
   return t;
 }
 

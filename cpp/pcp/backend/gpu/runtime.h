@@ -93,6 +93,8 @@ class Runtime {
   // supported (Metal). abort_capture() drops a list being recorded: none of it runs.
   struct CommandList;
   virtual bool begin_capture(int /*device*/) { return false; }
+  // Whether a list is being recorded on the device: what is recorded now runs only with it.
+  virtual bool capturing(int /*device*/) { return false; }
   virtual CommandList* end_capture(int device);
   virtual void abort_capture(int device);
   virtual void replay(int device, CommandList* list);

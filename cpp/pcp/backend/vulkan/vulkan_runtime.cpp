@@ -685,6 +685,12 @@ class VulkanRuntime : public Runtime {
     return d.total_commands;
   }
 
+  bool capturing(int device) override {
+    Device& d = device_at(device);
+    std::lock_guard<std::mutex> g(d.mu);
+    return d.capturing != nullptr;
+  }
+
   bool begin_capture(int device) override {
     Device& d = device_at(device);
     std::lock_guard<std::mutex> g(d.mu);
