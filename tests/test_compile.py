@@ -679,6 +679,32 @@ def test_casts_fold_into_layer_norm_and_cross_entropy(device, low, tmp_path):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_a_residual_add_folds_into_the_layer_norm_after_it(device, tmp_path):
+    # x + branch (float32 + bfloat16, as a block's residual under autocast) normalized: on a GPU
+    # one kernel adds, writes the sum (read again by the next residual and the gradient) and
+    # normalizes it; the same bits as eager, also from a file.
+    w = pcp.tensor(rnd(8, 8, seed=4) * 0.3)
+
+    def loss(x):
+        with pcp.autocast(dtype=pcp.bfloat16):
+            h = x + pcp.layer_norm(x) @ w            # the residual stream, float32 + bfloat16
+            return ((h + pcp.layer_norm(h) @ w).astype(pcp.float32) ** 2).mean()
+
+    vg = pcp.value_and_grad(loss)
+    x = pcp.tensor(rnd(6, 8, seed=5))
+    cf = pcp.compile(vg)
+    cf(x)
+    for got, want in zip(cf(x), vg(x)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    plan = cf.cache_info()[0].plan
+    norms = [i for i, op in enumerate(plan.ops) if op == "layer_norm"]
+    assert plan.ops[norms[1] - 1] != "add" and plan.ops.count("add") < 4, plan.ops  # the second's add is in it
+    path = str(tmp_path / "residual.pcpplan")
+    cf.save(path)
+    for got, want in zip(pcp.load_plan(path)(x), vg(x)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
     import json
     from pcp.serialization import load_safetensors, save_safetensors

@@ -182,7 +182,7 @@ def test_fused_16bit_chains_keep_their_roundings():
         np.testing.assert_array_equal(g.astype(np.float32), w.astype(np.float32), err_msg=f"output {i}")
 
 
-def test_casts_folded_into_layer_norm_and_cross_entropy():
+def test_casts_and_a_residual_add_folded_into_layer_norm_and_cross_entropy():
     # Under autocast a plan writes layer norm's output and cross-entropy's gradient in bfloat16
     # and reads the bfloat16 logits as they are: the exported program keeps those types. (XLA's
     # CPU bfloat16 product rounds differently from PCP's float32 accumulation: 2e-2.)
@@ -199,6 +199,19 @@ def test_casts_folded_into_layer_norm_and_cross_entropy():
     got, want = run_xla(exported.text, inputs_of(exported)), vg(*args)
     for i, (g, w_) in enumerate(zip(got, want)):
         close(g, w_.numpy(), f"output {i}", rtol=2e-2)
+
+    w8 = rnd(8, 8, seed=35)
+
+    def residual(x):  # a residual add folded into the layer norm after it: a fourth output, the sum
+        h = x + pcp.layer_norm(x) @ w8
+        return [pcp.layer_norm(h) * 2.0, h * 3.0]
+
+    args = (rnd(5, 8, seed=34),)
+    exported = pcp.export.stablehlo(residual, *args)
+    assert "add" not in exported.ops, exported.ops
+    got, want = run_xla(exported.text, inputs_of(exported)), residual(*args)
+    for i, (g, w_) in enumerate(zip(got, want)):
+        close(g, w_.numpy(), f"residual output {i}")
 
 
 def _state(tensors, optimizers):

@@ -145,11 +145,15 @@ class LayerNormBackward : public Primitive {
 // backward reads.
 class LayerNorm : public Primitive {
  public:
-  explicit LayerNorm(double eps, std::optional<DType> out = std::nullopt) : eps_(eps), out_(out) {}
+  // residual: a plan's add folded in (fuse_residual_layer_norm): inputs (x, w, b, r), x + r
+  // normalized and returned as a fourth output.
+  explicit LayerNorm(double eps, std::optional<DType> out = std::nullopt, bool residual = false)
+      : eps_(eps), out_(out), residual_(residual) {}
   const char* name() const override { return "layer_norm"; }
   Attributes attributes() const override {
     Attributes a{{"eps", eps_}};
     put_out_dtype(a, out_);
+    if (residual_) a["residual"] = true;
     return a;
   }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
@@ -158,31 +162,42 @@ class LayerNorm : public Primitive {
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     TensorSpec y = in[0];
     if (out_) y.dtype = *out_;
+    if (residual_) return {y, row_stats(in[0]), row_stats(in[0]), in[0]};
     return {y, row_stats(in[0]), row_stats(in[0])};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
-    const Tensor& x = in[0];
+    Tensor x = in[0];
     Tensor w = in[1].defined() ? contiguous(in[1]) : Tensor();
     Tensor b = in[2].defined() ? contiguous(in[2]) : Tensor();
     Tensor y = empty(specs[0]), mean = empty(specs[1]), rstd = empty(specs[2]);
+    Tensor s = residual_ ? empty(specs[3]) : Tensor();
     if (x.device().is_gpu()) {
-      gpu::layer_norm(x, w, b, y, mean, rstd, eps_);  // a 16-bit y for a float32 x: rounded as stored
-    } else if (y.dtype() != x.dtype()) {
+      // a 16-bit y for a float32 x: rounded as stored; a residual: added as read
+      gpu::layer_norm(x, w, b, y, mean, rstd, eps_, residual_ ? contiguous(in[3]) : Tensor(), s);
+      return residual_ ? std::vector<Tensor>{y, mean, rstd, s} : std::vector<Tensor>{y, mean, rstd};
+    }
+    if (residual_) {  // the add, then the layer norm (no pass saved on the CPU)
+      cpu::binary(BinaryOp::Add, contiguous(x), contiguous(as_float32_if_half(in[3])), s);
+      x = s;
+    }
+    if (y.dtype() != x.dtype()) {
       Tensor y_x = Tensor::empty(y.shape(), x.dtype());
       cpu::layer_norm(x, w, b, y_x, mean, rstd, eps_);
       cpu::cast_copy(y_x, y);
     } else {
       cpu::layer_norm(x, w, b, y, mean, rstd, eps_);
     }
-    return {y, mean, rstd};
+    return residual_ ? std::vector<Tensor>{y, mean, rstd, s} : std::vector<Tensor>{y, mean, rstd};
   }
   // A float32 layer norm whose output is only cast to 16 bits writes them itself.
   std::shared_ptr<Primitive> with_output_dtype(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
     if (k != 0 || !half_type(to) || in[0].dtype != DType::Float32) return nullptr;
-    return std::make_shared<LayerNorm>(eps_, to);
+    return std::make_shared<LayerNorm>(eps_, to, residual_);
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>& needs) override {
+    if (residual_)  // made by plans only, whose backward is in the plan already
+      fail<NotImplementedError>("layer_norm: the residual form a plan makes has no gradient of its own");
     const Tensor &x = in[0], &w = in[1], &g = gs[0];
     if (!grad_enabled() && x.dtype() != DType::Float64) {
       auto d = pcp::apply_all<LayerNormBackward>({x, w, contiguous(astype(g, x.dtype())), outs[1], outs[2]});
@@ -214,6 +229,7 @@ class LayerNorm : public Primitive {
  private:
   double eps_;
   std::optional<DType> out_;  // y's type where a plan folded a cast in (else x's)
+  bool residual_;
 };
 
 // Host targets as the kernels take them: contiguous int64, checked against C classes, with the
@@ -549,7 +565,8 @@ const bool registered = [] {
           std::make_shared<SoftmaxBackward>(n == "log_softmax_backward", attr_int(n, a, "causal_T")));
     });
   register_primitive("layer_norm", [](const std::string& n, const Attributes& a, const SharedState&) {
-    return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps"), out_dtype_attr(n, a)));
+    return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps"), out_dtype_attr(n, a),
+                                                                  a.count("residual") && attr_bool(n, a, "residual")));
   });
   register_primitive("layer_norm_backward", [](const std::string&, const Attributes&, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>());

@@ -31,6 +31,11 @@ int eliminate_dead_code(Plan& plan);
 // gradient's g, cross-entropy's logits). The results are the same bits. Returns how many casts.
 int fold_casts(Plan& plan);
 
+// A residual add read by a layer norm folded into it (LayerNorm's residual form: on a GPU one
+// kernel adds, writes the sum, which later nodes read, and normalizes it). Same bits.
+// Returns how many adds.
+int fuse_residual_layer_norm(Plan& plan);
+
 // Groups of elementwise ops (unary math, binary arithmetic, gelu's gradients and casts, in
 // float32, float16 and bfloat16) whose intermediate values nothing else reads become one
 // fused_elementwise node each (ops/fused.h): on the CPU run in cache-sized blocks, on a GPU in

@@ -124,6 +124,12 @@ void check_node(const NodeCheck& c) {
     c.require(c.ndim(0) >= 1, "a 0-d input");
     for (size_t i = 1; i < 3; ++i)
       c.require(!in[i].defined || in[i].shape == Shape{in[0].shape.back()}, "weight or bias is not the last axis");
+    const bool residual = a.count("residual") && attr_bool(op, a, "residual");
+    c.require(residual == (in.size() == 4), "a residual input without the residual form, or the other way");
+    if (residual)
+      c.require(in[3].defined && in[3].shape == in[0].shape && in[0].dtype == DType::Float32 &&
+                    (in[3].dtype == DType::Float32 || in[3].dtype == DType::Float16 || in[3].dtype == DType::BFloat16),
+                "the residual is not x's shape or x is not float32");
   } else if (op == "layer_norm_backward") {
     c.require(c.ndim(0) >= 1, "a 0-d input");
     c.same_shapes(0, 2);

@@ -352,8 +352,10 @@ def _mean_last(em, x):
 
 
 def _layer_norm(em, ins, attrs, outs, scalars):
-    x, w, b = ins
+    x, w, b = ins[:3]
     xf = em.convert(x, "float32")
+    if len(ins) > 3:  # the residual form a plan makes: x + r normalized, the sum a fourth output
+        xf = em.add(xf, em.convert(ins[3], "float32"))
     mean = _mean_last(em, xf)
     centered = em.sub(xf, mean)
     rstd = em.unary("rsqrt", em.scalar_op("add", _mean_last(em, em.mul(centered, centered)), attrs["eps"]))
@@ -362,7 +364,7 @@ def _layer_norm(em, ins, attrs, outs, scalars):
         y = em.mul(y, em.convert(w, "float32"))
     if b is not None:
         y = em.add(y, em.convert(b, "float32"))
-    return [em.convert(y, outs[0][1]), mean, rstd]
+    return [em.convert(y, outs[0][1]), mean, rstd] + ([xf] if len(ins) > 3 else [])
 
 
 def _layer_norm_backward(em, ins, attrs, outs, scalars):

@@ -85,28 +85,30 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
 static bool half_pairs(const Tensor& out) { return is_half(out) && out.shape().back() % 2 == 0 && out.offset() % 2 == 0; }
 
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
-                const Tensor& rstd, double eps) {
+                const Tensor& rstd, double eps, const Tensor& r, const Tensor& s) {
   if (is_half(x)) {
     return into_float32(y, [&](const Tensor& o) { layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps); });
   }
   require_f32("layer_norm", x);
   // A float32 x normalized into a 16-bit y (a plan's cast folded in): written as it is computed.
   if (is_half(y) && !half_pairs(y))
-    return into_float32(y, [&](const Tensor& o) { layer_norm(x, w, b, o, mean, rstd, eps); });
+    return into_float32(y, [&](const Tensor& o) { layer_norm(x, w, b, o, mean, rstd, eps, r, s); });
+  if (r.defined() && !wide_io(r)) require_f32("layer_norm", r);
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   struct {
     uint32_t rows, n, x_off, w_off, b_off, y_off, has_w, has_b;
     float eps;
-    uint32_t y_type;
+    uint32_t y_type, has_r, r_off, r_type, s_off;
   } p{u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
       b.defined() ? u32(b.offset(), "offset") : 0, u32(y.offset(), "offset"), w.defined(), b.defined(), float(eps),
-      type_code("layer_norm", y)};
+      type_code("layer_norm", y), r.defined(), r.defined() ? u32(r.offset(), "offset") : 0,
+      r.defined() ? type_code("layer_norm", r) : 0, s.defined() ? u32(s.offset(), "offset") : 0};
   Buffer* xb = buffer_of(x);
   if (rows == 0) return;
   const bool short_rows = n <= kShortRow;
   rt().dispatch(x.device().index, short_rows ? "layer_norm8" : "layer_norm",
                 {xb, w.defined() ? buffer_of(w) : xb, b.defined() ? buffer_of(b) : xb, buffer_of(y), buffer_of(mean),
-                 buffer_of(rstd)},
+                 buffer_of(rstd), r.defined() ? buffer_of(r) : xb, s.defined() ? buffer_of(s) : buffer_of(mean)},
                 &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, max_groups())));
 }
 

@@ -50,9 +50,10 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& ba
 // 0..(r % causal_T) and the rest become 0 (the causal mask of attention scores).
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
 void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T = 0);
-// w and b may be undefined; mean and rstd receive the per-row statistics.
+// w and b may be undefined; mean and rstd receive the per-row statistics. With a residual r (a
+// plan's add folded in: x's shape, float32 or 16-bit), x + r is normalized and written to s.
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
-                const Tensor& rstd, double eps);
+                const Tensor& rstd, double eps, const Tensor& r = {}, const Tensor& s = {});
 // param_grads (2, n): the weight's gradient, then the bias's.
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
                          const Tensor& gx, const Tensor& param_grads);
