@@ -698,7 +698,9 @@ def test_a_residual_add_folds_into_the_layer_norm_after_it(device, tmp_path):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     plan = cf.cache_info()[0].plan
     norms = [i for i, op in enumerate(plan.ops) if op == "layer_norm"]
-    assert plan.ops[norms[1] - 1] != "add" and plan.ops.count("add") < 4, plan.ops  # the second's add is in it
+    # The second layer norm's add is in it, the gradients' adds in theirs, with the gradient's cast to
+    # bfloat16: only the weight's cast is left.
+    assert plan.ops[norms[1] - 1] != "add" and "add" not in plan.ops and plan.ops.count("astype") == 1, plan.ops
     path = str(tmp_path / "residual.pcpplan")
     cf.save(path)
     for got, want in zip(pcp.load_plan(path)(x), vg(x)):

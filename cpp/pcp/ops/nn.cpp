@@ -116,12 +116,23 @@ Tensor as_float32_if_half(const Tensor& x) { return half_type(x.dtype()) ? astyp
 
 class LayerNormBackward : public Primitive {
  public:
+  // accumulate: a plan's add folded in (fuse_residual_layer_norm): a sixth input, another
+  // gradient of x, added to gx as it is written.
+  // low: a plan's cast of gx folded in (with_extra_output): gx in that type as a fourth output.
+  explicit LayerNormBackward(bool accumulate = false, std::optional<DType> low = std::nullopt)
+      : accumulate_(accumulate), low_(low) {}
   const char* name() const override { return "layer_norm_backward"; }
-  Attributes attributes() const override { return {}; }
+  Attributes attributes() const override {
+    Attributes a;
+    if (accumulate_) a["accumulate"] = true;
+    if (low_) a["low_dtype"] = std::string(dtype_name(*low_));
+    return a;
+  }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const TensorSpec& x = in[0];
     const TensorSpec param{{x.shape.back()}, x.dtype, x.device};
+    if (low_) return {x, param, param, {x.shape, *low_, x.device}};
     return {x, param, param};
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
@@ -129,16 +140,34 @@ class LayerNormBackward : public Primitive {
     const int64_t n = x.shape().back();
     Tensor gx = empty(specs[0]);
     Tensor param_grads = Tensor::empty({2, n}, x.dtype(), x.device());  // dw and db, as rows
-    if (x.device().is_gpu()) gpu::layer_norm_backward(x, w, in[2], mean, rstd, gx, param_grads);  // g as it is
-    else cpu::layer_norm_backward(x, w, x.dtype() == DType::Float32 ? as_float32_if_half(in[2]) : in[2], mean, rstd, gx,
-                                  param_grads);
-    return {gx, param_grads.alias({n}, {1}, 0), param_grads.alias({n}, {1}, n)};
+    const Tensor acc = accumulate_ ? contiguous(in[5]) : Tensor();
+    const Tensor low = low_ ? empty(specs[3]) : Tensor();
+    if (x.device().is_gpu()) {
+      gpu::layer_norm_backward(x, w, in[2], mean, rstd, gx, param_grads, acc, low);  // g as it is
+    } else {
+      cpu::layer_norm_backward(x, w, x.dtype() == DType::Float32 ? as_float32_if_half(in[2]) : in[2], mean, rstd, gx,
+                               param_grads);
+      if (accumulate_) cpu::binary(BinaryOp::Add, gx, acc, gx);
+      if (low_) cpu::cast_copy(gx, low);
+    }
+    std::vector<Tensor> out{gx, param_grads.alias({n}, {1}, 0), param_grads.alias({n}, {1}, n)};
+    if (low_) out.push_back(low);
+    return out;
+  }
+  // A cast of gx that the rest of the gradient reads too (the branch's product, in 16 bits).
+  std::shared_ptr<Primitive> with_extra_output(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
+    if (k != 0 || low_ || !half_type(to) || in[0].dtype != DType::Float32) return nullptr;
+    return std::make_shared<LayerNormBackward>(accumulate_, to);
   }
   // The gradient g of a float32 layer norm may come 16-bit (its product's type).
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
     if (i != 2 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
-    return std::make_shared<LayerNormBackward>();
+    return std::make_shared<LayerNormBackward>(accumulate_, low_);
   }
+
+ private:
+  bool accumulate_;
+  std::optional<DType> low_;
 };
 
 // Outputs y and the per-row mean and rstd (float32, not differentiable) that the first-order
@@ -193,6 +222,11 @@ class LayerNorm : public Primitive {
   std::shared_ptr<Primitive> with_output_dtype(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
     if (k != 0 || !half_type(to) || in[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<LayerNorm>(eps_, to, residual_);
+  }
+  // The residual may come 16-bit (a product's output), widened as it is read.
+  std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
+    if (!residual_ || i != 3 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    return std::make_shared<LayerNorm>(eps_, out_, true);
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>& needs) override {
@@ -568,8 +602,14 @@ const bool registered = [] {
     return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps"), out_dtype_attr(n, a),
                                                                   a.count("residual") && attr_bool(n, a, "residual")));
   });
-  register_primitive("layer_norm_backward", [](const std::string&, const Attributes&, const SharedState&) {
-    return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>());
+  register_primitive("layer_norm_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
+    const bool accumulate = a.count("accumulate") && attr_bool(n, a, "accumulate");
+    std::optional<DType> low;
+    if (a.count("low_dtype")) {
+      low = dtype_from_name(attr_str(n, a, "low_dtype"));
+      if (!half_type(*low)) fail<ValueError>(n, ": low_dtype ", dtype_name(*low), " is not float16 or bfloat16");
+    }
+    return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>(accumulate, low));
   });
   register_primitive("cross_entropy", [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(attr_int(n, a, "ignore_index"), out_dtype_attr(n, a)));

@@ -102,6 +102,12 @@ class Primitive {
                                                        DType /*to*/) const {
     return nullptr;
   }
+  // The primitive that also writes output k in the 16-bit type `to`, as a new last output (the
+  // value astype would make of it), for a cast of a result that others read too; or nullptr.
+  virtual std::shared_ptr<Primitive> with_extra_output(const std::vector<TensorSpec>& /*in*/, size_t /*k*/,
+                                                       DType /*to*/) const {
+    return nullptr;
+  }
   // The primitive that takes input i in the 16-bit type `from` in place of its float32 cast
   // (widened as it is read, exactly) with the same outputs, or nullptr where it cannot.
   virtual std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& /*in*/, size_t /*i*/,

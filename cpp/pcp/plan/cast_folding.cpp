@@ -69,6 +69,16 @@ int fold_casts(Plan& plan) {
       plan.nodes[c].inputs.clear();  // the cast, read by nothing now, goes with dead-code elimination
       plan.nodes[c].outputs.clear();
       ++folded;
+    } else if (from == DType::Float32 && half_type(to) && maker >= 0) {
+      // Narrowing a value others read too: its maker writes the 16-bit copy as well.
+      Node& m = plan.nodes[size_t(maker)];
+      auto p = m.prim->with_extra_output(input_specs(plan, m), size_t(maker_output), to);
+      if (!p) continue;
+      m.prim = std::move(p);
+      m.outputs.push_back(y);
+      plan.nodes[c].inputs.clear();  // the cast: y is its maker's now
+      plan.nodes[c].outputs.clear();
+      ++folded;
     }
   }
   if (folded) eliminate_dead_code(plan);

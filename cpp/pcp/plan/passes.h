@@ -31,9 +31,10 @@ int eliminate_dead_code(Plan& plan);
 // gradient's g, cross-entropy's logits). The results are the same bits. Returns how many casts.
 int fold_casts(Plan& plan);
 
-// A residual add read by a layer norm folded into it (LayerNorm's residual form: on a GPU one
-// kernel adds, writes the sum, which later nodes read, and normalizes it). Same bits.
-// Returns how many adds.
+// Residual adds folded into the layer norms around them: an add read by a layer norm (its
+// residual form: on a GPU one kernel adds, writes the sum, which later nodes read, and
+// normalizes it), and an add of a layer norm gradient's gx to another gradient (the gradient's
+// accumulate form: it writes the sum). Same bits. Returns how many adds.
 int fuse_residual_layer_norm(Plan& plan);
 
 // Groups of elementwise ops (unary math, binary arithmetic, gelu's gradients and casts, in

@@ -190,7 +190,7 @@ bool inputs_fit(const NodeRecord& n) {
   static const std::map<std::string, std::vector<size_t>> fixed = {
       {"where", {3}}, {"astype", {1}}, {"copy", {1}}, {"to_device", {1}}, {"matmul", {2}}, {"take", {2}},
       {"scatter_add", {2}}, {"softmax", {1}}, {"log_softmax", {1}}, {"softmax_backward", {2}},
-      {"log_softmax_backward", {2}}, {"layer_norm", {3, 4}}, {"layer_norm_backward", {5}}, {"cross_entropy", {2}},
+      {"log_softmax_backward", {2}}, {"layer_norm", {3, 4}}, {"layer_norm_backward", {5, 6}}, {"cross_entropy", {2}},
       {"cross_entropy_backward", {3, 4}}, {"dropout", {1}}, {"reshape", {1}}, {"permute", {1}},
       {"broadcast_to", {1}}, {"slice", {1}}, {"slice_scatter", {1}}, {"split", {1}}, {"alias", {1}},
       {"attention", {1, 3}}, {"attention_backward", {5, 7}}, {"sum", {1}}, {"max", {1}}, {"min", {1}},

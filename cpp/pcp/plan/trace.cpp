@@ -195,8 +195,8 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
   fold_constants(*plan_, foldable_, constant);
   eliminate_common_subexpressions(*plan_);
   eliminate_dead_code(*plan_);
-  fold_casts(*plan_);
   fuse_residual_layer_norm(*plan_);
+  fold_casts(*plan_);
   if (fuse_elementwise(*plan_, constant)) eliminate_dead_code(*plan_);  // drops the scalars now immediates
   plan_->check();  // the passes kept every node's inputs made before it and its shapes
   plan_->plan_releases();

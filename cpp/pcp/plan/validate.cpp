@@ -133,6 +133,7 @@ void check_node(const NodeCheck& c) {
   } else if (op == "layer_norm_backward") {
     c.require(c.ndim(0) >= 1, "a 0-d input");
     c.same_shapes(0, 2);
+    if (a.count("low_dtype")) c.require(in[0].dtype == DType::Float32, "a 16-bit copy of a gradient that is not float32");
     const bool g_fits = in[2].dtype == in[0].dtype ||  // or 16-bit for float32 x: a folded cast
                         (in[0].dtype == DType::Float32 && (in[2].dtype == DType::Float16 || in[2].dtype == DType::BFloat16));
     c.require(g_fits && (!in[1].defined || in[1].dtype == in[0].dtype) && in[3].dtype == DType::Float32 &&
@@ -141,6 +142,11 @@ void check_node(const NodeCheck& c) {
     rows.push_back(1);
     c.require(!in[1].defined || in[1].shape == Shape{in[0].shape.back()}, "weight is not the last axis");
     c.require(in[3].shape == rows && in[4].shape == rows, "statistics are not one per row");
+    const bool accumulate = a.count("accumulate") && attr_bool(op, a, "accumulate");
+    c.require(accumulate == (in.size() == 6), "an accumulated gradient without the accumulate form, or the other way");
+    if (accumulate)
+      c.require(in[5].defined && in[5].shape == in[0].shape && in[5].dtype == DType::Float32 &&
+                    in[0].dtype == DType::Float32, "the accumulated gradient is not float32 of x's shape");
   } else if (op == "cross_entropy" || op == "cross_entropy_backward") {
     const TensorSpec& t = in[op == "cross_entropy" ? 1 : 2];
     c.require(c.ndim(0) >= 1 && is_integral(t.dtype), "logits must be at least 1-D and targets integers");

@@ -113,7 +113,11 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
 }
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads) {
+                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc, const Tensor& low) {
+  if (low.defined() && !half_pairs(low)) {  // odd rows: the copy cast apart
+    layer_norm_backward(x, w, g, mean, rstd, gx, param_grads, acc);
+    return cast(gx, low);
+  }
   // g may be 16-bit for a float32 x (a plan's cast folded in): the kernels widen it as they read.
   if (is_half(x)) {
     return into_float32(gx, [&](const Tensor& gx32) {
@@ -126,13 +130,17 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   Buffer* xb = buffer_of(x);
   const uint32_t g_type = type_code("layer_norm_backward", g);
-  struct { uint32_t rows, n, x_off, w_off, g_off, gx_off, has_w, g_type; } p{
+  if (acc.defined()) require_f32("layer_norm_backward", acc);
+  struct { uint32_t rows, n, x_off, w_off, g_off, gx_off, has_w, g_type, has_acc, acc_off, has_low, low_off, low_type; } p{
       u32(rows, "rows"), u32(n, "size"), u32(x.offset(), "offset"), w.defined() ? u32(w.offset(), "offset") : 0,
-      u32(g.offset(), "offset"), u32(gx.offset(), "offset"), w.defined(), g_type};
+      u32(g.offset(), "offset"), u32(gx.offset(), "offset"), w.defined(), g_type, acc.defined(),
+      acc.defined() ? u32(acc.offset(), "offset") : 0, low.defined(), low.defined() ? u32(low.offset(), "offset") : 0,
+      low.defined() ? type_code("layer_norm_backward", low) : 0};
   const bool short_rows = n <= kShortRow;
   if (rows > 0)
     rt().dispatch(x.device().index, short_rows ? "layer_norm_backward8" : "layer_norm_backward",
-                  {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(gx)},
+                  {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(gx),
+                   acc.defined() ? buffer_of(acc) : xb, low.defined() ? buffer_of(low) : buffer_of(gx)},
                   &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, max_groups())));
   // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));

@@ -54,9 +54,11 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
 // plan's add folded in: x's shape, float32 or 16-bit), x + r is normalized and written to s.
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps, const Tensor& r = {}, const Tensor& s = {});
-// param_grads (2, n): the weight's gradient, then the bias's.
+// param_grads (2, n): the weight's gradient, then the bias's. With acc (float32, gx's shape: a
+// plan's add of another gradient folded in), gx + acc is written to gx; with low (16-bit, gx's
+// shape: a plan's cast folded in), gx in that type too.
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads);
+                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc = {}, const Tensor& low = {});
 // targets: host int64 class indices (checked), one per row of logits.
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse);
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
