@@ -679,6 +679,49 @@ def test_casts_fold_into_layer_norm_and_cross_entropy(device, low, tmp_path):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_a_plan_file_with_bad_folded_forms_is_refused(tmp_path):
+    # The attributes cast and residual folding add (out_dtype, residual, accumulate, low_dtype)
+    # are checked against the node's inputs before anything runs.
+    import json
+    from pcp.serialization import load_safetensors, save_safetensors
+    w = pcp.tensor(rnd(8, 8, seed=4) * 0.3, device="cpu")
+
+    def loss(x, t):
+        with pcp.autocast(dtype=pcp.bfloat16):
+            h = x + pcp.layer_norm(x) @ w
+            return pcp.cross_entropy(pcp.layer_norm(h) @ w, t)
+
+    cf = pcp.compile(pcp.value_and_grad(loss))
+    args = (pcp.tensor(rnd(6, 8, seed=5), device="cpu"), pcp.tensor(np.arange(6) % 8, device="cpu"))
+    cf(*args)
+    path = str(tmp_path / "p.pcpplan")
+    cf.save(path)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    ops = [n["op"] for n in graph["nodes"]]
+    norm = next(n for n in graph["nodes"] if n["op"] == "layer_norm" and n["attrs"].get("residual"))
+    grad = next(n for n in graph["nodes"] if n["op"] == "layer_norm_backward" and n["attrs"].get("accumulate"))
+    ce = next(n for n in graph["nodes"] if n["op"] == "cross_entropy")
+    assert "out_dtype" in ce["attrs"], ops
+    grad["attrs"].setdefault("low_dtype", None)
+    for node, key, bad, message in ((norm, "residual", False, "residual input without the residual form"),
+                                    (grad, "accumulate", False, "accumulated gradient without the accumulate"),
+                                    (grad, "low_dtype", "int32", "low_dtype int32 is not float16 or bfloat16"),
+                                    (ce, "out_dtype", "int64", "out_dtype int64 is not"),
+                                    (ce, "out_dtype", 3, "out_dtype")):
+        saved = node["attrs"][key]
+        node["attrs"][key] = bad
+        save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+        with pytest.raises(ValueError, match=message):
+            pcp.load_plan(path)
+        node["attrs"][key] = saved
+    if grad["attrs"]["low_dtype"] is None:
+        del grad["attrs"]["low_dtype"]
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    for got, want in zip(pcp.load_plan(path)(*args), pcp.value_and_grad(loss)(*args)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_a_residual_add_folds_into_the_layer_norm_after_it(device, tmp_path):
     # x + branch (float32 + bfloat16, as a block's residual under autocast) normalized: on a GPU
     # one kernel adds, writes the sum (read again by the next residual and the gradient) and
