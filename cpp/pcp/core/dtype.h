@@ -16,6 +16,10 @@ const char* dtype_name(DType dt);
 DType dtype_from_name(const std::string& name);  // "float32", "f32", "int64", ...
 bool is_floating(DType dt);
 bool is_integral(DType dt);  // int32, int64 (not bool)
+// float16 or bfloat16: stored in 16 bits, computed in float32.
+inline bool is_half_float(DType dt) { return dt == DType::Float16 || dt == DType::BFloat16; }
+// float32 or a 16-bit float: what the GPU kernels and fused programs compute in float32.
+inline bool is_compute_float(DType dt) { return dt == DType::Float32 || is_half_float(dt); }
 
 // Category: 0 bool, 1 integer, 2 floating.
 int dtype_category(DType dt);

@@ -20,7 +20,6 @@ bool fusable_binary(BinaryOp op) {
 namespace {
 // The types of a program's registers as plan files number them: float32, float16, bfloat16.
 constexpr DType kRegisterTypes[] = {DType::Float32, DType::Float16, DType::BFloat16};
-bool register_type(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
 int64_t type_number(DType t) { return std::find(std::begin(kRegisterTypes), std::end(kRegisterTypes), t) - std::begin(kRegisterTypes); }
 DType type_numbered(int64_t k) {
   if (k < 0 || k > 2) fail<ValueError>("fused_elementwise: type ", k, " is not 0 (float32), 1 (float16) or 2 (bfloat16)");
@@ -36,7 +35,7 @@ FusedElementwise::FusedElementwise(FusedProgram program) : program_(std::move(pr
   const FusedProgram& p = program_;
   fail_if(p.n_inputs < 1 || p.code.empty() || p.outputs.empty(), "needs inputs, instructions and outputs");
   fail_if(!p.input_types.empty() && int(p.input_types.size()) != p.n_inputs, "has input types for other inputs");
-  for (DType t : p.input_types) fail_if(!register_type(t), "an input type other than float32, float16, bfloat16");
+  for (DType t : p.input_types) fail_if(!is_compute_float(t), "an input type other than float32, float16, bfloat16");
   for (size_t i = 0; i < p.code.size(); ++i) {
     const FusedProgram::Instr& c = p.code[i];
     const int defined = p.first_result() + int(i);  // registers written before instruction i
@@ -45,7 +44,7 @@ FusedElementwise::FusedElementwise(FusedProgram program) : program_(std::move(pr
                      : !(c.op == FusedProgram::kConvert ||
                          (c.op >= 0 && c.op <= int(kLastUnaryOp) && fusable_unary(UnaryOp(c.op)))),
             "an op it cannot run");
-    fail_if(!register_type(c.type), "an instruction type other than float32, float16, bfloat16");
+    fail_if(!is_compute_float(c.type), "an instruction type other than float32, float16, bfloat16");
   }
   for (size_t j = 0; j < p.outputs.size(); ++j) {
     const int r = p.outputs[j];

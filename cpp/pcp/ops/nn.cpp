@@ -100,19 +100,18 @@ TensorSpec row_stats(const TensorSpec& x) {
 // Inputs (x, w or undefined, g, mean, rstd); outputs gx, dw, db.
 // Cast folding (Primitive::with_output_dtype / with_input_dtype): whether t is float16 or
 // bfloat16, and the type a primitive's folded output takes ("out_dtype" in plan files).
-bool half_type(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 void put_out_dtype(Attributes& a, std::optional<DType> out) {
   if (out) a["out_dtype"] = std::string(dtype_name(*out));
 }
 std::optional<DType> out_dtype_attr(const std::string& prim, const Attributes& a) {
   if (!a.count("out_dtype")) return std::nullopt;
   const DType t = dtype_from_name(attr_str(prim, a, "out_dtype"));
-  if (!half_type(t) && t != DType::Float32)
+  if (!is_half_float(t) && t != DType::Float32)
     fail<ValueError>(prim, ": out_dtype ", dtype_name(t), " is not float32, float16 or bfloat16");
   return t;
 }
 // x widened to float32 where a folded cast left it 16-bit (the CPU kernels read float32).
-Tensor as_float32_if_half(const Tensor& x) { return half_type(x.dtype()) ? astype(x, DType::Float32) : x; }
+Tensor as_float32_if_half(const Tensor& x) { return is_half_float(x.dtype()) ? astype(x, DType::Float32) : x; }
 
 class LayerNormBackward : public Primitive {
  public:
@@ -156,12 +155,12 @@ class LayerNormBackward : public Primitive {
   }
   // A cast of gx that the rest of the gradient reads too (the branch's product, in 16 bits).
   std::shared_ptr<Primitive> with_extra_output(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
-    if (k != 0 || low_ || !half_type(to) || in[0].dtype != DType::Float32) return nullptr;
+    if (k != 0 || low_ || !is_half_float(to) || in[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<LayerNormBackward>(accumulate_, to);
   }
   // The gradient g of a float32 layer norm may come 16-bit (its product's type).
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
-    if (i != 2 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    if (i != 2 || !is_half_float(from) || in[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<LayerNormBackward>(accumulate_, low_);
   }
 
@@ -220,12 +219,12 @@ class LayerNorm : public Primitive {
   }
   // A float32 layer norm whose output is only cast to 16 bits writes them itself.
   std::shared_ptr<Primitive> with_output_dtype(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
-    if (k != 0 || !half_type(to) || in[0].dtype != DType::Float32) return nullptr;
+    if (k != 0 || !is_half_float(to) || in[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<LayerNorm>(eps_, to, residual_);
   }
   // The residual may come 16-bit (a product's output), widened as it is read.
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
-    if (!residual_ || i != 3 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    if (!residual_ || i != 3 || !is_half_float(from) || in[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<LayerNorm>(eps_, out_, true);
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
@@ -347,7 +346,7 @@ class CrossEntropyBackward : public Primitive {
     Tensor gx = empty(specs[0]);
     if (gx.device().is_gpu()) {
       gpu::cross_entropy_backward(logits, t, ignore, in[3], g, gx);  // logits and gx in their own types
-    } else if (half_type(logits.dtype()) || half_type(gx.dtype())) {  // a folded cast: in float32, then cast
+    } else if (is_half_float(logits.dtype()) || is_half_float(gx.dtype())) {  // a folded cast: in float32, then cast
       Tensor g32 = Tensor::empty(gx.shape(), DType::Float32);
       cpu::cross_entropy_backward(as_float32_if_half(logits), t, ignore, g, g32);
       cpu::cast_copy(g32, gx);
@@ -359,11 +358,11 @@ class CrossEntropyBackward : public Primitive {
   // Logits that reach it only through a float32 cast are read as they are; a gradient that is
   // only cast to 16 bits is written in them.
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
-    if (i != 0 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    if (i != 0 || !is_half_float(from) || in[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<CrossEntropyBackward>(ignore_, out_.value_or(DType::Float32));
   }
   std::shared_ptr<Primitive> with_output_dtype(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
-    if (k != 0 || !half_type(to) || infer(in)[0].dtype != DType::Float32) return nullptr;
+    if (k != 0 || !is_half_float(to) || infer(in)[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<CrossEntropyBackward>(ignore_, to);
   }
 
@@ -400,7 +399,7 @@ class CrossEntropy : public Primitive {
   }
   // Logits that reach it only through a float32 cast are read as they are (widened exactly).
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
-    if (i != 0 || !half_type(from) || in[0].dtype != DType::Float32) return nullptr;
+    if (i != 0 || !is_half_float(from) || in[0].dtype != DType::Float32) return nullptr;
     return std::make_shared<CrossEntropy>(ignore_, out_.value_or(DType::Float32));
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
@@ -607,7 +606,7 @@ const bool registered = [] {
     std::optional<DType> low;
     if (a.count("low_dtype")) {
       low = dtype_from_name(attr_str(n, a, "low_dtype"));
-      if (!half_type(*low)) fail<ValueError>(n, ": low_dtype ", dtype_name(*low), " is not float16 or bfloat16");
+      if (!is_half_float(*low)) fail<ValueError>(n, ": low_dtype ", dtype_name(*low), " is not float16 or bfloat16");
     }
     return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>(accumulate, low));
   });

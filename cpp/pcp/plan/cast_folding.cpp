@@ -7,7 +7,6 @@
 namespace pcp::plan {
 namespace {
 
-bool half_type(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
 // Node k's input specs.
 std::vector<TensorSpec> input_specs(const Plan& plan, const Node& n) {
@@ -43,7 +42,7 @@ int fold_casts(Plan& plan) {
       for (size_t o = 0; o < n.outputs.size(); ++o)
         if (n.outputs[o] == x) maker = int(k), maker_output = int(o);
     }
-    if (half_type(from) && to == DType::Float32) {
+    if (is_half_float(from) && to == DType::Float32) {
       // Widening: every reader of y takes x as it is.
       std::vector<std::shared_ptr<Primitive>> taken;
       for (const auto& [k, i] : y_readers) {
@@ -58,7 +57,7 @@ int fold_casts(Plan& plan) {
         n.inputs[y_readers[r].second] = x;
       }
       ++folded;  // the cast, read by nothing now, goes with dead-code elimination
-    } else if (from == DType::Float32 && half_type(to) && maker >= 0 && x_reads == 1 && !kept[size_t(x)]) {
+    } else if (from == DType::Float32 && is_half_float(to) && maker >= 0 && x_reads == 1 && !kept[size_t(x)]) {
       // Narrowing: x's maker writes it in the 16-bit type, and y's readers read x.
       Node& m = plan.nodes[size_t(maker)];
       auto p = m.prim->with_output_dtype(input_specs(plan, m), size_t(maker_output), to);
@@ -69,7 +68,7 @@ int fold_casts(Plan& plan) {
       plan.nodes[c].inputs.clear();  // the cast, read by nothing now, goes with dead-code elimination
       plan.nodes[c].outputs.clear();
       ++folded;
-    } else if (from == DType::Float32 && half_type(to) && maker >= 0) {
+    } else if (from == DType::Float32 && is_half_float(to) && maker >= 0) {
       // Narrowing a value others read too: its maker writes the 16-bit copy as well.
       Node& m = plan.nodes[size_t(maker)];
       auto p = m.prim->with_extra_output(input_specs(plan, m), size_t(maker_output), to);

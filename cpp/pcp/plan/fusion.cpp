@@ -11,7 +11,6 @@
 namespace pcp::plan {
 namespace {
 
-bool register_type(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
 
 // The instruction a node would be in a fused program (registers left to fill), if it may fuse:
 // unary and binary math and casts between float32, float16 and bfloat16 (each computed in
@@ -19,9 +18,9 @@ bool register_type(DType t) { return t == DType::Float32 || t == DType::Float16 
 std::optional<FusedProgram::Instr> as_instruction(const Plan& plan, const Node& n) {
   if (n.outputs.size() != 1) return std::nullopt;
   for (int id : n.inputs)
-    if (id < 0 || !register_type(plan.values[size_t(id)].dtype)) return std::nullopt;
+    if (id < 0 || !is_compute_float(plan.values[size_t(id)].dtype)) return std::nullopt;
   const DType type = plan.values[size_t(n.outputs[0])].dtype;
-  if (!register_type(type)) return std::nullopt;
+  if (!is_compute_float(type)) return std::nullopt;
   const std::string name = n.prim->name();
   if (name == "astype" && n.inputs.size() == 1) return FusedProgram::Instr{false, FusedProgram::kConvert, 0, 0, type};
   if (auto u = unary_op_named(name); u && n.inputs.size() == 1 && fusable_unary(*u))
@@ -40,7 +39,7 @@ int fuse_elementwise(Plan& plan, const std::vector<bool>& constant) {
   std::map<int, float> scalar;
   for (const auto& [id, t] : plan.captured)
     if (size_t(id) < constant.size() && constant[size_t(id)] && t.numel() == 1 && t.ndim() == 0 &&
-        register_type(t.dtype()))
+        is_compute_float(t.dtype()))
       scalar[id] = float(t.item_double());
   std::vector<std::vector<int>> readers(plan.values.size());
   for (size_t k = 0; k < n_nodes; ++k)

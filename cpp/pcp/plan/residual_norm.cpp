@@ -7,11 +7,6 @@
 #include "pcp/plan/passes.h"
 
 namespace pcp::plan {
-namespace {
-
-bool register_type(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
-
-}  // namespace
 
 int fuse_residual_layer_norm(Plan& plan) {
   int fused = 0;
@@ -35,7 +30,7 @@ int fuse_residual_layer_norm(Plan& plan) {
     if (read_between || ops.size() != 2 || ops[0] < 0 || ops[1] < 0) continue;
     if (plan.values[size_t(ops[0])].dtype != DType::Float32) std::swap(ops[0], ops[1]);
     const TensorSpec &s0 = plan.values[size_t(ops[0])], &s1 = plan.values[size_t(ops[1])];
-    if (s0.dtype != DType::Float32 || !register_type(s1.dtype) || s0.shape != xs.shape || s1.shape != xs.shape) continue;
+    if (s0.dtype != DType::Float32 || !is_compute_float(s1.dtype) || s0.shape != xs.shape || s1.shape != xs.shape) continue;
     Attributes attrs = norm.prim->attributes();
     attrs["residual"] = true;
     norm.prim = make_primitive("layer_norm", attrs, {});

@@ -128,14 +128,14 @@ void check_node(const NodeCheck& c) {
     c.require(residual == (in.size() == 4), "a residual input without the residual form, or the other way");
     if (residual)
       c.require(in[3].defined && in[3].shape == in[0].shape && in[0].dtype == DType::Float32 &&
-                    (in[3].dtype == DType::Float32 || in[3].dtype == DType::Float16 || in[3].dtype == DType::BFloat16),
+                    is_compute_float(in[3].dtype),
                 "the residual is not x's shape or x is not float32");
   } else if (op == "layer_norm_backward") {
     c.require(c.ndim(0) >= 1, "a 0-d input");
     c.same_shapes(0, 2);
     if (a.count("low_dtype")) c.require(in[0].dtype == DType::Float32, "a 16-bit copy of a gradient that is not float32");
     const bool g_fits = in[2].dtype == in[0].dtype ||  // or 16-bit for float32 x: a folded cast
-                        (in[0].dtype == DType::Float32 && (in[2].dtype == DType::Float16 || in[2].dtype == DType::BFloat16));
+                        (in[0].dtype == DType::Float32 && is_half_float(in[2].dtype));
     c.require(g_fits && (!in[1].defined || in[1].dtype == in[0].dtype) && in[3].dtype == DType::Float32 &&
               in[4].dtype == DType::Float32, "dtypes that do not fit");
     Shape rows(in[0].shape.begin(), in[0].shape.end() - 1);
