@@ -393,14 +393,14 @@ TEST(Random, DropoutKeepsOrZeroesAndRescales) {
 }
 
 // The push-constant sizes read from SPIR-V, against blocks written out here by hand: softmax.comp
-// declares { uint rows, n, x_off, y_off, log_, causal, T; } and layer_norm.comp eight uints and a
-// float. A host struct of another size is refused, naming the kernel.
+// declares { uint rows, n, x_off, y_off, log_, causal, T; } and layer_norm.comp eight uints, a
+// float and five uints. A host struct of another size is refused, naming the kernel.
 TEST(GpuKernels, PushConstantSizesComeFromTheSpirv) {
   const gpu::KernelSource* softmax = gpu::find_kernel("softmax");
   const gpu::KernelSource* layer_norm = gpu::find_kernel("layer_norm");
   if (!softmax || !layer_norm) GTEST_SKIP() << "built without the GPU kernels";
   EXPECT_EQ(gpu::push_constant_bytes(*softmax), 7u * 4);
-  EXPECT_EQ(gpu::push_constant_bytes(*layer_norm), 9u * 4);
+  EXPECT_EQ(gpu::push_constant_bytes(*layer_norm), 14u * 4);
   EXPECT_NO_THROW(gpu::check_push_constants("softmax", 28));
   PCP_EXPECT_THROW_MSG(gpu::check_push_constants("softmax", 24), ValueError, "softmax");
   for (const gpu::KernelSource& k : gpu::all_kernels()) {

@@ -2,8 +2,6 @@
 // fused first-order backward passes and their VJPs written in ops. The host code is in
 // backend/cpu/nn.cpp, the GPU's in backend/gpu/nn.cpp.
 #include <cmath>
-#include <cstring>
-#include <mutex>
 
 #include "pcp/autograd/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
@@ -287,31 +285,6 @@ Tensor prepared_targets(const Tensor& targets, int64_t C, int64_t ignore_index, 
   return t;
 }
 
-// Host targets for GPU logits: prepared (prepared_targets) and uploaded as int32. The last few
-// uploads are kept by their targets' values (compared whole: host memory may change under a
-// NumPy view without a version bump), so a step's backward reads its forward's upload.
-struct UploadedTargets {
-  Tensor values;   // the targets as given (contiguous int64 on the host)
-  Tensor on_gpu;   // prepared, int32 on the GPU
-  int64_t C, ignore, valid;
-};
-UploadedTargets uploaded_targets(const Tensor& targets, int64_t C, int64_t ignore_index, Device device) {
-  static std::mutex mu;
-  static auto* recent = new std::vector<UploadedTargets>;  // never destroyed: GPU memory outlives exit order
-  const Tensor values = contiguous(astype(targets.host_copy(), DType::Int64));
-  const size_t bytes = size_t(values.numel()) * 8;
-  std::lock_guard<std::mutex> g(mu);
-  for (const UploadedTargets& u : *recent)
-    if (u.C == C && u.ignore == ignore_index && u.on_gpu.device() == device && u.values.shape() == values.shape() &&
-        std::memcmp(u.values.raw_data(), values.raw_data(), bytes) == 0)
-      return u;
-  if (recent->size() >= 4) recent->erase(recent->begin());
-  int64_t valid = 0;
-  const Tensor prepared = prepared_targets(values, C, ignore_index, &valid);
-  recent->push_back({copy(values), to_device(astype(prepared, DType::Int32), device), C, ignore_index, valid});
-  return recent->back();
-}
-
 // Targets stay where the user put them: int32 on the logits' GPU are read by the kernels, which
 // check them (an IndexError at the next synchronisation); any other targets live on the host and
 // are checked there as the op runs (GPU logits never wait on them).
@@ -338,10 +311,7 @@ class CrossEntropyBackward : public Primitive {
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor &logits = in[0], &g = in[1];
     const bool on_device = device_targets(in[2]);
-    const int64_t C = logits.shape().back();
-    const Tensor t = on_device                  ? in[2]
-                     : logits.device().is_gpu() ? uploaded_targets(in[2], C, ignore_, logits.device()).on_gpu
-                                                : prepared_targets(in[2], C, ignore_);
+    const Tensor t = on_device ? in[2] : prepared_targets(in[2], logits.shape().back(), ignore_);
     const int64_t ignore = on_device ? ignore_ : -1;
     Tensor gx = empty(specs[0]);
     if (gx.device().is_gpu()) {
@@ -405,15 +375,8 @@ class CrossEntropy : public Primitive {
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& logits = in[0];
     const bool on_device = device_targets(in[1]);
-    const int64_t C = logits.shape().back();
     int64_t valid = 0;
-    Tensor t = on_device ? in[1] : Tensor();
-    if (!on_device && logits.device().is_gpu()) {
-      const UploadedTargets u = uploaded_targets(in[1], C, ignore_, logits.device());
-      t = u.on_gpu, valid = u.valid;
-    } else if (!on_device) {
-      t = prepared_targets(in[1], C, ignore_, &valid);
-    }
+    const Tensor t = on_device ? in[1] : prepared_targets(in[1], logits.shape().back(), ignore_, &valid);
     const int64_t ignore = on_device ? ignore_ : -1;
     std::vector<Tensor> out{empty(specs[0])};
     if (!logits.device().is_gpu()) {
