@@ -679,6 +679,96 @@ def test_casts_fold_into_layer_norm_and_cross_entropy(device, low, tmp_path):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_casts_of_many_weights_run_as_one_batched_cast(device, tmp_path, monkeypatch):
+    # Under autocast each weight is cast to bfloat16 where a product first reads it and each
+    # weight gradient back to float32 where it is made: on a GPU the plan gathers each set into
+    # one cast_multi node (one dispatch), the same bits as eager; also with one dispatch per
+    # tensor (PCP_GPU_MULTI_TENSOR=0) and from a file. The (7, 5) weight's odd length goes
+    # through the one-tensor cast, in the same node.
+    shapes = [(8, 6), (6, 6), (6, 7), (7, 5)]
+    ws = [pcp.tensor(rnd(*s, seed=i) * 0.3) for i, s in enumerate(shapes)]
+    x = pcp.tensor(rnd(5, 8, seed=9))
+
+    def loss(x, ws):
+        with pcp.autocast(dtype=pcp.bfloat16):
+            h = x
+            for w in ws:
+                h = pcp.gelu(h @ w)
+            return h.astype(pcp.float32).sum()
+
+    vg = pcp.value_and_grad(loss, argnums=1)
+    want_v, want_g = vg(x, ws)
+    cf = pcp.compile(vg)
+    cf(x, ws)
+    ops = cf.cache_info()[0].plan.ops
+    if device == "cpu":
+        assert "cast_multi" not in ops, ops
+    else:
+        assert ops.count("cast_multi") == 2 and "astype" not in ops, ops
+    path = str(tmp_path / "casts.pcpplan")
+    cf.save(path)
+    loaded = pcp.load_plan(path)  # takes the tensors flat
+    for multi in ("1", "0"):
+        monkeypatch.setenv("PCP_GPU_MULTI_TENSOR", multi)
+        for v, g in (cf(x, ws), loaded(x, *ws)):
+            np.testing.assert_array_equal(v.numpy(), want_v.numpy())
+            for got, want, s in zip(g, want_g, shapes):
+                assert got.dtype == pcp.float32 and got.shape == s
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_batched_cast_matches_numpy_and_refuses_bad_forms(device, tmp_path):
+    # cast_multi from a plan file against NumPy's rounding (bfloat16 and float16, both ways,
+    # odd and even lengths, a transposed view); on a GPU, mixed input types and a non-float
+    # target are refused before anything runs.
+    import json
+    from pcp.serialization import load_safetensors, save_safetensors
+    shapes = [(4, 6), (3, 5), (1,), (0, 3), (64, 130)]
+    xs = [pcp.tensor(rnd(*s, seed=i) * 7) for i, s in enumerate(shapes)]
+    for low in (pcp.bfloat16, pcp.float16):
+        down = pcp.compile(lambda *xs: [x.astype(low) for x in xs])
+        up = pcp.compile(lambda *xs: [x.astype(pcp.float32) for x in xs])
+        ys = down(*xs)
+        assert down.cache_info()[0].plan.ops == (["astype"] * 5 if device == "cpu" else ["cast_multi"])
+        path = str(tmp_path / "down.pcpplan")
+        down.save(path)
+        for run in (down, pcp.load_plan(path)):
+            for x, y in zip(xs, run(*xs)):
+                want = x.numpy().astype(np.float16) if low == pcp.float16 else _bf16_round(x.numpy())
+                assert y.dtype == low
+                np.testing.assert_array_equal(y.astype(pcp.float32).numpy(), np.asarray(want, np.float32))
+        for y, back in zip(ys, up(*ys)):
+            np.testing.assert_array_equal(back.numpy(), y.astype(pcp.float32).numpy())
+    t = pcp.tensor(rnd(6, 4, seed=3)).T  # a transposed view keeps its layout
+    down = pcp.compile(lambda a, b: [a.astype(pcp.bfloat16), b.astype(pcp.bfloat16)])
+    for got, want in zip(down(t, t * 2.0), (t, t * 2.0)):
+        assert got.shape == (4, 6)
+        np.testing.assert_array_equal(got.astype(pcp.float32).numpy(), _bf16_round(want.numpy()))
+    if device == "cpu":
+        return
+    path = str(tmp_path / "bad.pcpplan")
+    down.save(path)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    node = next(n for n in graph["nodes"] if n["op"] == "cast_multi")
+    node["attrs"]["dtype"] = "int32"
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    with pytest.raises(ValueError, match="cast_multi node: dtype is not float32, float16 or bfloat16"):
+        pcp.load_plan(path)
+    node["attrs"]["dtype"] = "bfloat16"
+    graph["values"][node["inputs"][1]][1] = "int32"
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    with pytest.raises(ValueError, match="cast_multi node: inputs must share one of"):
+        pcp.load_plan(path)
+
+
+def _bf16_round(a):
+    """float32 values rounded to bfloat16 (to nearest, ties to even), as float32."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    return r.view(np.float32).reshape(np.shape(a))
+
+
 def test_a_plan_file_with_bad_folded_forms_is_refused(tmp_path):
     # The attributes cast and residual folding add (out_dtype, residual, accumulate, low_dtype)
     # are checked against the node's inputs before anything runs.

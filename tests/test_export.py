@@ -289,6 +289,25 @@ def test_a_whole_adamw_training_step():
     assert roles.count("updated") == 3 * n and roles.count("grad") == n  # parameters, m, v; and .grad
 
 
+GPU = any(name != "cpu" for name in pcp.devices())
+
+
+def batched_casts_case():
+    """Casts a GPU plan batches into one cast_multi node (a transposed view among them)."""
+    a, b, c = (rnd(4, 6, seed=41), rnd(3, 5, seed=42), rnd(6, 2, seed=43))
+    return (lambda a, b, c: [a.astype(pcp.bfloat16), b.astype(pcp.bfloat16), c.T.astype(pcp.bfloat16)]), tuple(
+        x.to("gpu") for x in (a, b, c))
+
+
+@pytest.mark.skipif(not GPU, reason="only a GPU plan batches casts (cast_multi)")
+def test_batched_casts_keep_their_roundings():
+    fn, args = batched_casts_case()
+    exported = pcp.export.stablehlo(fn, *args)
+    assert exported.ops == ["permute", "cast_multi"], exported.ops
+    for i, (g, w) in enumerate(zip(run_xla(exported.text, inputs_of(exported)), fn(*args))):
+        np.testing.assert_array_equal(g.astype(np.float32), w.astype(pcp.float32).numpy(), err_msg=f"output {i}")
+
+
 def test_dropout_is_refused_naming_it():
     with pytest.raises(ExportError, match="dropout"):
         pcp.export.stablehlo(lambda x: pcp.dropout(x, 0.5) * 2.0, rnd(4, 4))
@@ -309,5 +328,10 @@ def test_the_cases_reach_every_rule():
     seen |= set(pcp.export.stablehlo(step, *args).ops)
     model, batch = _gpt(bias=False)
     seen |= set(pcp.export.stablehlo(lambda x, y: model(x, y)[1], *batch).ops)
+    if GPU:
+        fn, args = batched_casts_case()
+        seen |= set(pcp.export.stablehlo(fn, *args).ops)
+    else:
+        seen.add("cast_multi")  # made by GPU plans only
     missing = set(RULES) - seen - {"to_device", "adamw_step", "copy", "alias", "dropout", "gelu_grad", "log_softmax_backward"}
     assert not missing, sorted(missing)

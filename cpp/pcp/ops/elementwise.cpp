@@ -297,6 +297,49 @@ class Cast : public Primitive {
   DType to_;
 };
 
+// Casts of many tensors to one type in one node: a plan's batched casts (plan/cast_batching.cpp),
+// one dispatch on a GPU. Each output is what astype makes of its input, layout included.
+class CastMulti : public Primitive {
+ public:
+  explicit CastMulti(DType to) : to_(to) {}
+  const char* name() const override { return "cast_multi"; }
+  Attributes attributes() const override { return {{"dtype", std::string(dtype_name(to_))}}; }
+  bool runs_on_gpu() const override { return true; }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    std::vector<TensorSpec> out;
+    for (const TensorSpec& s : in) out.push_back({s.shape, to_, s.device});
+    return out;
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
+    std::vector<Tensor> out, flat_in, flat_out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Tensor& x = in[i];
+      if (!x.device().is_gpu()) {
+        out.push_back(empty(specs[i]));
+        cpu::cast_copy(x, out.back());
+      } else if (x.is_dense()) {  // over flat memory, the layout kept (as Cast)
+        const int64_t n = x.numel();
+        Tensor flat = Tensor::empty({n}, to_, x.device());
+        flat_in.push_back(x.alias({n}, {1}, x.offset()));
+        flat_out.push_back(flat);
+        out.push_back(flat.alias(x.shape(), x.strides(), 0));
+      } else {
+        out.push_back(empty(specs[i]));
+        gpu::cast(x, out.back());
+      }
+    }
+    gpu::cast_multi(flat_in, flat_out);
+    return out;
+  }
+  std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+                          const std::vector<bool>&) override {
+    fail<NotImplementedError>("cast_multi: made by plans only, whose backward is in the plan already");
+  }
+
+ private:
+  DType to_;
+};
+
 bool float_only(UnaryOp op) {
   switch (op) {
     case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Relu:
@@ -546,6 +589,9 @@ const bool registered = [] {
   });
   register_primitive("astype", [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Cast>(dtype_from_name(attr_str(n, a, "dtype"))));
+  });
+  register_primitive("cast_multi", [](const std::string& n, const Attributes& a, const SharedState&) {
+    return std::shared_ptr<Primitive>(std::make_shared<CastMulti>(dtype_from_name(attr_str(n, a, "dtype"))));
   });
   return true;
 }();

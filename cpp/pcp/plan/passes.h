@@ -44,4 +44,11 @@ int fuse_residual_layer_norm(Plan& plan);
 // `constant` become immediates of the program. Returns how many groups were fused.
 int fuse_elementwise(Plan& plan, const std::vector<bool>& constant = {});
 
+// The casts left after fold_casts and fuse_elementwise, between float32, float16 and bfloat16
+// on a GPU, gathered into as few cast_multi nodes as the plan's order allows (one dispatch
+// each): a cast may run anywhere after its input is made and before its output is first read,
+// never across a node that writes its inputs. Autocast's casts of the weights at a step's start
+// and of their gradients at its end become one node each. Same bits. Returns how many casts.
+int batch_casts(Plan& plan);
+
 }  // namespace pcp::plan

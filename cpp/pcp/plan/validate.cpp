@@ -81,6 +81,12 @@ void check_node(const NodeCheck& c) {
       for (size_t d = 0; d < in[0].shape.size(); ++d)
         c.require(int(d) == ax || in[i].shape[d] == in[0].shape[d], "inputs differ off the axis");
     }
+  } else if (op == "cast_multi") {
+    const auto float_type = [](DType t) { return t == DType::Float32 || is_half_float(t); };
+    c.require(float_type(dtype_from_name(attr_str(op, a, "dtype"))), "dtype is not float32, float16 or bfloat16");
+    for (const TensorSpec& s : in)
+      c.require(float_type(s.dtype) && s.dtype == in[0].dtype && s.device == in[0].device,
+                "inputs must share one of float32, float16 or bfloat16 and one device");
   } else if (op == "split") {
     const int ax = c.axis("axis", c.ndim(0));
     const std::vector<int64_t> lengths = attr_ints(op, a, "lengths");

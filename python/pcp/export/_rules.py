@@ -152,6 +152,10 @@ def _astype(em, ins, attrs, outs, scalars):
     return [em.convert(ins[0], attrs["dtype"])]
 
 
+def _cast_multi(em, ins, attrs, outs, scalars):
+    return [em.convert(x, attrs["dtype"]) for x in ins]
+
+
 def _identity(em, ins, attrs, outs, scalars):
     return [ins[0]]
 
@@ -600,7 +604,7 @@ def _clip_grad_norm(em, ins, attrs, outs, scalars):
 
 
 RULES = {
-    "where": _where, "astype": _astype, "copy": _identity, "to_device": _identity,
+    "where": _where, "astype": _astype, "cast_multi": _cast_multi, "copy": _identity, "to_device": _identity,
     "reshape": _reshape, "permute": _permute, "broadcast_to": _broadcast_to, "slice": _slice,
     "slice_scatter": _slice_scatter, "concatenate": _concatenate, "split": _split, "alias": _alias,
     "sum": _reduce("add"), "max": _reduce("maximum"), "min": _reduce("minimum"),

@@ -26,6 +26,10 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
 void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
 // out = x converted, between float32, float16, bfloat16, int32 and bool; both may be strided.
 void cast(const Tensor& x, const Tensor& out);
+// outs[i] = xs[i] converted, for contiguous tensors of one source and one destination type
+// among float32, float16 and bfloat16 (a plan's batched casts): one dispatch for those a
+// multi-tensor table takes (metal/addr/cast_multi.comp), cast() for the rest.
+void cast_multi(const std::vector<Tensor>& xs, const std::vector<Tensor>& outs);
 // Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
 void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
 // Up to two batch dimensions (outer, inner) of a matmul, with each operand's element strides

@@ -4,94 +4,14 @@
 #include "pcp/backend/gpu/ops.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdlib>
-#include <limits>
-#include <mutex>
 #include <vector>
 
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/multi_tensor.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
-namespace {
-
-constexpr int64_t kChunk = 4096;  // CHUNK in metal/addr/tensors.glsl
-
-// The tensors of one multi-tensor dispatch (Entry in metal/addr/tensors.glsl): per tensor the
-// device addresses of up to four float32 tensors of its length (a parameter, its gradient, its
-// state), numbered in chunks of kChunk elements. Empty tensors are left out.
-struct Table {
-  Tensor entries;                // on the device
-  std::vector<Buffer*> buffers;  // the buffers the kernel reaches through it
-  uint32_t count = 0, chunks = 0;
-};
-
-using Row = std::array<const Tensor*, 4>;  // nullptr: not used by the kernel
-
-// Whether `rows` can go through one table: the runtime has buffer addresses, every length fits
-// the kernels' 32-bit chunk arithmetic, and the chunks number fewer than 2^32.
-// PCP_GPU_MULTI_TENSOR=0 takes the one-dispatch-per-tensor kernels (the tests compare the two).
-bool tabled(Device dev, const std::vector<Row>& rows) {
-  const char* env = std::getenv("PCP_GPU_MULTI_TENSOR");
-  if ((env && env[0] == '0') || !rt().device_info(dev.index).buffer_addresses) return false;
-  int64_t chunks = 0;
-  for (const Row& r : rows) {
-    if (r[0]->numel() > int64_t(std::numeric_limits<uint32_t>::max()) - kChunk) return false;
-    chunks += (r[0]->numel() + kChunk - 1) / kChunk;
-  }
-  return chunks <= int64_t(std::numeric_limits<uint32_t>::max());
-}
-
-// A table's words on the device. A training loop hands the same tensors every step, so recent
-// tables are kept by content (addresses and lengths: the same words are the same table, whatever
-// tensors they came from) and uploaded once. Not while a command list is recorded: its upload
-// runs only with the list.
-Tensor uploaded_table(Device dev, const std::vector<int32_t>& words) {
-  if (rt().capturing(dev.index)) return upload_ints(words, dev);
-  static std::mutex mu;
-  static auto* recent = new std::vector<std::pair<std::vector<int32_t>, Tensor>>;  // never destroyed (exit order)
-  std::lock_guard<std::mutex> g(mu);
-  for (const auto& [w, t] : *recent)
-    if (w == words && t.device() == dev) return t;
-  if (recent->size() >= 8) recent->erase(recent->begin());
-  recent->push_back({words, upload_ints(words, dev)});
-  return recent->back().second;
-}
-
-Table table(Device dev, const std::vector<Row>& rows) {
-  Table t;
-  std::vector<int32_t> words;
-  for (const Row& r : rows) {
-    const int64_t n = r[0]->numel();
-    if (!n) continue;
-    uint32_t e[12] = {};
-    for (size_t k = 0; k < 4; ++k) {
-      if (!r[k]) continue;
-      Buffer* b = buffer_of(*r[k]);
-      const uint64_t at = rt().address(b) + uint64_t(r[k]->offset()) * 4;
-      e[2 * k] = uint32_t(at), e[2 * k + 1] = uint32_t(at >> 32);
-      if (std::find(t.buffers.begin(), t.buffers.end(), b) == t.buffers.end()) t.buffers.push_back(b);
-    }
-    e[8] = uint32_t(n), e[9] = t.chunks;
-    words.insert(words.end(), reinterpret_cast<const int32_t*>(e), reinterpret_cast<const int32_t*>(e) + 12);
-    t.chunks += uint32_t((n + kChunk - 1) / kChunk);
-    ++t.count;
-  }
-  if (t.count) t.entries = uploaded_table(dev, words);
-  return t;
-}
-
-// One launch of a metal/addr/ kernel over a table, the table bound first, `more` after it.
-template <class P>
-void launch_table(Device dev, const char* kernel, const Table& t, const P& push, std::vector<Buffer*> more = {}) {
-  static_assert(sizeof(P) <= kMaxPushBytes);
-  more.insert(more.begin(), buffer_of(t.entries));
-  rt().dispatch(dev.index, kernel, more, &push, sizeof(P), std::min(t.chunks, max_groups()), {}, t.buffers);
-}
-
-}  // namespace
 
 void adam(const std::vector<Tensor>& p, const std::vector<Tensor>& g, const std::vector<Tensor>& m,
           const std::vector<Tensor>& v, float lr, double b1, double b2, float eps, float wd, float bc1, float bc2,

@@ -9,6 +9,7 @@
 
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/multi_tensor.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -128,6 +129,33 @@ void cast(const Tensor& x, const Tensor& out) {
       {}, {}, {}};
   put_dims(l, p.shape, {p.in_strides, p.out_strides});
   launch(x, "cast", {buffer_of(x), buffer_of(out)}, p, packed ? (x.numel() + 3) / 4 : x.numel());
+}
+
+void cast_multi(const std::vector<Tensor>& xs, const std::vector<Tensor>& outs) {
+  if (xs.empty()) return;
+  // The kernel steps two elements at a time: 16-bit tensors as whole words.
+  const auto words = [](const Tensor& t) { return !is_half(t) || t.offset() % 2 == 0; };
+  std::vector<Row> rows;
+  std::vector<size_t> alone;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor &x = xs[i], &y = outs[i];
+    const bool fits = x.is_contiguous() && y.is_contiguous() && x.numel() % 2 == 0 && words(x) && words(y);
+    if (fits) rows.push_back({&x, &y, nullptr, nullptr});
+    else alone.push_back(i);
+  }
+  const Device dev = xs[0].device();
+  if (!rows.empty() && tabled(dev, rows)) {
+    const Table t = table(dev, rows);
+    if (t.count) {
+      struct { uint32_t count, chunks, src, dst; } p{t.count, t.chunks, type_code("astype", xs[0]),
+                                                     type_code("astype", outs[0])};
+      launch_table(dev, "cast_multi", t, p);
+    }
+  } else {
+    alone.clear();
+    for (size_t i = 0; i < xs.size(); ++i) alone.push_back(i);
+  }
+  for (size_t i : alone) cast(xs[i], outs[i]);
 }
 
 }  // namespace pcp::gpu
