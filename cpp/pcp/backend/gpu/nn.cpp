@@ -36,7 +36,8 @@ static bool rows4(const Tensor& any, std::initializer_list<const Tensor*> ts) {
   return true;
 }
 static uint32_t row_groups(int64_t rows) { return uint32_t(std::min<int64_t>((rows + 7) / 8, max_groups())); }
-// Rows up to this long take the 8-rows-per-workgroup layer norm kernels (GPT's 384 to 1600).
+// Rows up to this long take the 8-rows-per-workgroup layer norm kernels (GPT's 384 to 1600;
+// MAX_BLOCKS x BLOCK in layer_norm_backward8.comp).
 constexpr int64_t kShortRow = 2048;
 
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
@@ -136,12 +137,21 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
       u32(g.offset(), "offset"), u32(gx.offset(), "offset"), w.defined(), g_type, acc.defined(),
       acc.defined() ? u32(acc.offset(), "offset") : 0, low.defined(), low.defined() ? u32(low.offset(), "offset") : 0,
       low.defined() ? type_code("layer_norm_backward", low) : 0};
-  const bool short_rows = n <= kShortRow;
+  std::vector<Buffer*> buffers{xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd),
+                               buffer_of(gx), acc.defined() ? buffer_of(acc) : xb,
+                               low.defined() ? buffer_of(low) : buffer_of(gx)};
+  if (n <= kShortRow) {
+    // One pass writes gx and each workgroup's partial sums of dw and db (rows of `partial`);
+    // a sum over them follows. Enough workgroups to fill the GPU, few enough to keep that sum small.
+    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(row_groups(rows), 256));
+    Tensor partial = Tensor::empty({groups, 2 * n}, DType::Float32, x.device());
+    buffers.push_back(buffer_of(partial));
+    rt().dispatch(x.device().index, "layer_norm_backward8", buffers, &p, sizeof p, uint32_t(groups));
+    return gpu::reduce(ReduceOp::Sum, partial, 1, groups, 2 * n, param_grads);
+  }
   if (rows > 0)
-    rt().dispatch(x.device().index, short_rows ? "layer_norm_backward8" : "layer_norm_backward",
-                  {xb, w.defined() ? buffer_of(w) : xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(gx),
-                   acc.defined() ? buffer_of(acc) : xb, low.defined() ? buffer_of(low) : buffer_of(gx)},
-                  &p, sizeof p, short_rows ? row_groups(rows) : uint32_t(std::min<int64_t>(rows, max_groups())));
+    rt().dispatch(x.device().index, "layer_norm_backward", buffers, &p, sizeof p,
+                  uint32_t(std::min<int64_t>(rows, max_groups())));
   // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));
   Tensor partial = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());
