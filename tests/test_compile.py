@@ -586,7 +586,9 @@ def test_elementwise_chains_fuse_into_one_node_each(device):
     for got, want in zip(cf(*args(10)), f(*args(10))):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
     plan = cf.cache_info()[0].plan
-    assert plan.ops.count("fused_elementwise") >= 4 and plan.num_nodes <= plan.traced_nodes - 10, plan
+    # h, the sigmoid and mid read x: siblings, they fuse into one node (two on a GPU: 2 outputs a kernel)
+    assert plan.ops.count("fused_elementwise") == (3 if device == "cpu" else 4), plan.ops
+    assert plan.num_nodes <= plan.traced_nodes - 20, plan
 
     def chain(v):  # 16 ops, 4 distinct scalars: immediates of the program, not inputs
         for _ in range(4):

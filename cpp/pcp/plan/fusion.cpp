@@ -89,11 +89,17 @@ int fuse_elementwise(Plan& plan, const std::vector<bool>& constant) {
     if (!instr[k]) continue;
     const Shape& shape = plan.values[size_t(n.outputs[0])].shape;
     const bool shape_gpu = plan.values[size_t(n.outputs[0])].device.is_gpu();
-    // Every group making one of its inputs that it may join: they merge, with it, into one.
+    // Every group making one of its inputs, or reading one of them (a sibling: the input is read
+    // once), that it may join: they merge, with it, into one.
+    std::vector<int> candidates;
+    for (int id : n.inputs) candidates.push_back(id >= 0 ? group_of_value[size_t(id)] : -1);
+    for (int id : n.inputs)
+      if (id >= 0 && !scalar.count(id))
+        for (int r : readers[size_t(id)])
+          if (r < int(k)) candidates.push_back(group_of_node[size_t(r)]);
     int join = -1;
-    for (int id : n.inputs) {
-      const int g = group_of_value[size_t(id)];
-      if (g < 0 || g == join || groups[size_t(g)].front() <= last_write) continue;
+    for (int g : candidates) {
+      if (g < 0 || g == join || groups[size_t(g)].empty() || groups[size_t(g)].front() <= last_write) continue;
       if (plan.values[size_t(plan.nodes[size_t(groups[size_t(g)].front())].outputs[0])].shape != shape) continue;
       bool read_outside = false;
       for (int m : groups[size_t(g)])
