@@ -10,4 +10,5 @@ layout(push_constant) uniform Params {
   int a_batch, b_batch;
   uint inner;
   int a_outer, b_outer;
+  float alpha;  // scales the products as they are written
 } p;

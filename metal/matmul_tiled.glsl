@@ -65,6 +65,8 @@ void main() {
       barrier();
     }
     const uint cbase = p.c_off + bi * p.M * p.N;
+    for (uint i = 0; i < GM * 4; ++i)
+      for (uint j = 0; j < GN * 4; ++j) acc[i][j] *= p.alpha;
     for (uint i = 0; i < GM * 4; ++i) {
       const uint gm = m0 + 64 * (i / 4) + 4 * tr + i % 4;
       if (gm >= p.M) continue;

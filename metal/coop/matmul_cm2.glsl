@@ -97,6 +97,7 @@ void main() {
       for (; k < p.K; k += BK) STEP(la, lb, k)
     }
     const uint cbase = p.c_off + bi * p.M * p.N;
+    acc = acc * p.alpha;
 #ifdef OUT_F32
     coopMatStoreTensorNV(acc, c, cbase, sliceTensorLayoutNV(lc, m0, BM, n0, BN));
 #else

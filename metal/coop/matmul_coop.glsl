@@ -179,6 +179,8 @@ uvec4 gather8(bool is_a, int e, int step, uint valid) {
 
 // 8 float32 results (the bits of lo, hi) to C at element e, of which the first `valid` are inside.
 void write8(uint e, uint valid, uvec4 lo, uvec4 hi) {
+  lo = floatBitsToUint(uintBitsToFloat(lo) * p.alpha);
+  hi = floatBitsToUint(uintBitsToFloat(hi) * p.alpha);
 #ifdef OUT_F32
   if (C_VEC) {
     c4[e / 4] = lo;

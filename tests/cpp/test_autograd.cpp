@@ -397,3 +397,22 @@ TEST(Autograd, FusedAttentionMatchesComposedFloat64) {
       EXPECT_TRUE(all_close(g32, g64v, 1e-4, 1e-5));
     }
 }
+
+TEST(Autograd, ScaledMatmulAndItsGradientsMatchTheScaledProduct) {
+  // matmul(a, b, alpha) = alpha (a @ b), batched, with a transposed operand; its gradients are
+  // alpha times the product's (float64, against the unscaled product's gradients).
+  const double alpha = 0.37;
+  TestRng rng(62);
+  std::vector<double> av = rng.vec(2 * 3 * 4, -1, 1), bv = rng.vec(5 * 4, -1, 1);
+  Tensor a = leaf({2, 3, 4}, av), b = leaf({5, 4}, bv);
+  Tensor y = matmul(a, swapaxes(b, 0, 1), alpha);
+  Tensor ref = matmul(a, swapaxes(b, 0, 1));
+  EXPECT_TRUE(all_close(values(y), values(mul(ref, make({}, {alpha}, DType::Float64))), 1e-14, 0));
+  Tensor w = make({2, 3, 5}, rng.vec(30, -1, 1), DType::Float64);
+  std::vector<Tensor> g = grad(sum(mul(y, w)), {a, b});
+  std::vector<Tensor> g_ref = grad(sum(mul(ref, w)), {a, b});
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_TRUE(all_close(values(g[i]), values(mul(g_ref[i], make({}, {alpha}, DType::Float64))), 1e-13, 1e-15));
+  EXPECT_THROW(matmul(make({2, 2}, {1, 2, 3, 4}, DType::Int32), make({2, 2}, {1, 2, 3, 4}, DType::Int32), 0.5),
+               TypeError);
+}

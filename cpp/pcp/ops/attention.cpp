@@ -36,11 +36,11 @@ Tensor heads_view(const Tensor& buf) {
 }
 
 // softmax(scale q k^T) with the causal mask, composed from ops (differentiable to any order).
-// The scale multiplies q (T x D) rather than the scores (T x S), as PyTorch's math path does,
-// in the product's type (a float16 q with float32 k is scaled in float32, as its scores were).
+// The product applies the scale as it writes the scores (no pass over q or the scores; for a
+// power of two, PyTorch's math path's bits, which scales q first).
 Tensor attention_weights(const Tensor& q, const Tensor& k, double scale, bool causal) {
   const DType dt = promote_types(to_floating(q.dtype()), to_floating(k.dtype()));
-  Tensor scores = matmul(mul(astype(q, dt), S(scale)), swapaxes(k, -1, -2));
+  Tensor scores = matmul(astype(q, dt), swapaxes(k, -1, -2), scale);
   return causal ? causal_softmax(scores) : softmax(scores, -1);
 }
 
@@ -60,8 +60,8 @@ std::array<Tensor, 3> attention_vjp_ops(const Tensor& q, const Tensor& k, const 
   Tensor p = attention_weights(q, k, scale, causal);
   Tensor dv = matmul(swapaxes(masked(p), -1, -2), g);
   Tensor dp = masked(matmul(g, swapaxes(v, -1, -2)));
-  Tensor ds = mul(mul(p, sub(dp, sum(mul(dp, p), std::vector<int64_t>{-1}, true))), S(scale));
-  return {matmul(ds, k), matmul(swapaxes(ds, -1, -2), q), dv};
+  Tensor ds = mul(p, sub(dp, sum(mul(dp, p), std::vector<int64_t>{-1}, true)));  // the scale: in the products
+  return {matmul(ds, k, scale), matmul(swapaxes(ds, -1, -2), q, scale), dv};
 }
 
 // (B, H, T, D) heads of a packed (B, T, 3C) projection, and their merge back, in ops. The heads

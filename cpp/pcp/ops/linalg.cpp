@@ -12,9 +12,13 @@ namespace {
 // Inputs are at least 2-D with matching inner dims; batch dims broadcast.
 class Matmul : public Primitive {
  public:
-  explicit Matmul(Shape batch) : batch_(std::move(batch)) {}
+  explicit Matmul(Shape batch, double alpha = 1.0) : batch_(std::move(batch)), alpha_(alpha) {}
   const char* name() const override { return "matmul"; }
-  Attributes attributes() const override { return {{"batch", batch_}}; }
+  Attributes attributes() const override {
+    Attributes a{{"batch", batch_}};
+    if (alpha_ != 1.0) a["alpha"] = alpha_;
+    return a;
+  }
   CastPolicy cast_policy() const override { return CastPolicy::Low; }
 
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -30,8 +34,8 @@ class Matmul : public Primitive {
     if (a.shape().back() == 0) return {zeros(specs[0].shape, specs[0].dtype, specs[0].device)};  // an empty sum
     Tensor out = empty(specs[0]);
     if (out.numel() == 0) return {out};
-    if (out.device().is_gpu()) gpu::matmul(a, b, out, batch_);
-    else cpu::matmul(a, b, out, batch_);
+    if (out.device().is_gpu()) gpu::matmul(a, b, out, batch_, float(alpha_));
+    else cpu::matmul(a, b, out, batch_, alpha_);
     return {out};
   }
 
@@ -44,10 +48,11 @@ class Matmul : public Primitive {
     // (g^T a)^T instead of a^T g, so that the gradient the transpose hands back to W is
     // contiguous and .grad needs no copy.
     Tensor ga, gb;
+    const auto mm = [&](const Tensor& x, const Tensor& y) { return alpha_ == 1.0 ? matmul(x, y) : matmul(x, y, alpha_); };
     if (needs[0])
-      ga = column_major(in[0]) ? swapaxes(matmul(in[1], swapaxes(g, -1, -2)), -1, -2) : matmul(g, swapaxes(in[1], -1, -2));
+      ga = column_major(in[0]) ? swapaxes(mm(in[1], swapaxes(g, -1, -2)), -1, -2) : mm(g, swapaxes(in[1], -1, -2));
     if (needs[1])
-      gb = column_major(in[1]) ? swapaxes(matmul(swapaxes(g, -1, -2), in[0]), -1, -2) : matmul(swapaxes(in[0], -1, -2), g);
+      gb = column_major(in[1]) ? swapaxes(mm(swapaxes(g, -1, -2), in[0]), -1, -2) : mm(swapaxes(in[0], -1, -2), g);
     return {ga, gb};
   }
 
@@ -58,11 +63,13 @@ class Matmul : public Primitive {
 
  private:
   Shape batch_;
+  double alpha_;
 };
 
 }  // namespace
 
-Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+namespace {
+Tensor matmul_scaled(const Tensor& a_in, const Tensor& b_in, double alpha) {
   if (!a_in.defined() || !b_in.defined()) fail<ValueError>("matmul: got an undefined tensor");
   if (a_in.ndim() == 0 || b_in.ndim() == 0)
     fail<ValueError>("matmul: inputs must have at least one dimension, got shapes ", shape_str(a_in.shape()),
@@ -95,19 +102,30 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     Shape out_shape(a.shape().begin(), a.shape().end() - 1);
     out_shape.push_back(b.shape()[1]);
     Tensor flat = reshape(autocast_cast(a, dt), {numel(Shape(a.shape().begin(), a.shape().end() - 1)), ka});
-    out = reshape(pcp::apply<Matmul>({flat, autocast_cast(b, dt)}, Shape{}), out_shape);
+    out = reshape(pcp::apply<Matmul>({flat, autocast_cast(b, dt)}, Shape{}, alpha), out_shape);
   } else {
-    out = pcp::apply<Matmul>({autocast_cast(a, dt), autocast_cast(b, dt)}, batch);
+    out = pcp::apply<Matmul>({autocast_cast(a, dt), autocast_cast(b, dt)}, batch, alpha);
   }
   if (a_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-2});
   if (b_in.ndim() == 1) out = squeeze(out, std::vector<int64_t>{-1});
   return out;
 }
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return matmul_scaled(a, b, 1.0); }
+
+Tensor matmul(const Tensor& a, const Tensor& b, double alpha) {
+  if (a.defined() && b.defined() && (!is_floating(a.dtype()) || !is_floating(b.dtype())))
+    fail<TypeError>("matmul: a scaled product takes floating tensors, got ", dtype_name(a.dtype()), " and ",
+                    dtype_name(b.dtype()));
+  return matmul_scaled(a, b, alpha);
+}
 
 namespace {
 // Plan files make it again by name (ops/primitive.h).
 const bool registered = register_primitive("matmul", [](const std::string& n, const Attributes& a, const SharedState&) {
-  return std::shared_ptr<Primitive>(std::make_shared<Matmul>(attr_ints(n, a, "batch")));
+  return std::shared_ptr<Primitive>(
+      std::make_shared<Matmul>(attr_ints(n, a, "batch"), a.count("alpha") ? attr_double(n, a, "alpha") : 1.0));
 });
 }  // namespace
 

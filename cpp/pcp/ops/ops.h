@@ -154,6 +154,9 @@ std::vector<Tensor> unique_all(const Tensor& x);
 
 // ---- linear algebra (linalg.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);
+// alpha * (a @ b), the scale applied as the product is written (no pass of its own): attention's
+// softmax scale. a and b at least 2-D.
+Tensor matmul(const Tensor& a, const Tensor& b, double alpha);
 
 // ---- shape and views (shape_ops.cpp)
 Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; a view when strides allow

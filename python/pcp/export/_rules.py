@@ -260,7 +260,10 @@ def _matmul(em, ins, attrs, outs, scalars):
     batch, dtype = list(attrs["batch"]), outs[0][1]
     a = em.broadcast(a, batch + list(a.shape[-2:]))
     b = em.broadcast(em.convert(b, a.dtype), batch + list(b.shape[-2:]))
-    return [em.dot(a, b, len(batch), dtype)]
+    if attrs.get("alpha", 1.0) == 1.0:
+        return [em.dot(a, b, len(batch), dtype)]
+    wide = "float64" if dtype == "float64" else "float32"  # scaled as written: rounded once
+    return [em.convert(em.scalar_op("multiply", em.dot(a, b, len(batch), wide), attrs["alpha"]), dtype)]
 
 
 def _positive(em, idx, size):

@@ -42,7 +42,7 @@ void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const
 // out (batch..., M, N), contiguous = a (..., M, K) @ b (..., K, N), the operands' batch
 // dimensions broadcast to `batch`, any element strides; K > 0. float32, float64, or 16-bit
 // floats computed in float32 and rounded once; int32 and int64 wrap around, as NumPy's.
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch);
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha = 1.0);
 
 // C[M,N] = A[M,K] @ B[K,N] with arbitrary element strides for A and B; C contiguous (ldc).
 void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B,

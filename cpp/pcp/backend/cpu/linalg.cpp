@@ -24,8 +24,16 @@ void int_gemm_row(int64_t N, int64_t K, const T* a, int64_t csa, const T* b, int
 }
 }  // namespace
 
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch) {
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha) {
   const DType dt = a.dtype();
+  // alpha scales the float result before it is rounded to its type.
+  const auto scaled = [&](const Tensor& t) {  // contiguous, as the GEMMs write it
+    if (alpha == 1.0) return;
+    if (t.dtype() == DType::Float64)
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<double>()[i] *= alpha;
+    else if (t.dtype() == DType::Float32)
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] *= float(alpha);
+  };
   const bool half = dt == DType::Float16 || dt == DType::BFloat16;
   const bool bf16_kernel = dt == DType::BFloat16 && has_gemm_bf16();
   if (half && !bf16_kernel) {  // computed in float32 on widened copies, rounded once
@@ -33,7 +41,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& ba
     Tensor out32 = Tensor::empty(out.shape(), DType::Float32);
     cast_copy(a, a32);
     cast_copy(b, b32);
-    matmul(a32, b32, out32, batch);
+    matmul(a32, b32, out32, batch, alpha);
     return cast_copy(out32, out);
   }
   // bfloat16 accumulates into a float32 result, rounded once at the end.
@@ -90,6 +98,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& ba
     });
   else
     for (int64_t i = 0; i < nb; ++i) gemm(i);
+  scaled(acc);
   if (bf16_kernel) cast_copy(acc, out);
 }
 

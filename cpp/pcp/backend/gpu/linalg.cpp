@@ -49,7 +49,7 @@ static bool tiled_reads_16bit(const Tensor& a, const Tensor& b) {
 static bool tiled_writes(const Tensor& out, int64_t N) { return !is_half(out) || (N % 2 == 0 && out.offset() % 2 == 0); }
 
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
-            const MatmulBatch& bt) {
+            const MatmulBatch& bt, float alpha) {
   const bool coop = tensor_core_matmul(a, out, N);
   if (is_half(a) && !coop && !(tiled_reads_16bit(a, b) && tiled_writes(out, N)))
     fail<NotImplementedError>("matmul: ", dtype_name(a.dtype()), " into ", dtype_name(out.dtype()), " on ",
@@ -76,7 +76,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       Tensor partial = Tensor::empty({S, M, N}, DType::Float32, out.device());
       MatmulBatch split;
       split.inner = S, split.a_inner = slice * sa.back(), split.b_inner = slice * sb[sb.size() - 2];
-      matmul(a, b, partial, M, N, slice, split);
+      matmul(a, b, partial, M, N, slice, split, alpha);
       if ((M * N) % 4 == 0 && out.offset() % 4 == 0) {  // out is contiguous, as the kernels write it
         struct { uint32_t n4, slices, out_off4, dst; } p{u32(M * N / 4, "size"), uint32_t(S),
                                                        u32(out.offset() / 4, "offset"), type_code("matmul", out)};
@@ -90,10 +90,11 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
     int32_t rsa, csa, rsb, csb, a_batch, b_batch;
     uint32_t inner;
     int32_t a_outer, b_outer;
+    float alpha;
   } p{u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(a.offset(), "offset"),
       u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
       int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
-      int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer)};
+      int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer), alpha};
   std::string kernel = tile == 128 ? "matmul128" : "matmul";
   std::vector<uint32_t> layout;  // specialization constants: the tiled kernels' types, the tensor-core kernels' layout
   if (is_half(a) && !coop) layout = {type_code("matmul", a), type_code("matmul", out)};
@@ -136,15 +137,15 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
 
 // One dispatch covers the two innermost batch dimensions (a stride per operand for each);
 // further outer batch dimensions, rare in practice, loop here.
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch) {
-  if (vendor::matmul(a, b, out, batch)) return;  // cuBLASLt, on NVIDIA with pcp[cuda]
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha) {
+  if (vendor::matmul(a, b, out, batch, alpha)) return;  // cuBLASLt, on NVIDIA with pcp[cuda]
   const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1], N = b.shape()[b.ndim() - 1];
   if (is_half(a) && !tensor_core_matmul(a, out, N)) {
     // float16/bfloat16 without tensor-core kernels: the tiled kernels read the 16-bit operands
     // (into a float32 stand-in for an odd-width 16-bit result); on Metal, widened copies.
     if (!tiled_reads_16bit(a, b))
-      return into_float32(out, [&](const Tensor& o) { matmul(widened(a), widened(b), o, batch); });
-    if (!tiled_writes(out, N)) return into_float32(out, [&](const Tensor& o) { matmul(a, b, o, batch); });
+      return into_float32(out, [&](const Tensor& o) { matmul(widened(a), widened(b), o, batch, alpha); });
+    if (!tiled_writes(out, N)) return into_float32(out, [&](const Tensor& o) { matmul(a, b, o, batch, alpha); });
   }
   auto batch_stride = [&](const Tensor& t, size_t d) {
     const size_t lead = batch.size() - (t.ndim() - 2);
@@ -165,7 +166,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& ba
       ob += i * batch_stride(b, size_t(d));
     }
     matmul(a.alias(a.shape(), a.strides(), oa), b.alias(b.shape(), b.strides(), ob),
-           out.alias(out.shape(), out.strides(), o * bt.outer * bt.inner * M * N), M, N, K, bt);
+           out.alias(out.shape(), out.strides(), o * bt.outer * bt.inner * M * N), M, N, K, bt, alpha);
   }
 }
 

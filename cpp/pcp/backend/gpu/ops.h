@@ -42,12 +42,13 @@ struct MatmulBatch {
 // are (M, K) and (K, N) with any row/column strides. float32, or float16/bfloat16 where
 // tensor_core_matmul() says so (the caller widens them to float32 elsewhere).
 bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N);
+// alpha scales the products as they are written (a power of two costs no rounding).
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
-            const MatmulBatch& batch);
+            const MatmulBatch& batch, float alpha = 1.0f);
 // out (batch..., M, N), contiguous = a @ b with the operands' batch dimensions broadcast to
 // `batch` (as cpu::matmul): the loops over the batch, and 16-bit floats widened where there
 // are no tensor-core kernels.
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch);
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha = 1.0f);
 
 
 // Row kernels over contiguous float32 (rows, n) blocks. causal_T > 0: row r keeps columns

@@ -212,7 +212,7 @@ cublasLtHandle_t cublaslt(int device, std::string* version, std::string* why) {
   return d.handle;
 }
 
-bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Shape& batch) {
+bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Shape& batch, float alpha) {
   const int device = out.device().index;
   if (!enabled(device)) return false;
   const LtDevice& ld = lt_device(device);
@@ -298,12 +298,12 @@ bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Sha
     c.align_d = std::min(c.align_d, alignment({uint64_t(e[2]) * out_bytes}));
   const Plan& p = plan_for(device, ld, c);
   if (!p.ok) return false;
-  const float one = 1.0f, zero = 0.0f;
+  const float zero = 0.0f;
   rt().run_library(device, "cublasLt matmul", [&](void* stream) {
     for (const auto& e : entries) {
       const uint64_t ea = pa + uint64_t(e[0] * int64_t(in_bytes)), eb = pb + uint64_t(e[1] * int64_t(in_bytes));
       void* ed = reinterpret_cast<void*>(pd + uint64_t(e[2] * int64_t(out_bytes)));
-      lt_check(lt().fns.cublasLtMatmul(ld.handle, p.desc, &one, reinterpret_cast<const void*>(eb), p.a,
+      lt_check(lt().fns.cublasLtMatmul(ld.handle, p.desc, &alpha, reinterpret_cast<const void*>(eb), p.a,
                                        reinterpret_cast<const void*>(ea), p.b, &zero, ed, p.d, ed, p.d, &p.algo,
                                        reinterpret_cast<void*>(ld.workspace), p.workspace,
                                        static_cast<CUstream>(stream)),
