@@ -6,6 +6,8 @@ nanoGPT's two decay groups) on a GPT; the GPU's timestamps count every command i
 
     python bench/dispatches.py                      # the 2-layer GPT of issue 42 on the first GPU
     python bench/dispatches.py --model gpt2-small   # 12 layers, 768 wide, context 1024, batch 8
+    python bench/dispatches.py --n-layer 12 --batch-size 2 --attention fused
+                                 # deeper, with the flash attention kernels where the GPU would not pick them
 """
 import argparse
 import collections
@@ -53,8 +55,16 @@ def main():
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--top", type=int, default=15, help="kernels listed per mode")
+    ap.add_argument("--n-layer", type=int, help="the model's layers (default: the model's)")
+    ap.add_argument("--batch-size", type=int, help="sequences a step (default: the model's)")
+    ap.add_argument("--attention", choices=["auto", "fused", "composed"], default="auto",
+                    help="GPU attention kernels: flash (fused) or products and a softmax (composed)")
     args = ap.parse_args()
     m = dict(MODELS[args.model])
+    for key in ("n_layer", "batch_size"):
+        if getattr(args, key) is not None:
+            m[key] = getattr(args, key)
+    _core._set_gpu_attention(args.attention)
     vocab = m.pop("vocab")
     device = pcp.device(args.device)
     pcp.set_default_device(device)
