@@ -143,8 +143,7 @@ class LayerNormBackward : public Primitive {
       gpu::layer_norm_backward(x, w, in[2], mean, rstd, gx, param_grads, acc, low);  // g as it is
     } else {
       cpu::layer_norm_backward(x, w, x.dtype() == DType::Float32 ? as_float32_if_half(in[2]) : in[2], mean, rstd, gx,
-                               param_grads);
-      if (accumulate_) cpu::binary(BinaryOp::Add, gx, acc, gx);
+                               param_grads, acc);
       if (low_) cpu::cast_copy(gx, low);
     }
     std::vector<Tensor> out{gx, param_grads.alias({n}, {1}, 0), param_grads.alias({n}, {1}, n)};
@@ -202,16 +201,15 @@ class LayerNorm : public Primitive {
       gpu::layer_norm(x, w, b, y, mean, rstd, eps_, residual_ ? contiguous(in[3]) : Tensor(), s);
       return residual_ ? std::vector<Tensor>{y, mean, rstd, s} : std::vector<Tensor>{y, mean, rstd};
     }
-    if (residual_) {  // the add, then the layer norm (no pass saved on the CPU)
-      cpu::binary(BinaryOp::Add, contiguous(x), contiguous(as_float32_if_half(in[3])), s);
-      x = s;
-    }
+    // The residual form: x + r written and normalized a block of rows at a time.
+    const Tensor r = residual_ ? contiguous(astype(in[3], x.dtype())) : Tensor();
+    if (residual_) x = contiguous(x);
     if (y.dtype() != x.dtype()) {
       Tensor y_x = Tensor::empty(y.shape(), x.dtype());
-      cpu::layer_norm(x, w, b, y_x, mean, rstd, eps_);
+      cpu::layer_norm(x, w, b, y_x, mean, rstd, eps_, r, s);
       cpu::cast_copy(y_x, y);
     } else {
-      cpu::layer_norm(x, w, b, y, mean, rstd, eps_);
+      cpu::layer_norm(x, w, b, y, mean, rstd, eps_, r, s);
     }
     return residual_ ? std::vector<Tensor>{y, mean, rstd, s} : std::vector<Tensor>{y, mean, rstd};
   }

@@ -1,7 +1,7 @@
 // The residual adds around layer norms folded into them (passes.h): on a GPU one pass adds,
 // writes the sum and normalizes it, where an add and a layer norm read the stream twice (the
-// CPU adds, then normalizes); and a layer norm's gradient adds the residual's gradient to its own
-// as it writes it.
+// CPU adds each block of rows as it normalizes it); and a layer norm's gradient adds the
+// residual's gradient to its own as it writes it.
 #include <algorithm>
 
 #include "pcp/plan/passes.h"

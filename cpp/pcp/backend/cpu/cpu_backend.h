@@ -59,12 +59,15 @@ void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int
 // causal_T > 0: row r keeps columns 0..(r % causal_T) and the rest become 0.
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
 void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T = 0);
-// w and b may be undefined; mean and rstd (float32) receive the per-row statistics.
+// w and b may be undefined; mean and rstd (float32) receive the per-row statistics. With r and
+// sum (a plan's residual form; contiguous, of x's type): sum = x + r is written and normalized,
+// each block of rows added as it is normalized.
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
-                const Tensor& rstd, double eps);
-// param_grads (2, n): the weight's gradient, then the bias's.
+                const Tensor& rstd, double eps, const Tensor& r = Tensor(), const Tensor& sum = Tensor());
+// param_grads (2, n): the weight's gradient, then the bias's. With acc (a plan's accumulate
+// form; contiguous, of x's type), gx + acc is written.
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads);
+                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc = Tensor());
 // targets: checked host int64 class indices, one per row; rows whose target is `ignore` give 0.
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss);
 // float32 or float64: gx = (softmax(logits) - one_hot(targets)) * g per row.

@@ -58,7 +58,7 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
 }
 
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
-                const Tensor& rstd, double eps) {
+                const Tensor& rstd, double eps, const Tensor& r, const Tensor& sum) {
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   const auto& k = kernels();
   const size_t row = size_t(n) * x.itemsize();
@@ -66,12 +66,18 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
   char* py = bytes_out(y);
   float *pm = mean.data<float>(), *pr = rstd.data<float>();
   parallel_for(rows, row_grain(n), [&](int64_t s, int64_t e) {
-    k.layer_norm_rows(x.dtype(), px + s * row, pw, pb, py + s * row, pm + s, pr + s, e - s, n, eps);
+    const char* in = px + s * row;
+    if (r.defined()) {  // the rows' sum, normalized while it is in cache
+      char* ps = bytes_out(sum) + s * row;
+      k.binary(BinaryOp::Add, x.dtype(), (e - s) * n, ps, 1, in, 1, bytes(r) + s * row, 1);
+      in = ps;
+    }
+    k.layer_norm_rows(x.dtype(), in, pw, pb, py + s * row, pm + s, pr + s, e - s, n, eps);
   });
 }
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads) {
+                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc) {
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   const auto& k = kernels();
   const size_t row = size_t(n) * x.itemsize();
@@ -88,6 +94,8 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
       float* dw = partial.data() + c * 2 * n;
       k.layer_norm_backward_rows(x.dtype(), px + r0 * row, pw, pg + r0 * row, pm + r0, pr + r0, pgx + r0 * row, dw,
                                  dw + n, r1 - r0, n);
+      if (acc.defined())  // the other gradient added while gx's rows are in cache
+        k.binary(BinaryOp::Add, x.dtype(), (r1 - r0) * n, pgx + r0 * row, 1, pgx + r0 * row, 1, bytes(acc) + r0 * row, 1);
     }
   });
   Tensor sums = Tensor::empty({2, n}, DType::Float32);
