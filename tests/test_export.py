@@ -308,6 +308,21 @@ def test_batched_casts_keep_their_roundings():
         np.testing.assert_array_equal(g.astype(np.float32), w.astype(pcp.float32).numpy(), err_msg=f"output {i}")
 
 
+@pytest.mark.skipif(not GPU, reason="only GPU logits keep the uploaded targets for their gradient")
+def test_cross_entropy_keeps_its_uploaded_targets_for_the_gradient():
+    # On a GPU the forward's uploaded targets (ignored ones -1) are a fourth output, which the
+    # gradient reads with ignore_index -1: the exported program computes the same.
+    vg = pcp.value_and_grad(lambda x, t: pcp.cross_entropy(x, t))
+    t = np.random.default_rng(5).integers(0, 7, 6)
+    t[1] = -100
+    args = (rnd(6, 7, seed=51).to("gpu"), pcp.tensor(t))
+    fn = lambda x, t: list(vg(x, t))
+    exported = pcp.export.stablehlo(fn, *args)
+    assert "cross_entropy_backward" in exported.ops
+    for i, (g, w) in enumerate(zip(run_xla(exported.text, inputs_of(exported)), fn(*args))):
+        close(g, w.numpy(), f"output {i}")
+
+
 def test_dropout_is_refused_naming_it():
     with pytest.raises(ExportError, match="dropout"):
         pcp.export.stablehlo(lambda x: pcp.dropout(x, 0.5) * 2.0, rnd(4, 4))

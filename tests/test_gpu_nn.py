@@ -164,6 +164,27 @@ def test_cross_entropy(dev, reduction):
             * pcp.tensor(w, device=x.device)).sum(), logits)
 
 
+def test_host_targets_are_uploaded_once_for_loss_and_gradient(dev):
+    # The forward uploads a batch's host targets (checked, ignored ones -1) and the backward reads
+    # that copy: one upload for both, where each used to upload its own; the gradient matches the
+    # CPU's with an ignored target.
+    logits = pcp.tensor(rnd(8, 5), device=dev, requires_grad=True)
+    targets = np.random.default_rng(3).integers(0, 5, 8)
+    targets[2] = -100
+    pcp.synchronize(dev)
+    assert _core.set_gpu_profiling(True, dev)
+    try:
+        pcp.cross_entropy(logits, pcp.tensor(targets)).backward()
+        pcp.synchronize(dev)
+    finally:
+        _core.set_gpu_profiling(False, dev)
+    uploads = sum(n for name, n, _ in _core.gpu_profile_results(dev) if name == "upload")
+    assert uploads == 1, _core.gpu_profile_results(dev)
+    cpu_logits = pcp.tensor(logits.numpy(), requires_grad=True)
+    pcp.cross_entropy(cpu_logits, pcp.tensor(targets)).backward()
+    np.testing.assert_allclose(logits.grad.numpy(), cpu_logits.grad.numpy(), **GRAD_TOL)
+
+
 def test_cross_entropy_bad_targets(dev):
     logits = pcp.zeros((2, 3), device=dev)
     with pytest.raises(IndexError, match="cross_entropy: target 3 is out of range for 3 classes"):

@@ -345,12 +345,15 @@ class CrossEntropyBackward : public Primitive {
 // counted as they are checked. Only the loss is differentiable.
 class CrossEntropy : public Primitive {
  public:
-  explicit CrossEntropy(int64_t ignore_index, std::optional<DType> out = std::nullopt)
-      : ignore_(ignore_index), out_(out) {}
+  // keep_targets: GPU logits with host targets also output the targets as uploaded (int32 on the
+  // GPU, ignored ones -1), which the backward reads: one upload of a batch's targets, not two.
+  explicit CrossEntropy(int64_t ignore_index, std::optional<DType> out = std::nullopt, bool keep_targets = false)
+      : ignore_(ignore_index), out_(out), keep_targets_(keep_targets) {}
   const char* name() const override { return "cross_entropy"; }
   Attributes attributes() const override {
     Attributes a{{"ignore_index", ignore_}};
     put_out_dtype(a, out_);
+    if (keep_targets_) a["keep_targets"] = true;
     return a;
   }
   CastPolicy cast_policy() const override { return CastPolicy::Float32; }
@@ -363,19 +366,25 @@ class CrossEntropy : public Primitive {
     std::vector<TensorSpec> out{{in[1].shape, dt, logits.device}};
     if (logits.device.is_gpu()) out.push_back({{rows_of(logits.shape), 2}, DType::Float32, logits.device});
     if (!in[1].device.is_gpu()) out.push_back({{}, dt == DType::Float64 ? DType::Float64 : DType::Float32, logits.device});
+    if (kept_targets(in)) out.push_back({in[1].shape, DType::Int32, logits.device});
     return out;
+  }
+  bool kept_targets(const std::vector<TensorSpec>& in) const {
+    return keep_targets_ && in[0].device.is_gpu() && !in[1].device.is_gpu();
   }
   // Logits that reach it only through a float32 cast are read as they are (widened exactly).
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
     if (i != 0 || !is_half_float(from) || in[0].dtype != DType::Float32) return nullptr;
-    return std::make_shared<CrossEntropy>(ignore_, out_.value_or(DType::Float32));
+    return std::make_shared<CrossEntropy>(ignore_, out_.value_or(DType::Float32), keep_targets_);
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor& logits = in[0];
     const bool on_device = device_targets(in[1]);
     int64_t valid = 0;
-    const Tensor t = on_device ? in[1] : prepared_targets(in[1], logits.shape().back(), ignore_, &valid);
+    Tensor t = on_device ? in[1] : prepared_targets(in[1], logits.shape().back(), ignore_, &valid);
     const int64_t ignore = on_device ? ignore_ : -1;
+    const bool keep = keep_targets_ && logits.device().is_gpu() && !on_device;
+    if (keep) t = gpu::device_class_indices(t, logits.device());
     std::vector<Tensor> out{empty(specs[0])};
     if (!logits.device().is_gpu()) {
       cpu::cross_entropy(out[0].dtype() == DType::Float32 ? as_float32_if_half(logits) : logits, t, ignore, out[0]);
@@ -383,14 +392,18 @@ class CrossEntropy : public Primitive {
       out.push_back(empty(specs[1]));
       gpu::cross_entropy(logits, t, ignore, out[0], out[1]);
     }
-    if (!on_device) out.push_back(full({}, double(valid), specs.back().dtype, logits.device()));
+    if (!on_device) out.push_back(full({}, double(valid), specs[out.size()].dtype, logits.device()));
+    if (keep) out.push_back(t);
     return out;
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>&) override {
     const Tensor &logits = in[0], &targets = in[1], &g = gs[0];
-    if (logits.device().is_gpu() && !grad_enabled())
+    if (logits.device().is_gpu() && !grad_enabled()) {
+      if (keep_targets_ && !targets.device().is_gpu())  // the forward's upload (ignored ones -1)
+        return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g), outs.back(), outs[1]}, int64_t(-1)), Tensor()};
       return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g), targets, outs[1]}, ignore_), Tensor()};
+    }
     if (!grad_enabled() && (logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64))
       return {pcp::apply<CrossEntropyBackward>({logits, contiguous(astype(g, logits.dtype())), targets}, ignore_),
               Tensor()};
@@ -407,6 +420,7 @@ class CrossEntropy : public Primitive {
  private:
   int64_t ignore_;
   std::optional<DType> out_;  // the loss's type where a plan folded a cast in (else the logits')
+  bool keep_targets_;
 };
 
 // Inverted dropout of contiguous float32 x with the mask drawn from Philox counters
@@ -510,14 +524,15 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
     Tensor total = sum(loss);
     return reduction == Reduction::Sum ? total : div(total, S(0.0));
   }
-  std::vector<Tensor> outs = pcp::apply_all<CrossEntropy>({logits, contiguous(tg)}, ignore_index);
+  std::vector<Tensor> outs = pcp::apply_all<CrossEntropy>({logits, contiguous(tg)}, ignore_index, std::nullopt, true);
   const Tensor& loss = outs[0];
   if (reduction == Reduction::None) return loss;
   Tensor total = sum(loss);
   if (reduction == Reduction::Sum) return total;
   // The mean over non-ignored targets (nan when there are none), counted on the GPU for device
   // targets, by the op for host ones.
-  Tensor valid = on_device ? sum(astype(ne(tg, weak_scalar_int(ignore_index)), DType::Float32)) : outs.back();
+  Tensor valid = on_device ? sum(astype(ne(tg, weak_scalar_int(ignore_index)), DType::Float32))
+                           : outs[logits.device().is_gpu() ? 2 : 1];  // after the loss and the GPU's row statistics
   return astype(div(astype(total, valid.dtype()), valid), total.dtype());
 }
 
@@ -572,7 +587,8 @@ const bool registered = [] {
     return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>(accumulate, low));
   });
   register_primitive("cross_entropy", [](const std::string& n, const Attributes& a, const SharedState&) {
-    return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(attr_int(n, a, "ignore_index"), out_dtype_attr(n, a)));
+    return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(
+        attr_int(n, a, "ignore_index"), out_dtype_attr(n, a), a.count("keep_targets") && attr_bool(n, a, "keep_targets")));
   });
   register_primitive("cross_entropy_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(

@@ -406,7 +406,9 @@ def _cross_entropy(em, ins, attrs, outs, scalars):
     loss = em.select(valid, em.sub(lse_rows, picked), em.const(0, logits.dtype, targets.shape))
     out = [loss]
     for shape, dtype in outs[1:]:
-        if len(shape) == 2:  # the GPU's per-row (max, log-sum-exp)
+        if dtype == "int32":  # the targets as the GPU read them (keep_targets): ignored ones -1
+            out.append(em.convert(em.select(valid, targets, em.const(-1, targets.dtype, targets.shape)), "int32"))
+        elif len(shape) == 2:  # the GPU's per-row (max, log-sum-exp)
             rows = [shape[0], 1]
             out.append(em.concatenate([em.reshape(m, rows), em.reshape(lse, rows)], 1))
         else:  # how many targets count

@@ -27,6 +27,11 @@ Tensor class_indices(const Tensor& targets, Device device) {
 
 }  // namespace
 
+Tensor device_class_indices(const Tensor& targets, Device device) {
+  const Tensor flat = upload_indices(targets, device);  // contiguous int64 (prepared_targets)
+  return flat.alias(targets.shape(), contiguous_strides(targets.shape()), 0);
+}
+
 // Rows of a multiple of 4 values at offsets of a multiple of 4 in float32, float16 or
 // bfloat16: the kernels that read and write these types directly, 8 rows per workgroup.
 static bool rows4(const Tensor& any, std::initializer_list<const Tensor*> ts) {

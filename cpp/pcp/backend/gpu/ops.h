@@ -26,6 +26,9 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
 void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
 // out = x converted, between float32, float16, bfloat16, int32 and bool; both may be strided.
 void cast(const Tensor& x, const Tensor& out);
+// Checked host int64 class indices as int32 on `device`, in their shape: one upload, which a
+// cross-entropy's forward and backward share.
+Tensor device_class_indices(const Tensor& targets, Device device);
 // outs[i] = xs[i] converted, for contiguous tensors of one source and one destination type
 // among float32, float16 and bfloat16 (a plan's batched casts): one dispatch for those a
 // multi-tensor table takes (metal/addr/cast_multi.comp), cast() for the rest.
