@@ -764,6 +764,35 @@ def test_a_batched_cast_matches_numpy_and_refuses_bad_forms(device, tmp_path):
         pcp.load_plan(path)
 
 
+def test_the_sort_family_saves_and_loads(device, tmp_path):
+    # argsort, cumulative sums and products (and the product's gradient) and searchsorted in a
+    # plan file, run by another loader: the same results; a hand-edited axis is refused.
+    import json
+    from pcp.serialization import load_safetensors, save_safetensors
+    vg = pcp.value_and_grad(lambda x: (pcp.cumprod(x, axis=1) * 0.5).sum())
+
+    def f(x, v):
+        loss, g = vg(x)
+        return [pcp.searchsorted(pcp.sort(x[0]), v), pcp.argsort(x, axis=0), pcp.cumsum(x, axis=1), loss, g]
+
+    args = (pcp.tensor(rnd(3, 4, seed=1) + 2.0), pcp.tensor(rnd(5, seed=2) + 2.0))
+    cf = pcp.compile(f)
+    cf(*args)
+    path = str(tmp_path / "sort.pcpplan")
+    cf.save(path)
+    for got, want in zip(pcp.load_plan(path)(*args), f(*args)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    ops = [n["op"] for n in graph["nodes"]]
+    assert {"searchsorted", "argsort", "cumulative_sum", "cumulative_prod", "cumulative_prod_backward"} <= set(ops), ops
+    node = next(n for n in graph["nodes"] if n["op"] == "argsort")
+    node["attrs"]["axis"] = 7
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    with pytest.raises(ValueError, match="argsort node: axis 7 is out of range"):
+        pcp.load_plan(path)
+
+
 def _bf16_round(a):
     """float32 values rounded to bfloat16 (to nearest, ties to even), as float32."""
     u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)

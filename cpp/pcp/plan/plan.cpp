@@ -194,7 +194,7 @@ bool inputs_fit(const NodeRecord& n) {
       {"cross_entropy_backward", {3, 4}}, {"dropout", {1}}, {"reshape", {1}}, {"permute", {1}},
       {"broadcast_to", {1}}, {"slice", {1}}, {"slice_scatter", {1}}, {"split", {1}}, {"alias", {1}},
       {"attention", {1, 3}}, {"attention_backward", {5, 7}}, {"sum", {1}}, {"max", {1}}, {"min", {1}},
-      {"argmax", {1}}, {"argmin", {1}}};
+      {"argmax", {1}}, {"argmin", {1}}, {"searchsorted", {2}}, {"cumulative_prod_backward", {2}}};
   const size_t k = n.inputs.size();
   for (size_t i = 0; i < k; ++i)  // only layer norm's weight and bias (and its gradient's weight) may be left out
     if (n.inputs[i] < 0 && !(n.op == "layer_norm" && i > 0) && !(n.op == "layer_norm_backward" && i == 1)) return false;

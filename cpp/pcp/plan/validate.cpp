@@ -81,6 +81,12 @@ void check_node(const NodeCheck& c) {
       for (size_t d = 0; d < in[0].shape.size(); ++d)
         c.require(int(d) == ax || in[i].shape[d] == in[0].shape[d], "inputs differ off the axis");
     }
+  } else if (op == "argsort" || op == "cumulative_sum" || op == "cumulative_prod" || op == "cumulative_prod_backward") {
+    c.axis("axis", std::max<int64_t>(1, c.ndim(0)));  // a 0-d input: axis 0
+    if (op == "cumulative_prod_backward") c.same_shapes(0, 1);
+  } else if (op == "searchsorted") {
+    c.require(c.ndim(0) == 1 && in[0].dtype == in[1].dtype && in[0].device == in[1].device,
+              "the sorted tensor must be 1-D, of the values' dtype and device");
   } else if (op == "cast_multi") {
     const auto float_type = [](DType t) { return t == DType::Float32 || is_half_float(t); };
     c.require(float_type(dtype_from_name(attr_str(op, a, "dtype"))), "dtype is not float32, float16 or bfloat16");
