@@ -210,4 +210,36 @@ void for_each_isa(F&& fn) {
     if (!caught_) ADD_FAILURE() << "expected " #E " from: " #stmt;                          \
   } while (0)
 
+// Tolerances for results computed in dtype dt (relative, absolute).
+inline double rtol_for(pcp::DType dt) {
+  switch (dt) {
+    case pcp::DType::Float64: return 1e-12;
+    case pcp::DType::Float32: return 1e-5;
+    case pcp::DType::Float16: return 2e-3;
+    case pcp::DType::BFloat16: return 1.6e-2;
+    default: return 0;
+  }
+}
+inline double atol_for(pcp::DType dt) {
+  switch (dt) {
+    case pcp::DType::Float64: return 1e-13;
+    case pcp::DType::Float32: return 1e-6;
+    case pcp::DType::Float16: return 1e-4;
+    case pcp::DType::BFloat16: return 1e-3;
+    default: return 0;
+  }
+}
+
+// Rounds a double result to what dtype dt can hold (the reference for a kernel that computes in
+// higher precision and stores into dt).
+inline double store_as(double v, pcp::DType dt) {
+  switch (dt) {
+    case pcp::DType::Float32: return double(float(v));
+    case pcp::DType::Float16: return pcp::half_to_float(pcp::float_to_half(float(v)));
+    case pcp::DType::BFloat16: return pcp::bf16_to_float(pcp::float_to_bf16(float(v)));
+    case pcp::DType::Int32: return double(int32_t(v));
+    default: return v;
+  }
+}
+
 }  // namespace pcp_test
