@@ -56,6 +56,12 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+bool Tensor::one_value() const {
+  for (int i = 0; i < ndim(); ++i)
+    if (shape()[i] > 1 && strides()[i] != 0) return false;
+  return true;
+}
+
 bool Tensor::is_dense() const {
   std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the axes longer than 1
   for (int i = 0; i < ndim(); ++i)

@@ -63,6 +63,9 @@ class Tensor {
   // Whether the elements fill [offset, offset + numel) exactly, in some axis order (a
   // contiguous tensor, or a transposed or permuted view of one).
   bool is_dense() const;
+  // Whether every element is the one at offset (a value broadcast: each axis longer than 1 has
+  // stride 0).
+  bool one_value() const;
   bool weak() const { return impl_->weak; }
 
   // Pointer to element [0, ..., 0] (storage data + offset); host memory only: a GPU tensor

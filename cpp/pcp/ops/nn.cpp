@@ -283,6 +283,10 @@ Tensor prepared_targets(const Tensor& targets, int64_t C, int64_t ignore_index, 
   return t;
 }
 
+// The per-row gradient cross-entropy's backward reads: one value broadcast to every row (a mean's
+// gradient) as it is, which the kernels read once for all rows, else contiguous.
+Tensor row_grads(const Tensor& g) { return g.one_value() ? g : contiguous(g); }
+
 // Targets stay where the user put them: int32 on the logits' GPU are read by the kernels, which
 // check them (an IndexError at the next synchronisation); any other targets live on the host and
 // are checked there as the op runs (GPU logits never wait on them).
@@ -401,11 +405,11 @@ class CrossEntropy : public Primitive {
     const Tensor &logits = in[0], &targets = in[1], &g = gs[0];
     if (logits.device().is_gpu() && !grad_enabled()) {
       if (keep_targets_ && !targets.device().is_gpu())  // the forward's upload (ignored ones -1)
-        return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g), outs.back(), outs[1]}, int64_t(-1)), Tensor()};
-      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(g), targets, outs[1]}, ignore_), Tensor()};
+        return {pcp::apply<CrossEntropyBackward>({logits, row_grads(g), outs.back(), outs[1]}, int64_t(-1)), Tensor()};
+      return {pcp::apply<CrossEntropyBackward>({logits, row_grads(g), targets, outs[1]}, ignore_), Tensor()};
     }
     if (!grad_enabled() && (logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64))
-      return {pcp::apply<CrossEntropyBackward>({logits, contiguous(astype(g, logits.dtype())), targets}, ignore_),
+      return {pcp::apply<CrossEntropyBackward>({logits, row_grads(astype(g, logits.dtype())), targets}, ignore_),
               Tensor()};
     // Differentiable (create_graph): composed from ops, with the targets prepared on the host.
     const Tensor t = prepared_targets(targets, logits.shape().back(), ignore_);

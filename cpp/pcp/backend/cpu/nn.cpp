@@ -125,11 +125,12 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
   softmax(logits, gx, false, 0);
   const int64_t C = logits.shape().back(), rows = rows_of(logits.shape());
   const int64_t* t = targets.data<int64_t>();
+  const int64_t g_step = g.one_value() ? 0 : 1;  // one g for every row: a mean's gradient, broadcast
   auto fix_rows = [&](auto* p, const auto* gr) {
     parallel_for(rows, row_grain(C), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const bool keep = t[r] != ignore;
-        const auto s = keep ? gr[r] : 0;
+        const auto s = keep ? gr[r * g_step] : 0;
         auto* row = p + r * C;
         for (int64_t j = 0; j < C; ++j) row[j] *= s;
         if (keep) row[t[r]] -= s;

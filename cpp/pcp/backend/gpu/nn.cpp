@@ -195,10 +195,10 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
   if (!wide_io(logits)) require_f32("cross_entropy_backward", logits);
   const int64_t C = logits.shape().back();
   Tensor t = class_indices(targets, logits.device());
-  struct { uint32_t n, C, x_off, g_off, gx_off, t_off; int32_t ignore; uint32_t x_type, gx_type; } p{
+  struct { uint32_t n, C, x_off, g_off, gx_off, t_off; int32_t ignore; uint32_t x_type, gx_type, g_step; } p{
       u32(logits.numel(), "size"), u32(C, "size"), u32(logits.offset(), "offset"), u32(g.offset(), "offset"),
       u32(gx.offset(), "offset"), u32(t.offset(), "offset"), int32_t(std::clamp<int64_t>(ignore, INT32_MIN, INT32_MAX)),
-      type_code("cross_entropy_backward", logits), type_code("cross_entropy_backward", gx)};
+      type_code("cross_entropy_backward", logits), type_code("cross_entropy_backward", gx), !g.one_value()};
   if (logits.numel())
     launch(logits, "cross_entropy_backward",
            {buffer_of(logits), buffer_of(t), buffer_of(lse), buffer_of(g), buffer_of(gx)}, p,
