@@ -1,17 +1,32 @@
 """A plan's passes (plan/passes.h) checked against eager runs and NumPy: elementwise fusion in
 float32, float16 and bfloat16, casts folded into layer norm and cross-entropy, residual adds
 folded into layer norm, a GPU plan's batched casts, and the files these forms save to."""
+import json
+
 import numpy as np
 import pytest
 
 import pcp
 from conftest import on_each_device
+from pcp.serialization import load_safetensors, save_safetensors
 
 pytestmark = on_each_device
 
 
 def rnd(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _write(path, tensors, meta, graph):
+    """Writes a plan file with `graph` (an edited copy of a saved plan's) as its graph."""
+    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+
+
+def _refused(path, tensors, meta, graph, message):
+    """A plan file with `graph` is refused by pcp.load_plan with a ValueError matching message."""
+    _write(path, tensors, meta, graph)
+    with pytest.raises(ValueError, match=message):
+        pcp.load_plan(path)
 
 
 def test_elementwise_chains_fuse_into_one_node_each(device):
@@ -168,8 +183,6 @@ def test_a_batched_cast_matches_numpy_and_refuses_bad_forms(device, tmp_path):
     # cast_multi from a plan file against NumPy's rounding (bfloat16 and float16, both ways,
     # odd and even lengths, a transposed view); on a GPU, mixed input types and a non-float
     # target are refused before anything runs.
-    import json
-    from pcp.serialization import load_safetensors, save_safetensors
     shapes = [(4, 6), (3, 5), (1,), (0, 3), (64, 130)]
     xs = [pcp.tensor(rnd(*s, seed=i) * 7) for i, s in enumerate(shapes)]
     for low in (pcp.bfloat16, pcp.float16):
@@ -199,21 +212,15 @@ def test_a_batched_cast_matches_numpy_and_refuses_bad_forms(device, tmp_path):
     graph = json.loads(meta["graph"])
     node = next(n for n in graph["nodes"] if n["op"] == "cast_multi")
     node["attrs"]["dtype"] = "int32"
-    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
-    with pytest.raises(ValueError, match="cast_multi node: dtype is not float32, float16 or bfloat16"):
-        pcp.load_plan(path)
+    _refused(path, tensors, meta, graph, "cast_multi node: dtype is not float32, float16 or bfloat16")
     node["attrs"]["dtype"] = "bfloat16"
     graph["values"][node["inputs"][1]][1] = "int32"
-    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
-    with pytest.raises(ValueError, match="cast_multi node: inputs must share one of"):
-        pcp.load_plan(path)
+    _refused(path, tensors, meta, graph, "cast_multi node: inputs must share one of")
 
 
 def test_the_sort_family_saves_and_loads(device, tmp_path):
     # argsort, cumulative sums and products (and the product's gradient) and searchsorted in a
     # plan file, run by another loader: the same results; a hand-edited axis is refused.
-    import json
-    from pcp.serialization import load_safetensors, save_safetensors
     vg = pcp.value_and_grad(lambda x: (pcp.cumprod(x, axis=1) * 0.5).sum())
 
     def f(x, v):
@@ -233,9 +240,7 @@ def test_the_sort_family_saves_and_loads(device, tmp_path):
     assert {"searchsorted", "argsort", "cumulative_sum", "cumulative_prod", "cumulative_prod_backward"} <= set(ops), ops
     node = next(n for n in graph["nodes"] if n["op"] == "argsort")
     node["attrs"]["axis"] = 7
-    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
-    with pytest.raises(ValueError, match="argsort node: axis 7 is out of range"):
-        pcp.load_plan(path)
+    _refused(path, tensors, meta, graph, "argsort node: axis 7 is out of range")
 
 
 def _bf16_round(a):
@@ -248,8 +253,6 @@ def _bf16_round(a):
 def test_a_plan_file_with_bad_folded_forms_is_refused(tmp_path):
     # The attributes cast and residual folding add (out_dtype, residual, accumulate, low_dtype)
     # are checked against the node's inputs before anything runs.
-    import json
-    from pcp.serialization import load_safetensors, save_safetensors
     w = pcp.tensor(rnd(8, 8, seed=4) * 0.3, device="cpu")
 
     def loss(x, t):
@@ -277,13 +280,11 @@ def test_a_plan_file_with_bad_folded_forms_is_refused(tmp_path):
                                     (ce, "out_dtype", 3, "out_dtype")):
         saved = node["attrs"][key]
         node["attrs"][key] = bad
-        save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
-        with pytest.raises(ValueError, match=message):
-            pcp.load_plan(path)
+        _refused(path, tensors, meta, graph, message)
         node["attrs"][key] = saved
     if grad["attrs"]["low_dtype"] is None:
         del grad["attrs"]["low_dtype"]
-    save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
+    _write(path, tensors, meta, graph)
     for got, want in zip(pcp.load_plan(path)(*args), pcp.value_and_grad(loss)(*args)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
@@ -317,8 +318,6 @@ def test_a_residual_add_folds_into_the_layer_norm_after_it(device, tmp_path):
 
 
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
-    import json
-    from pcp.serialization import load_safetensors, save_safetensors
     f = pcp.compile(lambda x: ((x * 2.0 + 1.0).tanh() * x).sum())
     f(pcp.ones(8, device="cpu"))  # fused on the CPU
     path = str(tmp_path / "p.pcpplan")
@@ -334,15 +333,11 @@ def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
                               ("code", [1, 2], "4 per instruction")):
         saved = node["attrs"][key]
         node["attrs"][key] = bad
-        save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
-        with pytest.raises(ValueError, match=message):
-            pcp.load_plan(path)
+        _refused(path, tensors, meta, graph, message)
         node["attrs"][key] = saved
     # Typed programs (float16 / bfloat16 registers) name a type per instruction and input.
     count = len(node["attrs"]["code"]) // 4
     for types, inputs, message in (([7] * count, [0] * node["attrs"]["inputs"], "type 7 is not 0"),
                                    ([0] * (count + 1), [0] * node["attrs"]["inputs"], "instruction types for")):
         node["attrs"]["types"], node["attrs"]["input_types"] = types, inputs
-        save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
-        with pytest.raises(ValueError, match=message):
-            pcp.load_plan(path)
+        _refused(path, tensors, meta, graph, message)
