@@ -8,7 +8,7 @@
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Out { uint out_[]; };
-layout(push_constant) uniform Params { uint O, R, I, chunks, rows, x_off, out_off, op; } p;
+layout(push_constant) uniform Params { uint O, R, I, chunks, rows, x_off, out_off, op, cols; } p;  // cols: reduce_cols.comp's
 
 #include "reduce_ops.glsl"
 

@@ -147,8 +147,10 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
                                low.defined() ? buffer_of(low) : buffer_of(gx)};
   if (n <= kShortRow) {
     // One pass writes gx and each workgroup's partial sums of dw and db (rows of `partial`);
-    // a sum over them follows. Enough workgroups to fill the GPU, few enough to keep that sum small.
-    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(row_groups(rows), 256));
+    // a sum over them follows (reduce_cols, narrow column blocks). Enough workgroups to keep a
+    // large GPU's memory busy (1024 of 256: 8 on each of 128 multiprocessors), few enough to
+    // keep that sum small.
+    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(row_groups(rows), 1024));
     Tensor partial = Tensor::empty({groups, 2 * n}, DType::Float32, x.device());
     buffers.push_back(buffer_of(partial));
     rt().dispatch(x.device().index, "layer_norm_backward8", buffers, &p, sizeof p, uint32_t(groups));

@@ -25,16 +25,20 @@ void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const
   // chunks of rows whose partial results a second pass combines (in a fixed order).
   const bool cols = I >= 16;
   const char* kernel = cols ? "reduce_cols" : "reduce";
-  auto workgroups = [&](int64_t o, int64_t chunks, int64_t i) { return o * chunks * (cols ? (i + 63) / 64 : i); };
-  int64_t chunks = 1;
   constexpr int64_t kFill = 1024, kMinRows = 2048;  // enough workgroups for a large GPU; rows per chunk
+  // reduce_cols's columns a workgroup: 64 (coalesced), fewer while that leaves the GPU short of
+  // workgroups and each of them long loops (256 / width lanes of rows share a column).
+  int64_t width = 64;
+  while (cols && width > 8 && O * ((I + width - 1) / width) < kFill / 4 && R > 4 * (256 / width)) width /= 2;
+  auto workgroups = [&](int64_t o, int64_t chunks, int64_t i) { return o * chunks * (cols ? (i + width - 1) / width : i); };
+  int64_t chunks = 1;
   if (!arg && R >= 2 * kMinRows && workgroups(O, 1, I) < kFill)
     chunks = std::min((kFill + workgroups(O, 1, I) - 1) / workgroups(O, 1, I), R / kMinRows);
   const int64_t rows = (R + chunks - 1) / chunks;
   chunks = (R + rows - 1) / rows;
-  struct { uint32_t O, R, I, chunks, rows, x_off, out_off, op; } p{
+  struct { uint32_t O, R, I, chunks, rows, x_off, out_off, op, cols; } p{
       u32(O, "size"), u32(R, "size"), u32(I, "size"), uint32_t(chunks), u32(rows, "size"), u32(x.offset(), "offset"),
-      0, code};
+      0, code, uint32_t(width)};
   auto run = [&](const Tensor& in, const Tensor& res, uint32_t out_off) {
     p.x_off = u32(in.offset(), "offset");
     p.out_off = out_off;
