@@ -600,7 +600,7 @@ def mutate(v):
     if isinstance(v, bool): return not v
     if isinstance(v, int): return r.choice([v + 1, v - 1, -1, 0, 2**31, -2**40, v * 7, 2**62])
     if isinstance(v, float): return r.choice([-v, 0.0, 1e30, float("nan")])
-    if isinstance(v, str): return r.choice(["", "float64", "int32", "bogus"])
+    if isinstance(v, str): return r.choice(["", "float64", "int32", "bogus", "gelu_tanh", "dgelu_tanh"])
     if isinstance(v, list):
         if not v: return [r.choice([0, 1, -1, 5])]
         w, k = list(v), r.randrange(len(v))

@@ -148,6 +148,46 @@ def test_matmul_gradients(dtype, rng):
     assert rel(host(tw.grad), gr.T @ xr) < 2 * REL[dtype]
 
 
+def _gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def _gelu_tanh_grad(x):
+    t = np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3))
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * np.sqrt(2.0 / np.pi) * (1.0 + 3 * 0.044715 * x**2)
+
+
+@requires_matmul
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gelu_epilogues_match_float64(dtype, rng):
+    """A plan's gelu_tanh and dgelu_tanh epilogues (plan/product_epilogues.cpp) in cuBLASLt: an
+    MLP's y = gelu(x @ w1) @ w2 and its input gradient against NumPy in float64, from the
+    rounded operands; the profile shows the epilogue calls and no GELU kernels."""
+    x, w1, w2, g = (rng.standard_normal(s) for s in ((64, 48), (48, 96), (96, 40), (64, 40)))
+    tw1, tw2, tg = on_gpu(w1, "float32"), on_gpu(w2, "float32"), on_gpu(g, "float32")
+
+    def f(tx):
+        with pcp.autocast(dtype=dtype, enabled=dtype != "float32"):
+            y = pcp.gelu(tx @ tw1, approximate="tanh") @ tw2
+            return y, pcp.grad(lambda v: (pcp.gelu(v @ tw1, approximate="tanh") @ tw2 * tg).sum())(tx)
+
+    with pcp.autocast(dtype=dtype, enabled=dtype != "float32"):  # the rounded operands
+        xr, w1r, w2r = (host(on_gpu(a, "float32").astype(dtype)) for a in (x, w1, w2))
+    h = xr @ w1r
+    cf = pcp.compile(lambda tx: [*f(tx)])
+    tx = on_gpu(x, "float32")
+    cf(tx)
+    gpu = pcp.device("gpu")
+    _core.set_gpu_profiling(True, gpu)
+    y, gx = cf(tx)
+    pcp.synchronize(gpu)
+    _core.set_gpu_profiling(False, gpu)
+    names = {name for name, _, _ in _core.gpu_profile_results(gpu)}
+    assert "cublasLt matmul+gelu" in names and not {"unary4", "unary"} & names, names
+    assert rel(host(y), _gelu_tanh(h) @ w2r) < 2 * REL[dtype]
+    assert rel(host(gx), ((host(tg.astype(dtype)) @ w2r.T) * _gelu_tanh_grad(h)) @ w1r.T) < 3 * REL[dtype]
+
+
 @requires_matmul
 def test_tf32_only_when_allowed(rng):
     a, b = rng.standard_normal((512, 512)), rng.standard_normal((512, 512))

@@ -317,6 +317,75 @@ def test_a_residual_add_folds_into_the_layer_norm_after_it(device, tmp_path):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def _vendor_matmul(device):
+    return device != "cpu" and bool(pcp.gpu_info(device)["vendor"]["matmul"])
+
+
+@pytest.mark.parametrize("low", [pcp.float32, pcp.bfloat16], ids=str)
+@pytest.mark.parametrize("rows", [(12,), (3, 4)], ids=["2d", "3d"])
+def test_a_tanh_gelu_folds_into_the_products_around_it(device, low, rows, tmp_path):
+    # An MLP's gelu(x @ w1) @ w2 and its gradients: the GELU becomes the first product's
+    # epilogue (which also keeps the product for the gradient), and the GELU's gradient the
+    # epilogue of the product that makes its incoming gradient; 3-d inputs go through reshapes.
+    # Where the products run apart from the GELU (CPU, PCP's GPU kernels) the same bits as
+    # eager; through cuBLASLt's epilogues, the GELU of the float32 accumulator: a rounding apart.
+    w1, w2 = pcp.tensor(rnd(8, 16, seed=1) * 0.4, device=device), pcp.tensor(rnd(16, 8, seed=2) * 0.4, device=device)
+
+    def loss(x):
+        with pcp.autocast(dtype=low, enabled=low != pcp.float32):
+            y = pcp.gelu(x @ w1, approximate="tanh") @ w2
+        return (y.astype(pcp.float32) ** 2).mean()
+
+    vg = pcp.value_and_grad(loss)
+    x = pcp.tensor(rnd(*rows, 8, seed=3), device=device)
+    cf = pcp.compile(vg)
+    cf(x)
+    ops = cf.cache_info()[0].plan.ops
+    assert "gelu_tanh" not in ops and "gelu_tanh_grad" not in ops and ops.count("matmul") == 4, ops
+    path = str(tmp_path / "epilogues.pcpplan")
+    cf.save(path)
+    x2 = pcp.tensor(rnd(*rows, 8, seed=4), device=device)
+    want = vg(x2)
+    for run in (cf, pcp.load_plan(path)):
+        for got, w in zip(run(x2), want):
+            if _vendor_matmul(device):
+                tol = 1e-5 if low == pcp.float32 else 2e-2
+                np.testing.assert_allclose(got.numpy(), w.numpy(), rtol=tol, atol=tol * np.abs(w.numpy()).max())
+            else:
+                np.testing.assert_array_equal(got.numpy(), w.numpy())
+
+
+def test_a_plan_file_with_a_bad_epilogue_is_refused(tmp_path):
+    w1, w2 = pcp.tensor(rnd(8, 16, seed=1), device="cpu"), pcp.tensor(rnd(16, 8, seed=2), device="cpu")
+    cf = pcp.compile(pcp.value_and_grad(lambda x: (pcp.gelu(x @ w1, approximate="tanh") @ w2).sum()))
+    x = pcp.tensor(rnd(5, 8, seed=3), device="cpu")
+    cf(x)
+    path = str(tmp_path / "p.pcpplan")
+    cf.save(path)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    fwd = next(n for n in graph["nodes"] if n["attrs"].get("epilogue") == "gelu_tanh")
+    bwd = next(n for n in graph["nodes"] if n["attrs"].get("epilogue") == "dgelu_tanh")
+    for node, key, bad, message in ((fwd, "epilogue", "relu", "unknown epilogue 'relu'"),
+                                    (fwd, "epilogue", "dgelu_tanh", "third input without the dgelu_tanh"),
+                                    (bwd, "epilogue", "gelu_tanh", "third input without the dgelu_tanh"),
+                                    (bwd, "inputs", bwd["inputs"][:2] + [bwd["inputs"][0]], "GELU's input is not")):
+        saved = node[key] if key == "inputs" else node["attrs"][key]
+        if key == "inputs":
+            node[key] = bad
+        else:
+            node["attrs"][key] = bad
+        _refused(path, tensors, meta, graph, message)
+        if key == "inputs":
+            node[key] = saved
+        else:
+            node["attrs"][key] = saved
+    _write(path, tensors, meta, graph)
+    want = pcp.value_and_grad(lambda x: (pcp.gelu(x @ w1, approximate="tanh") @ w2).sum())(x)
+    for got, w in zip(pcp.load_plan(path)(x), want):
+        np.testing.assert_array_equal(got.numpy(), w.numpy())
+
+
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
     f = pcp.compile(lambda x: ((x * 2.0 + 1.0).tanh() * x).sum())
     f(pcp.ones(8, device="cpu"))  # fused on the CPU

@@ -9,14 +9,23 @@
 namespace pcp {
 namespace {
 
+// The product's epilogue, a plan's form (plan/product_epilogues.cpp): "gelu_tanh" outputs
+// (gelu(a @ b), a @ b); "dgelu_tanh" takes a third input h (the GELU's input) and outputs
+// gelu'(h) (a @ b). Where a library's product takes it (cuBLASLt), one call; elsewhere the
+// product and the elementwise op apart, as the unfused plan ran them.
+enum class Epilogue { None, GeluTanh, DGeluTanh };
+const char* epilogue_name(Epilogue e) { return e == Epilogue::GeluTanh ? "gelu_tanh" : "dgelu_tanh"; }
+
 // Inputs are at least 2-D with matching inner dims; batch dims broadcast.
 class Matmul : public Primitive {
  public:
-  explicit Matmul(Shape batch, double alpha = 1.0) : batch_(std::move(batch)), alpha_(alpha) {}
+  explicit Matmul(Shape batch, double alpha = 1.0, Epilogue epilogue = Epilogue::None)
+      : batch_(std::move(batch)), alpha_(alpha), epilogue_(epilogue) {}
   const char* name() const override { return "matmul"; }
   Attributes attributes() const override {
     Attributes a{{"batch", batch_}};
     if (alpha_ != 1.0) a["alpha"] = alpha_;
+    if (epilogue_ != Epilogue::None) a["epilogue"] = std::string(epilogue_name(epilogue_));
     return a;
   }
   CastPolicy cast_policy() const override { return CastPolicy::Low; }
@@ -26,23 +35,23 @@ class Matmul : public Primitive {
     Shape s = batch_;
     s.push_back(a[a.size() - 2]);
     s.push_back(b.back());
-    return {{s, in[0].dtype, in[0].device}};
+    const TensorSpec out{s, in[0].dtype, in[0].device};
+    if (epilogue_ == Epilogue::GeluTanh) return {out, out};
+    return {out};
   }
 
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor &a = in[0], &b = in[1];
-    if (a.shape().back() == 0) return {zeros(specs[0].shape, specs[0].dtype, specs[0].device)};  // an empty sum
-    Tensor out = empty(specs[0]);
-    if (out.numel() == 0) return {out};
-    if (out.device().is_gpu()) gpu::matmul(a, b, out, batch_, float(alpha_));
-    else cpu::matmul(a, b, out, batch_, alpha_);
-    return {out};
+    if (epilogue_ != Epilogue::None) return with_epilogue(a, b, specs[0], epilogue_ == Epilogue::DGeluTanh ? in[2] : Tensor());
+    return {product(a, b, specs[0])};
   }
 
   bool runs_on_gpu() const override { return true; }
 
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>& needs) override {
+    if (epilogue_ != Epilogue::None)  // plans hold these forms after their gradients are traced
+      fail<NotImplementedError>("matmul: no gradient of a product with the ", epilogue_name(epilogue_), " epilogue");
     const Tensor& g = gs[0];
     // A gradient comes out in its input's layout: for a transposed view such as Linear's W.T,
     // (g^T a)^T instead of a^T g, so that the gradient the transpose hands back to W is
@@ -56,6 +65,35 @@ class Matmul : public Primitive {
     return {ga, gb};
   }
 
+  Tensor product(const Tensor& a, const Tensor& b, const TensorSpec& spec) const {
+    if (a.shape().back() == 0) return zeros(spec.shape, spec.dtype, spec.device);  // an empty sum
+    Tensor out = empty(spec);
+    if (out.numel() == 0) return out;
+    if (out.device().is_gpu()) gpu::matmul(a, b, out, batch_, float(alpha_));
+    else cpu::matmul(a, b, out, batch_, alpha_);
+    return out;
+  }
+
+  // gelu_tanh: {gelu(a @ b), a @ b}; dgelu_tanh: {gelu'(h) (a @ b)}.
+  std::vector<Tensor> with_epilogue(const Tensor& a, const Tensor& b, const TensorSpec& spec, const Tensor& h) const {
+    const bool gelu = epilogue_ == Epilogue::GeluTanh;
+    Tensor out = empty(spec), aux = gelu ? empty(spec) : h;
+    const bool gpu = spec.device.is_gpu();
+    if (gpu && out.numel() > 0 && a.shape().back() > 0 &&
+        gpu::matmul_epilogue(gelu ? gpu::MatmulEpilogue::GeluTanh : gpu::MatmulEpilogue::DGeluTanh, a, b, out, aux,
+                             float(alpha_)))
+      return gelu ? std::vector<Tensor>{out, aux} : std::vector<Tensor>{out};
+    const Tensor p = product(a, b, spec);
+    if (gelu) {
+      if (gpu) gpu::unary(UnaryOp::GeluTanh, p, out);
+      else cpu::unary(UnaryOp::GeluTanh, p, out);
+      return {out, p};
+    }
+    if (gpu) gpu::binary(BinaryOp::GeluTanhGrad, h, p, out);
+    else cpu::binary(BinaryOp::GeluTanhGrad, h, p, out);
+    return {out};
+  }
+
   static bool column_major(const Tensor& t) {
     const size_t n = t.ndim();
     return t.shape()[n - 1] > 1 && t.shape()[n - 2] > 1 && t.strides()[n - 2] == 1 && t.strides()[n - 1] != 1;
@@ -64,6 +102,7 @@ class Matmul : public Primitive {
  private:
   Shape batch_;
   double alpha_;
+  Epilogue epilogue_;
 };
 
 }  // namespace
@@ -124,8 +163,15 @@ Tensor matmul(const Tensor& a, const Tensor& b, double alpha) {
 namespace {
 // Plan files make it again by name (ops/primitive.h).
 const bool registered = register_primitive("matmul", [](const std::string& n, const Attributes& a, const SharedState&) {
+  Epilogue e = Epilogue::None;
+  if (a.count("epilogue")) {
+    const std::string name = attr_str(n, a, "epilogue");
+    if (name != "gelu_tanh" && name != "dgelu_tanh")
+      fail<ValueError>("plan: matmul has an unknown epilogue '", name, "' (gelu_tanh or dgelu_tanh)");
+    e = name == "gelu_tanh" ? Epilogue::GeluTanh : Epilogue::DGeluTanh;
+  }
   return std::shared_ptr<Primitive>(
-      std::make_shared<Matmul>(attr_ints(n, a, "batch"), a.count("alpha") ? attr_double(n, a, "alpha") : 1.0));
+      std::make_shared<Matmul>(attr_ints(n, a, "batch"), a.count("alpha") ? attr_double(n, a, "alpha") : 1.0, e));
 });
 }  // namespace
 

@@ -37,6 +37,14 @@ int fold_casts(Plan& plan);
 // accumulate form: it writes the sum). Same bits. Returns how many adds.
 int fuse_residual_layer_norm(Plan& plan);
 
+// A tanh GELU of a product (directly or through a reshape) folded into the product as its
+// gelu_tanh epilogue, which writes the GELU and the product (kept for the gradient); a GELU
+// gradient whose incoming gradient is a product read by nothing else, as the product's
+// dgelu_tanh epilogue. cuBLASLt runs each as one call (GELU computed from the product's float32
+// accumulator: at most a 16-bit rounding apart); elsewhere the same ops run apart, same bits.
+// Returns how many.
+int fuse_product_epilogues(Plan& plan);
+
 // Groups of elementwise ops (unary math, binary arithmetic, gelu's gradients and casts, in
 // float32, float16 and bfloat16) whose intermediate values nothing else reads become one
 // fused_elementwise node each (ops/fused.h): on the CPU run in cache-sized blocks, on a GPU in

@@ -188,7 +188,7 @@ const bool registered = register_primitive("alias", [](const std::string& n, con
 // one), so that a plan file cannot make infer() or forward() read past its inputs.
 bool inputs_fit(const NodeRecord& n) {
   static const std::map<std::string, std::vector<size_t>> fixed = {
-      {"where", {3}}, {"astype", {1}}, {"copy", {1}}, {"to_device", {1}}, {"matmul", {2}}, {"take", {2}},
+      {"where", {3}}, {"astype", {1}}, {"copy", {1}}, {"to_device", {1}}, {"matmul", {2, 3}}, {"take", {2}},
       {"scatter_add", {2}}, {"softmax", {1}}, {"log_softmax", {1}}, {"softmax_backward", {2}},
       {"log_softmax_backward", {2}}, {"layer_norm", {3, 4}}, {"layer_norm_backward", {5, 6}}, {"cross_entropy", {2}},
       {"cross_entropy_backward", {3, 4}}, {"dropout", {1}}, {"reshape", {1}}, {"permute", {1}},

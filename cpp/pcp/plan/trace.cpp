@@ -197,6 +197,7 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
   eliminate_dead_code(*plan_);
   fuse_residual_layer_norm(*plan_);
   fold_casts(*plan_);
+  fuse_product_epilogues(*plan_);
   if (fuse_elementwise(*plan_, constant)) eliminate_dead_code(*plan_);  // drops the scalars now immediates
   batch_casts(*plan_);
   plan_->check();  // the passes kept every node's inputs made before it and its shapes

@@ -127,6 +127,12 @@ void check_node(const NodeCheck& c) {
     c.require(x.back() == y[y.size() - 2], "inner dimensions differ");
     const Shape bx(x.begin(), x.end() - 2), by(y.begin(), y.end() - 2);
     c.require(broadcast_shapes(bx, by, "plan") == c.dims("batch"), "batch is not the inputs' broadcast");
+    // A plan's epilogue form (ops/linalg.cpp): 2-D operands; dgelu_tanh's third input is the product's shape.
+    const std::string epilogue = a.count("epilogue") ? attr_str(op, a, "epilogue") : "";
+    c.require(epilogue.empty() || (c.ndim(0) == 2 && c.ndim(1) == 2), "an epilogue on a batched product");
+    c.require((epilogue == "dgelu_tanh") == (in.size() == 3), "a third input without the dgelu_tanh epilogue, or the other way");
+    if (in.size() == 3)
+      c.require(in[2].shape == Shape{x[0], y[1]} && in[2].dtype == in[0].dtype, "the GELU's input is not the product's shape and dtype");
   } else if (op == "softmax" || op == "log_softmax" || op == "softmax_backward" || op == "log_softmax_backward") {
     const int64_t T = attr_int(op, a, "causal_T");
     c.require(c.ndim(0) >= 1, "a 0-d input");

@@ -256,14 +256,23 @@ def _reduce(kind):
 
 
 def _matmul(em, ins, attrs, outs, scalars):
-    a, b = ins
+    a, b = ins[:2]
     batch, dtype = list(attrs["batch"]), outs[0][1]
     a = em.broadcast(a, batch + list(a.shape[-2:]))
     b = em.broadcast(em.convert(b, a.dtype), batch + list(b.shape[-2:]))
     if attrs.get("alpha", 1.0) == 1.0:
-        return [em.dot(a, b, len(batch), dtype)]
-    wide = "float64" if dtype == "float64" else "float32"  # scaled as written: rounded once
-    return [em.convert(em.scalar_op("multiply", em.dot(a, b, len(batch), wide), attrs["alpha"]), dtype)]
+        p = em.dot(a, b, len(batch), dtype)
+    else:
+        wide = "float64" if dtype == "float64" else "float32"  # scaled as written: rounded once
+        p = em.convert(em.scalar_op("multiply", em.dot(a, b, len(batch), wide), attrs["alpha"]), dtype)
+    # A plan's epilogue forms, lowered as the ops they fold: (gelu(p), p), or gelu'(h) p.
+    epilogue = attrs.get("epilogue")
+    if epilogue == "gelu_tanh":
+        return [_unary("gelu_tanh")(em, [p], {}, outs, scalars)[0], p]
+    if epilogue == "dgelu_tanh":
+        shape = list(outs[0][0])
+        return _binary("gelu_tanh_grad")(em, [ins[2], p], {"dtype": dtype, "shape": shape}, outs, scalars)
+    return [p]
 
 
 def _positive(em, idx, size):

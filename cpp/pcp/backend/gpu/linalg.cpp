@@ -135,6 +135,11 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
                 uint32_t(std::min<int64_t>(tiles, 65535)), layout);
 }
 
+bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& aux,
+                     float alpha) {
+  return vendor::matmul_epilogue(e, a, b, out, aux, alpha);
+}
+
 // One dispatch covers the two innermost batch dimensions (a stride per operand for each);
 // further outer batch dimensions, rare in practice, loop here.
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha) {

@@ -52,6 +52,12 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
 // `batch` (as cpu::matmul): the loops over the batch, and 16-bit floats widened where there
 // are no tensor-core kernels.
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha = 1.0f);
+// A 2-D product with GELU (tanh) in its epilogue, where a library's product takes it (cuBLASLt):
+// GeluTanh writes out = gelu(a @ b) and aux = a @ b; DGeluTanh reads aux (the GELU's input)
+// and writes out = gelu'(aux) (a @ b). False where not taken: the caller runs the ops apart.
+enum class MatmulEpilogue { GeluTanh, DGeluTanh };
+bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& aux,
+                     float alpha = 1.0f);
 
 
 // Row kernels over contiguous float32 (rows, n) blocks. causal_T > 0: row r keeps columns

@@ -95,9 +95,10 @@ struct Config {
   Operand A, B;  // cuBLAS's A (PCP's b) and B (PCP's a)
   int64_t M, N, K, batch, stride_a, stride_b, stride_d;
   uint32_t align_a, align_b, align_d;
+  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT, align_aux = 0;  // GELU's: an aux matrix like D
   auto key() const {
     return std::make_tuple(in_type, out_type, compute, A.op, A.rows, A.cols, A.ld, B.op, B.rows, B.cols, B.ld, M, N,
-                           K, batch, stride_a, stride_b, stride_d, align_a, align_b, align_d);
+                           K, batch, stride_a, stride_b, stride_d, align_a, align_b, align_d, epilogue, align_aux);
   }
   bool operator<(const Config& o) const { return key() < o.key(); }
 };
@@ -110,6 +111,12 @@ struct Plan {
   size_t workspace = 0;
   bool ok = false;  // the heuristic found an algorithm
 };
+
+void set_aux(cublasLtMatmulDesc_t desc, uint64_t aux) {
+  const void* ptr = reinterpret_cast<const void*>(aux);
+  lt_check(lt().fns.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &ptr, sizeof ptr),
+           "cublasLtMatmulDescSetAttribute");
+}
 
 cublasLtMatrixLayout_t layout(int type, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
   const LtFns& f = lt().fns;
@@ -153,7 +160,8 @@ LtDevice& lt_device(int device) {
   return d;
 }
 
-Plan make_plan(int device, const LtDevice& ld, const Config& c) {
+// aux: the address of the epilogue's matrix (its alignment may steer the heuristic), 0 without.
+Plan make_plan(int device, const LtDevice& ld, const Config& c, uint64_t aux) {
   const LtFns& f = lt().fns;
   Plan p;
   lt_check(f.cublasLtMatmulDescCreate(&p.desc, c.compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -161,6 +169,14 @@ Plan make_plan(int device, const LtDevice& ld, const Config& c) {
            "cublasLtMatmulDescSetAttribute");
   lt_check(f.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &c.B.op, sizeof c.B.op),
            "cublasLtMatmulDescSetAttribute");
+  if (c.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    const int64_t aux_ld = c.N;  // D's: the aux matrix is laid out as D
+    lt_check(f.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &c.epilogue, sizeof c.epilogue),
+             "cublasLtMatmulDescSetAttribute");
+    lt_check(f.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof aux_ld),
+             "cublasLtMatmulDescSetAttribute");
+    set_aux(p.desc, aux);
+  }
   p.a = layout(c.in_type, c.A.rows, c.A.cols, c.A.ld, c.batch, c.stride_a);
   p.b = layout(c.in_type, c.B.rows, c.B.cols, c.B.ld, c.batch, c.stride_b);
   p.d = layout(c.out_type, c.N, c.M, c.N, c.batch, c.stride_d);
@@ -188,13 +204,13 @@ Plan make_plan(int device, const LtDevice& ld, const Config& c) {
   return p;
 }
 
-const Plan& plan_for(int device, const LtDevice& ld, const Config& c) {
+const Plan& plan_for(int device, const LtDevice& ld, const Config& c, uint64_t aux) {
   static std::mutex mu;
   static std::map<std::pair<int, Config>, Plan> plans;
   std::lock_guard<std::mutex> g(mu);
   auto key = std::make_pair(device, c);
   auto it = plans.find(key);
-  if (it == plans.end()) it = plans.emplace(key, make_plan(device, ld, c)).first;
+  if (it == plans.end()) it = plans.emplace(key, make_plan(device, ld, c, aux)).first;
   return it->second;
 }
 
@@ -212,7 +228,11 @@ cublasLtHandle_t cublaslt(int device, std::string* version, std::string* why) {
   return d.handle;
 }
 
-bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Shape& batch, float alpha) {
+namespace {
+// A product, with epilogue (cublasLtEpilogue_t) over the matrix aux: out's shape, dtype and
+// layout (GELU_AUX writes it, DGELU reads it); epilogues take single, unbatched products.
+bool product(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Shape& batch, float alpha,
+             uint32_t epilogue, const Tensor* aux) {
   const int device = out.device().index;
   if (!enabled(device)) return false;
   const LtDevice& ld = lt_device(device);
@@ -296,10 +316,20 @@ bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Sha
     c.align_a = std::min(c.align_a, alignment({uint64_t(e[1]) * in_bytes})),
     c.align_b = std::min(c.align_b, alignment({uint64_t(e[0]) * in_bytes})),
     c.align_d = std::min(c.align_d, alignment({uint64_t(e[2]) * out_bytes}));
-  const Plan& p = plan_for(device, ld, c);
+  uint64_t pa_aux = 0;
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    if (entries.size() != 1 || inner.n != 1 || !aux->is_contiguous() || aux->shape() != out.shape() ||
+        aux->dtype() != out.dtype() || N % 8)  // cuBLASLt's aux leading dimension: a multiple of 8
+      return false;
+    pa_aux = address(*aux);
+    c.epilogue = epilogue, c.align_aux = alignment({pa_aux});
+  }
+  const Plan& p = plan_for(device, ld, c, pa_aux);
   if (!p.ok) return false;
   const float zero = 0.0f;
-  rt().run_library(device, "cublasLt matmul", [&](void* stream) {
+  rt().run_library(device, epilogue == CUBLASLT_EPILOGUE_DEFAULT ? "cublasLt matmul" : "cublasLt matmul+gelu",
+                   [&](void* stream) {
+    if (pa_aux) set_aux(p.desc, pa_aux);  // under the device's lock: the plan's descriptor is shared
     for (const auto& e : entries) {
       const uint64_t ea = pa + uint64_t(e[0] * int64_t(in_bytes)), eb = pb + uint64_t(e[1] * int64_t(in_bytes));
       void* ed = reinterpret_cast<void*>(pd + uint64_t(e[2] * int64_t(out_bytes)));
@@ -311,6 +341,17 @@ bool matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, const Sha
     }
   });
   return true;
+}
+}  // namespace
+
+bool matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha) {
+  return product(a, b, out, batch, alpha, CUBLASLT_EPILOGUE_DEFAULT, nullptr);
+}
+
+bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& aux,
+                     float alpha) {
+  return product(a, b, out, Shape{}, alpha, e == MatmulEpilogue::GeluTanh ? CUBLASLT_EPILOGUE_GELU_AUX
+                                                                          : CUBLASLT_EPILOGUE_DGELU, &aux);
 }
 
 }  // namespace pcp::gpu::vendor

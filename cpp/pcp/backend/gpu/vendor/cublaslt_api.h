@@ -32,7 +32,18 @@ constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
 enum : int { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14 };                    // cudaDataType
 enum : int { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_TF32 = 77 };          // cublasComputeType_t
 enum : int { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };                                    // cublasOperation_t
-enum : int { CUBLASLT_MATMUL_DESC_TRANSA = 3, CUBLASLT_MATMUL_DESC_TRANSB = 4 };  // cublasLtMatmulDescAttributes_t
+enum : int {  // cublasLtMatmulDescAttributes_t
+  CUBLASLT_MATMUL_DESC_TRANSA = 3,
+  CUBLASLT_MATMUL_DESC_TRANSB = 4,
+  CUBLASLT_MATMUL_DESC_EPILOGUE = 7,
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11,
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12,
+};
+enum : uint32_t {  // cublasLtEpilogue_t
+  CUBLASLT_EPILOGUE_DEFAULT = 1,
+  CUBLASLT_EPILOGUE_GELU_AUX = 32 | 128,
+  CUBLASLT_EPILOGUE_DGELU = 64 | 128,
+};
 enum : int {  // cublasLtMatrixLayoutAttribute_t
   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,
   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6,

@@ -31,6 +31,9 @@ bool allow_tf32();
 // gpu::matmul through cuBLASLt: false when the vendor path does not take it (the caller runs
 // PCP's kernels instead).
 bool matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha = 1.0f);
+// gpu::matmul_epilogue through cuBLASLt's GELU epilogues: false when not taken.
+bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& aux,
+                     float alpha);
 
 // Whether cuDNN's attention takes heads of this dtype on this device.
 bool attention_available(DType dtype, int device);
