@@ -8,6 +8,8 @@ chain of 16 elementwise ops on 64 floats, eager, compiled and in NumPy.
 
     python bench/compile_step.py [--preset shakespeare-char-cpu] [--device cpu] [--iters 100]
                                  [--dtype float32] [--chunk 20] [--data PATH] [--command-lists]
+                                 [--n-layer L --n-head H --n-embd C --block-size T --batch-size B]
+                                 (the model's size; GPT-2 small's: 12 12 768 1024 8)
 """
 import argparse
 import time
@@ -30,11 +32,16 @@ def main():
     ap.add_argument("--chunk", type=int, default=20)
     ap.add_argument("--data", default="")
     ap.add_argument("--command-lists", action="store_true", help="pcp.compile(..., command_lists=True)")
+    for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size"):
+        ap.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=f"the preset's {name} otherwise")
     args = ap.parse_args()
     over = dict(max_iters=args.iters, lr_decay_iters=args.iters, dtype=args.dtype, data=args.data,
                 out="/tmp/pcp-bench-compile")
     if args.dropout is not None:
         over["dropout"] = args.dropout
+    for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size"):
+        if getattr(args, name) is not None:
+            over[name] = getattr(args, name)
     cfg = preset(args.preset, **over)
     cfg.warmup_iters = min(cfg.warmup_iters, args.iters)
     pdev = pcp.device(args.device)

@@ -15,7 +15,7 @@ layout(std430, set = 0, binding = 6) writeonly buffer Rstd { float rstd_[]; };
 // With has_r, x + res is normalized (a plan's residual add folded in: res of r_type,
 // typed.glsl) and written to s; unused otherwise.
 layout(std430, set = 0, binding = 7) readonly buffer R { uint res[]; };
-layout(std430, set = 0, binding = 8) writeonly buffer S { float s_[]; };
+layout(std430, set = 0, binding = 8) buffer S { float s_[]; };
 layout(push_constant) uniform Params {
   uint rows, n, x_off, w_off, b_off, y_off, has_w, has_b;
   float eps;
@@ -29,9 +29,13 @@ float input_at(uint row, uint c) {
   return p.has_r != 0 ? v + LOAD_TYPED(res, p.r_type, p.r_off + row + c) : v;
 }
 
+// input_at once the first pass has run: with has_r the sum it wrote to s (this invocation's own
+// writes), one float32 load where x + r takes two.
+float stored_at(uint row, uint c) { return p.has_r != 0 ? s_[p.s_off + row + c] : x[p.x_off + row + c]; }
+
 // Element c of a row's result.
 float normalized(uint row, uint c, float mu, float rstd) {
-  float v = (input_at(row, c) - mu) * rstd;
+  float v = (stored_at(row, c) - mu) * rstd;
   if (p.has_w != 0) v *= w[p.w_off + c];
   if (p.has_b != 0) v += b[p.b_off + c];
   return v;
@@ -52,7 +56,7 @@ void main() {
     const float mu = row_sum(acc) / float(p.n);
     acc = 0.0;
     for (uint c = lane; c < n; c += ROW_LANES) {
-      const float d = input_at(row, c) - mu;
+      const float d = stored_at(row, c) - mu;
       acc += d * d;
     }
     const float rstd = inversesqrt(row_sum(acc) / float(p.n) + p.eps);
