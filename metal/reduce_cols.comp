@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // reduce.comp for wide I (a reduction over a leading axis, like a bias gradient): a workgroup
-// takes p.cols neighbouring columns (64, 32, 16 or 8), so its loads are coalesced, and
+// takes p.cols neighbouring columns (64 down to 4), so its loads are coalesced, and
 // 256 / p.cols lanes of rows per column, combined in shared memory in lane order. Fewer columns
 // a workgroup make more workgroups and shorter loops for a matrix of few columns and many rows
 // (layer norm's per-workgroup partial sums). Chunks as in reduce.comp.

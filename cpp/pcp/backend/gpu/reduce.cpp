@@ -29,7 +29,7 @@ void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const
   // reduce_cols's columns a workgroup: 64 (coalesced), fewer while that leaves the GPU short of
   // workgroups and each of them long loops (256 / width lanes of rows share a column).
   int64_t width = 64;
-  while (cols && width > 8 && O * ((I + width - 1) / width) < kFill / 4 && R > 4 * (256 / width)) width /= 2;
+  while (cols && width > 4 && O * ((I + width - 1) / width) < kFill / 4 && R > 4 * (256 / width)) width /= 2;
   auto workgroups = [&](int64_t o, int64_t chunks, int64_t i) { return o * chunks * (cols ? (i + width - 1) / width : i); };
   int64_t chunks = 1;
   if (!arg && R >= 2 * kMinRows && workgroups(O, 1, I) < kFill)
