@@ -7,6 +7,7 @@
 
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 #include "pcp/core/tensor.h"
@@ -99,6 +100,12 @@ auto named(const char* op, F f) {
 
 // The docstring of pcp.<name> (docstrings.cpp), or nullptr where there is none yet.
 const char* op_doc(const char* name);
+// The elementwise functions' docstrings, added to docstrings.cpp's table.
+void add_elementwise_docs(std::unordered_map<std::string, std::string>& docs);
+// The Tensor protocols' and operators' docstrings, added to tensor_docs.cpp's table.
+void add_protocol_docs(std::unordered_map<std::string, std::string>& docs);
+// A raw string written from its second line on (R"(\n...)"), without that first newline.
+inline std::string doc_text(const char* s) { return s[0] == '\n' ? s + 1 : s; }
 // The docstring of the Tensor member pcp.Tensor.<name> that is not a module function
 // (tensor_docs.cpp); a std::logic_error at import when it has none, so none goes undocumented.
 const char* tensor_doc(const char* name);

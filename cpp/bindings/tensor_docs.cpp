@@ -13,53 +13,25 @@ namespace pcp::bindings {
 
 namespace {
 
-// A raw string written from its second line on (R"(\n...)"), without that first newline.
-std::string text(const char* s) { return s[0] == '\n' ? s + 1 : s; }
-
-// An arithmetic operator: `expr` is the operation ("x + other"), `fn` the function it calls.
-std::string arithmetic(const char* expr, const char* fn, const char* example, const char* result) {
-  return std::string(expr) + ", elementwise with broadcasting: pcp." + fn +
-         ".\n\nArgs:\n    other: a tensor, a NumPy array, a list or a Python number (weak: it takes this"
-         " tensor's\n        dtype); arrays and lists move to this tensor's device.\n\nReturns:\n    A new tensor of"
-         " the broadcast shape in the promoted dtype.\n\nRaises:\n    ValueError: the shapes do not broadcast.\n"
-         "    TypeError: other is not a tensor, an array, a list or a number.\n\nExample:\n    >>> " +
-         example + "\n    " + result + "\n";
-}
-
-// A comparison or bitwise operator, whose result is described by `returns`.
-std::string elementwise(const char* expr, const char* fn, const char* returns, const char* raises,
-                        const char* example, const char* result) {
-  return std::string(expr) + ", elementwise with broadcasting: pcp." + fn +
-         ".\n\nArgs:\n    other: a tensor, a NumPy array, a list or a Python number.\n\nReturns:\n    " + returns +
-         "\n\nRaises:\n    ValueError: the shapes do not broadcast.\n    TypeError: " + raises +
-         "\n\nExample:\n    >>> " + example + "\n    " + result + "\n";
-}
-
-// A unary operator.
-std::string unary_operator(const char* expr, const char* fn, const char* returns, const char* raises,
-                           const char* example, const char* result) {
-  return std::string(expr) + ": pcp." + fn + ".\n\nReturns:\n    " + returns + "\n\nRaises:\n    " + raises +
-         "\n\nExample:\n    >>> " + example + "\n    " + result + "\n";
-}
-
 const std::unordered_map<std::string, std::string>& table() {
-  static const std::unordered_map<std::string, std::string> docs = {
+  static const std::unordered_map<std::string, std::string> docs = [] {
+    std::unordered_map<std::string, std::string> d = {
       // Properties.
-      {"shape", text(R"(
+      {"shape", doc_text(R"(
 The length of each axis, a tuple of ints (``()`` for a 0-d tensor).
 
 Example:
     >>> pcp.zeros((2, 3)).shape
     (2, 3)
 )")},
-      {"ndim", text(R"(
+      {"ndim", doc_text(R"(
 The number of axes, len(shape).
 
 Example:
     >>> pcp.zeros((2, 3)).ndim
     2
 )")},
-      {"size", text(R"(
+      {"size", doc_text(R"(
 The number of elements, the product of shape (1 for a 0-d tensor), as NumPy's ``size``
 attribute (PyTorch's ``x.size()`` is ``x.shape`` here).
 
@@ -67,14 +39,14 @@ Example:
     >>> pcp.zeros((2, 3)).size
     6
 )")},
-      {"dtype", text(R"(
+      {"dtype", doc_text(R"(
 The element type, a pcp.DType (pcp.float32, pcp.int64, ...).
 
 Example:
     >>> pcp.tensor([1, 2]).dtype
     pcp.int64
 )")},
-      {"device", text(R"(
+      {"device", doc_text(R"(
 The device that holds the elements, by its canonical name: 'cpu', or a GPU's such as
 'vulkan:0' or 'metal:0'.
 
@@ -82,7 +54,7 @@ Example:
     >>> pcp.zeros(2).device
     'cpu'
 )")},
-      {"strides", text(R"(
+      {"strides", doc_text(R"(
 For each axis, how many elements apart its neighbours lie in storage: a tuple of ints, in
 elements (NumPy's are in bytes). Views such as x.T change strides, not data; a broadcast axis
 has stride 0 and a reversed one a negative stride.
@@ -92,7 +64,7 @@ Example:
     >>> x.strides, x.T.strides
     ((3, 1), (1, 3))
 )")},
-      {"itemsize", text(R"(
+      {"itemsize", doc_text(R"(
 The bytes one element takes: 1 for bool, 2 for float16 and bfloat16, 4 for int32 and float32,
 8 for int64 and float64.
 
@@ -100,7 +72,7 @@ Example:
     >>> pcp.zeros(3, dtype=pcp.float16).itemsize
     2
 )")},
-      {"nbytes", text(R"(
+      {"nbytes", doc_text(R"(
 The bytes of this tensor's elements, size * itemsize (a view counts its own elements, not the
 storage it shares).
 
@@ -108,7 +80,7 @@ Example:
     >>> pcp.zeros((2, 3)).nbytes
     24
 )")},
-      {"requires_grad", text(R"(
+      {"requires_grad", doc_text(R"(
 Whether operations on this tensor are recorded for backward(). Set it to True on a leaf (a
 tensor you made, such as a parameter) to have backward() fill its .grad; results of recorded
 operations require grad by themselves.
@@ -123,7 +95,7 @@ Example:
     >>> (w * 2).requires_grad
     True
 )")},
-      {"grad", text(R"(
+      {"grad", doc_text(R"(
 The gradient backward() accumulated into this tensor: a tensor of its shape, dtype and device,
 or None before any backward (and for tensors that are not leaves, unless retain_grad() was
 called). Assign a tensor like this one, or None to clear it (what optimizer.zero_grad() does).
@@ -138,7 +110,7 @@ Example:
     >>> w.grad.tolist()
     [2.0, 4.0]
 )")},
-      {"is_leaf", text(R"(
+      {"is_leaf", doc_text(R"(
 Whether this tensor starts the graph: True for one made by the user (pcp.tensor, pcp.zeros,
 ...), by an operation that recorded nothing, or by detach(); False for the result of a recorded
 operation. backward() fills the .grad of the leaves that require grad.
@@ -148,7 +120,7 @@ Example:
     >>> w.is_leaf, (w * 2).is_leaf
     (True, False)
 )")},
-      {"grad_fn", text(R"(
+      {"grad_fn", doc_text(R"(
 The name of the operation that produced this tensor in the recorded graph (a string such as
 'mul', where PyTorch has a node object), or None for a leaf or an unrecorded result.
 
@@ -157,7 +129,7 @@ Example:
     >>> (w * 2).grad_fn, w.grad_fn
     ('mul', None)
 )")},
-      {"T", text(R"(
+      {"T", doc_text(R"(
 This tensor with its axes reversed, as x.transpose(): a view, no data moves. A 0-d or 1-d
 tensor is returned as it is.
 
@@ -165,7 +137,7 @@ Example:
     >>> pcp.zeros((2, 3)).T.shape
     (3, 2)
 )")},
-      {"to_device", text(R"(
+      {"to_device", doc_text(R"(
 This tensor on `device`: itself when it is there already, else a copy there (the Array API
 standard's name for x.to(device)).
 
@@ -184,7 +156,7 @@ Example:
     >>> x.to_device("cpu") is x
     True
 )")},
-      {"__array_namespace__", text(R"(
+      {"__array_namespace__", doc_text(R"(
 The Array API standard's namespace of PCP tensors: the module pcp.array_api.
 
 Args:
@@ -200,9 +172,7 @@ Example:
     >>> pcp.ones((2,)).__array_namespace__().__name__
     'pcp.array_api'
 )")},
-      {"__pos__", unary_operator("+x", "positive (a copy)", "A new tensor equal to x.", "Nothing.",
-                                 "(+pcp.tensor([1.0, -2.0])).tolist()", "[1.0, -2.0]")},
-      {"mT", text(R"(
+      {"mT", doc_text(R"(
 This tensor with its last two axes swapped: a batch of matrices, each transposed (a view).
 
 Raises:
@@ -214,7 +184,7 @@ Example:
 )")},
 
       // Autograd.
-      {"requires_grad_", text(R"(
+      {"requires_grad_", doc_text(R"(
 Sets requires_grad in place and returns this tensor, for chaining: w = pcp.zeros(3).requires_grad_().
 
 Args:
@@ -231,7 +201,7 @@ Example:
     >>> pcp.zeros(3).requires_grad_().requires_grad
     True
 )")},
-      {"retain_grad", text(R"(
+      {"retain_grad", doc_text(R"(
 Makes backward() keep this tensor's gradient in .grad although it is not a leaf (an
 intermediate result); leaves keep theirs anyway. It raises nothing.
 
@@ -246,7 +216,7 @@ Example:
     >>> h.grad.tolist()
     [6.0, 12.0]
 )")},
-      {"detach", text(R"(
+      {"detach", doc_text(R"(
 A tensor that shares this one's storage (writes through either show in both) but is cut off
 from the graph: it does not require grad and is a leaf. It raises nothing.
 
@@ -259,7 +229,7 @@ Example:
     >>> d.requires_grad, d.is_leaf
     (False, True)
 )")},
-      {"backward", text(R"(
+      {"backward", doc_text(R"(
 Computes the gradient of this tensor with respect to every leaf of its graph that requires
 grad, and adds it to that leaf's .grad (gradients accumulate: clear them between steps). The
 graph's saved tensors are checked: one modified in place after the forward pass saved it is
@@ -296,7 +266,7 @@ Example:
 )")},
 
       // Conversions.
-      {"item", text(R"(
+      {"item", doc_text(R"(
 The value of a one-element tensor (of any shape) as a Python number: an int for integer
 dtypes, a bool for bool, a float otherwise. On a GPU it waits for the value.
 
@@ -310,7 +280,7 @@ Example:
     >>> pcp.tensor([[2.5]]).item()
     2.5
 )")},
-      {"tolist", text(R"(
+      {"tolist", doc_text(R"(
 The elements as nested Python lists (one level per axis) of ints, floats or bools, as NumPy's
 tolist; a 0-d tensor gives a plain number. float16 and bfloat16 values are widened exactly. It
 raises nothing.
@@ -322,7 +292,7 @@ Example:
     >>> pcp.arange(4).reshape(2, 2).tolist()
     [[0, 1], [2, 3]]
 )")},
-      {"numpy", text(R"(
+      {"numpy", doc_text(R"(
 The elements as a NumPy array. On the CPU the array shares this tensor's memory (no copy:
 writes through either show in both; the array keeps the memory alive), with the same shape and
 strides; a GPU tensor gives a host copy. While the recorded graph saved this memory for
@@ -341,7 +311,7 @@ Example:
     >>> x.tolist()
     [7.0, 0.0, 0.0]
 )")},
-      {"is_contiguous", text(R"(
+      {"is_contiguous", doc_text(R"(
 Whether the elements lie in storage in row-major (C) order without gaps: False for most
 transposed, strided or broadcast views. It raises nothing.
 
@@ -353,7 +323,7 @@ Example:
     >>> x.is_contiguous(), x.T.is_contiguous()
     (True, False)
 )")},
-      {"contiguous", text(R"(
+      {"contiguous", doc_text(R"(
 This tensor if it is contiguous, else a row-major copy of it (differentiable). It raises
 nothing.
 
@@ -364,7 +334,7 @@ Example:
     >>> pcp.zeros((2, 3)).T.contiguous().is_contiguous()
     True
 )")},
-      {"astype", text(R"(
+      {"astype", doc_text(R"(
 A copy converted to another dtype, as pcp.astype(x, dtype): floats to integers truncate toward
 zero, wider to narrower floats round to nearest even. Differentiable between floating dtypes.
 
@@ -381,7 +351,7 @@ Example:
     >>> pcp.tensor([1.7, -1.7]).astype(pcp.int64).tolist()
     [1, -1]
 )")},
-      {"to", text(R"(
+      {"to", doc_text(R"(
 This tensor on another device and/or in another dtype, as PyTorch's ``to``: x.to('gpu'),
 x.to(pcp.float16), x.to('gpu', pcp.float16) or x.to(device=..., dtype=...). A move is a copy
 that gradients flow back through; when nothing changes, the result shares this tensor's storage.
@@ -404,7 +374,7 @@ Example:
     >>> x.device, x.dtype
     ('cpu', pcp.float32)
 )")},
-      {"clone", text(R"(
+      {"clone", doc_text(R"(
 A copy with storage of its own, still part of the recorded graph (gradients flow back to this
 tensor), as PyTorch's clone; pcp.copy(x) does the same. It raises nothing.
 
@@ -420,7 +390,7 @@ Example:
 )")},
 
       // Shapes (methods whose arguments differ from the module function's).
-      {"reshape", text(R"(
+      {"reshape", doc_text(R"(
 This tensor with a new shape of the same number of elements, as pcp.reshape: a view where the
 strides allow, else a copy. One dimension may be -1, inferred from the others.
 
@@ -437,7 +407,7 @@ Example:
     >>> pcp.arange(6).reshape(3, 2).shape
     (3, 2)
 )")},
-      {"view", text(R"(
+      {"view", doc_text(R"(
 The same as reshape (PyTorch's name). Unlike PyTorch's view it copies where the strides do
 not allow a view, instead of raising.
 
@@ -454,7 +424,7 @@ Example:
     >>> pcp.zeros((2, 3)).view(-1).shape
     (6,)
 )")},
-      {"transpose", text(R"(
+      {"transpose", doc_text(R"(
 This tensor with its axes permuted, as NumPy's ndarray.transpose (not PyTorch's, which swaps
 two axes: use swapaxes for that): the axes reversed when none are given. A view.
 
@@ -471,7 +441,7 @@ Example:
     >>> pcp.zeros((2, 3, 4)).transpose(1, 2, 0).shape
     (3, 4, 2)
 )")},
-      {"permute", text(R"(
+      {"permute", doc_text(R"(
 This tensor with its axes in the given order, as PyTorch's permute: a view.
 
 Args:
@@ -489,7 +459,7 @@ Example:
     >>> pcp.zeros((2, 3, 4)).permute(2, 0, 1).shape
     (4, 2, 3)
 )")},
-      {"broadcast_to", text(R"(
+      {"broadcast_to", doc_text(R"(
 This tensor broadcast to a shape, as pcp.broadcast_to: a read-only view in which axes of length
 1 (and new leading axes) repeat the elements (their stride is 0).
 
@@ -506,7 +476,7 @@ Example:
     >>> pcp.tensor([1, 2]).broadcast_to(2, 2).tolist()
     [[1, 2], [1, 2]]
 )")},
-      {"expand", text(R"(
+      {"expand", doc_text(R"(
 The same as broadcast_to (PyTorch's name); the target shape is given in full (no -1).
 
 Args:
@@ -524,7 +494,7 @@ Example:
 )")},
 
       // Indexing.
-      {"__getitem__", text(R"(
+      {"__getitem__", doc_text(R"(
 x[key]: elements selected as NumPy selects them. Integers (negative count from the end),
 slices (any non-zero step), None (a new axis) and ``...`` select a view of this tensor; an
 integer tensor or list along an axis gathers (a copy), and a bool tensor of the indexed axes'
@@ -549,7 +519,7 @@ Example:
     >>> x[1].tolist(), x[:, ::2].tolist(), x[x > 3].tolist()
     ([3, 4, 5], [[0, 2], [3, 5]], [4, 5])
 )")},
-      {"__setitem__", text(R"(
+      {"__setitem__", doc_text(R"(
 x[key] = value: writes value into the selected elements in place (the key as in x[key]). The
 value broadcasts to the selection's shape and is converted to this tensor's dtype. The write
 bumps the storage's version counter, so backward() refuses a graph that saved the old values.
@@ -574,286 +544,10 @@ Example:
     >>> x.tolist()
     [-1.0, 5.0, 5.0, -1.0]
 )")},
-
-      // Python protocols.
-      {"__repr__", text(R"(
-repr(x): the elements in NumPy's style (nested brackets, PyTorch's tensor(...) around them),
-then the dtype, the device for a GPU tensor, and requires_grad when it is True. On a GPU it
-waits for the values. It raises nothing.
-
-Returns:
-    A str.
-
-Example:
-    >>> pcp.tensor([1.0, 2.5])
-    tensor([1., 2.5], dtype=float32)
-)")},
-      {"__len__", text(R"(
-len(x): the length of the first axis.
-
-Returns:
-    An int.
-
-Raises:
-    TypeError: a 0-d tensor (it has no first axis).
-
-Example:
-    >>> len(pcp.zeros((4, 2)))
-    4
-)")},
-      {"__bool__", text(R"(
-bool(x) (and ``if x:``): the truth of a one-element tensor, non-zero being true.
-
-Returns:
-    A bool.
-
-Raises:
-    ValueError: more than one element, where the truth is ambiguous: use .any() or .all().
-
-Example:
-    >>> bool(pcp.tensor([0.5]))
-    True
-)")},
-      {"__float__", text(R"(
-float(x): the value of a one-element tensor as a Python float.
-
-Returns:
-    A float.
-
-Raises:
-    ValueError: the tensor has more or fewer than one element.
-
-Example:
-    >>> float(pcp.tensor(3))
-    3.0
-)")},
-      {"__complex__", text(R"(
-complex(x): the value of a one-element tensor as a Python complex (PCP's dtypes are real: its
-imaginary part is 0).
-
-Returns:
-    A complex.
-
-Raises:
-    ValueError: the tensor has more or fewer than one element.
-
-Example:
-    >>> complex(pcp.tensor(1.5))
-    (1.5+0j)
-)")},
-      {"__int__", text(R"(
-int(x): the value of a one-element tensor as a Python int; floats truncate toward zero, exactly
-(as Python's int(float)).
-
-Returns:
-    An int.
-
-Raises:
-    ValueError: more or fewer than one element, or a NaN.
-    OverflowError: an infinity.
-
-Example:
-    >>> int(pcp.tensor(-2.7))
-    -2
-)")},
-      {"__index__", text(R"(
-operator.index(x): a one-element integer tensor used where Python wants an int (a list
-index, range(), a slice bound).
-
-Returns:
-    An int.
-
-Raises:
-    TypeError: the tensor is not an integer or bool tensor of one element.
-
-Example:
-    >>> ["a", "b", "c"][pcp.tensor(1)]
-    'b'
-)")},
-      {"__hash__", text(R"(
-hash(x): by identity of the tensor (two handles to one tensor hash alike; equal values do not),
-so tensors can be set members and dict keys, as in PyTorch; == compares elementwise. It raises
-nothing.
-
-Returns:
-    An int.
-
-Example:
-    >>> x = pcp.zeros(2)
-    >>> {x: "weights"}[x]
-    'weights'
-)")},
-      {"__array__", text(R"(
-NumPy's array protocol: np.asarray(x) and np.array(x) read the tensor through it (as numpy(),
-sharing memory on the CPU; bfloat16 is widened to float32).
-
-Args:
-    dtype: convert to this NumPy dtype (default: the tensor's).
-    copy: True for a copy (default None: share where possible).
-
-Returns:
-    A numpy.ndarray.
-
-Raises:
-    TypeError: a dtype NumPy does not know.
-
-Example:
-    >>> import numpy as np
-    >>> np.asarray(pcp.arange(3), dtype=np.float64).tolist()
-    [0.0, 1.0, 2.0]
-)")},
-      {"__dlpack__", text(R"(
-The DLPack protocol (what np.from_dlpack, torch.from_dlpack and jax.dlpack call): a capsule
-that shares this CPU tensor's memory with the consumer; views with negative strides (and
-copy=True) are exported as a copy.
-
-Args:
-    stream: ignored (CPU memory needs no stream).
-    max_version: ignored (an unversioned capsule is returned, which every consumer accepts).
-    dl_device: ignored.
-    copy: True to export a copy (default None: share).
-
-Returns:
-    A 'dltensor' PyCapsule.
-
-Raises:
-    BufferError: the tensor is on a GPU (move it with .to('cpu') first).
-
-Example:
-    >>> import numpy as np
-    >>> np.from_dlpack(pcp.arange(3)).tolist()
-    [0, 1, 2]
-)")},
-      {"__dlpack_device__", text(R"(
-The DLPack device of this tensor: (1, 0) on the CPU; (7, index) on a Vulkan GPU and
-(8, index) on a Metal one, which consumers that cannot read them refuse. It raises nothing.
-
-Returns:
-    A tuple (device type, device index).
-
-Example:
-    >>> pcp.zeros(2).__dlpack_device__()
-    (1, 0)
-)")},
-
-      // Operators.
-      {"__add__", arithmetic("x + other", "add", "(pcp.tensor([1.0, 2.0]) + 1).tolist()", "[2.0, 3.0]")},
-      {"__radd__", arithmetic("other + x", "add", "(1 + pcp.tensor([1.0, 2.0])).tolist()", "[2.0, 3.0]")},
-      {"__sub__", arithmetic("x - other", "sub", "(pcp.tensor([1.0, 2.0]) - 1).tolist()", "[0.0, 1.0]")},
-      {"__rsub__", arithmetic("other - x", "sub", "(1 - pcp.tensor([1.0, 2.0])).tolist()", "[0.0, -1.0]")},
-      {"__mul__", arithmetic("x * other", "mul", "(pcp.tensor([1.0, 2.0]) * 3).tolist()", "[3.0, 6.0]")},
-      {"__rmul__", arithmetic("other * x", "mul", "(3 * pcp.tensor([1.0, 2.0])).tolist()", "[3.0, 6.0]")},
-      {"__truediv__", arithmetic("x / other (true division: integers give float32)", "div",
-                                 "(pcp.tensor([1, 3]) / 2).tolist()", "[0.5, 1.5]")},
-      {"__rtruediv__", arithmetic("other / x (true division: integers give float32)", "div",
-                                  "(3 / pcp.tensor([1.0, 2.0])).tolist()", "[3.0, 1.5]")},
-      {"__pow__", arithmetic("x ** other", "pow", "(pcp.tensor([2.0, 3.0]) ** 2).tolist()", "[4.0, 9.0]")},
-      {"__rpow__", arithmetic("other ** x", "pow", "(2 ** pcp.tensor([1.0, 3.0])).tolist()", "[2.0, 8.0]")},
-      {"__matmul__",
-       text(R"(
-x @ other: the matrix product, pcp.matmul (NumPy's rules: 1-D operands become a row or a
-column, leading batch axes broadcast).
-
-Args:
-    other: (..., K, N) or (K,), a tensor, a NumPy array or a list.
-
-Returns:
-    (..., M, N) for x of shape (..., M, K), in the promoted dtype.
-
-Raises:
-    ValueError: K differs, a 0-d operand, or batch axes that do not broadcast.
-
-Example:
-    >>> (pcp.ones((2, 3)) @ pcp.ones((3, 4))).shape
-    (2, 4)
-)")},
-      {"__rmatmul__",
-       text(R"(
-other @ x: the matrix product with this tensor on the right, pcp.matmul (for a NumPy array or a
-list on the left).
-
-Args:
-    other: (..., M, K) or (K,), a NumPy array or a list.
-
-Returns:
-    (..., M, N) for x of shape (..., K, N), in the promoted dtype.
-
-Raises:
-    ValueError: K differs, a 0-d operand, or batch axes that do not broadcast.
-
-Example:
-    >>> ([[1.0, 2.0]] @ pcp.ones((2, 3))).tolist()
-    [[3.0, 3.0, 3.0]]
-)")},
-      {"__eq__", elementwise("x == other", "eq", "A bool tensor of the broadcast shape (not one bool).",
-                             "other is not a tensor, an array, a list or a number.",
-                             "(pcp.tensor([1, 2]) == 2).tolist()", "[False, True]")},
-      {"__ne__", elementwise("x != other", "ne", "A bool tensor of the broadcast shape.",
-                             "other is not a tensor, an array, a list or a number.",
-                             "(pcp.tensor([1, 2]) != 2).tolist()", "[True, False]")},
-      {"__lt__", elementwise("x < other", "lt", "A bool tensor of the broadcast shape.",
-                             "other is not a tensor, an array, a list or a number.",
-                             "(pcp.tensor([1, 2]) < 2).tolist()", "[True, False]")},
-      {"__le__", elementwise("x <= other", "le", "A bool tensor of the broadcast shape.",
-                             "other is not a tensor, an array, a list or a number.",
-                             "(pcp.tensor([1, 2]) <= 2).tolist()", "[True, True]")},
-      {"__gt__", elementwise("x > other", "gt", "A bool tensor of the broadcast shape.",
-                             "other is not a tensor, an array, a list or a number.",
-                             "(pcp.tensor([1, 2]) > 1).tolist()", "[False, True]")},
-      {"__ge__", elementwise("x >= other", "ge", "A bool tensor of the broadcast shape.",
-                             "other is not a tensor, an array, a list or a number.",
-                             "(pcp.tensor([1, 2]) >= 2).tolist()", "[False, True]")},
-      {"__and__", elementwise("x & other on integers and bools", "bitwise_and", "A tensor in the promoted dtype.",
-                              "an operand that is not an integer or bool tensor.",
-                              "(pcp.tensor([True, False]) & True).tolist()", "[True, False]")},
-      {"__rand__", elementwise("other & x on integers and bools", "bitwise_and", "A tensor in the promoted dtype.",
-                               "an operand that is not an integer or bool tensor.",
-                               "(12 & pcp.tensor([10])).tolist()", "[8]")},
-      {"__or__", elementwise("x | other on integers and bools", "bitwise_or", "A tensor in the promoted dtype.",
-                             "an operand that is not an integer or bool tensor.",
-                             "(pcp.tensor([True, False]) | False).tolist()", "[True, False]")},
-      {"__ror__", elementwise("other | x on integers and bools", "bitwise_or", "A tensor in the promoted dtype.",
-                              "an operand that is not an integer or bool tensor.",
-                              "(12 | pcp.tensor([10])).tolist()", "[14]")},
-      {"__xor__", elementwise("x ^ other on integers and bools", "bitwise_xor", "A tensor in the promoted dtype.",
-                              "an operand that is not an integer or bool tensor.",
-                              "(pcp.tensor([12]) ^ 10).tolist()", "[6]")},
-      {"__rxor__", elementwise("other ^ x on integers and bools", "bitwise_xor", "A tensor in the promoted dtype.",
-                               "an operand that is not an integer or bool tensor.",
-                               "(12 ^ pcp.tensor([10])).tolist()", "[6]")},
-      {"__floordiv__", elementwise("x // other, rounded toward -inf (as Python's)", "floor_divide",
-                                   "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
-                                   "(pcp.tensor([7, -7]) // 2).tolist()", "[3, -4]")},
-      {"__rfloordiv__", elementwise("other // x, rounded toward -inf (as Python's)", "floor_divide",
-                                    "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
-                                    "(7 // pcp.tensor([2, -2])).tolist()", "[3, -4]")},
-      {"__mod__", elementwise("x % other, with other's sign (as Python's)", "remainder",
-                              "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
-                              "(pcp.tensor([7, -7]) % 3).tolist()", "[1, 2]")},
-      {"__rmod__", elementwise("other % x, with x's sign (as Python's)", "remainder",
-                               "A tensor in the promoted dtype.", "an operand that is not a tensor, an array, a list or a number.",
-                               "(7 % pcp.tensor([3, -3])).tolist()", "[1, -2]")},
-      {"__lshift__", elementwise("x << other on integers", "bitwise_left_shift", "A tensor in the promoted dtype.",
-                                 "an operand that is not an integer tensor.", "(pcp.tensor([1, 3]) << 2).tolist()",
-                                 "[4, 12]")},
-      {"__rlshift__", elementwise("other << x on integers", "bitwise_left_shift", "A tensor in the promoted dtype.",
-                                  "an operand that is not an integer tensor.", "(1 << pcp.tensor([2, 3])).tolist()",
-                                  "[4, 8]")},
-      {"__rshift__", elementwise("x >> other on integers (arithmetic: the sign is kept)", "bitwise_right_shift",
-                                 "A tensor in the promoted dtype.", "an operand that is not an integer tensor.",
-                                 "(pcp.tensor([12, -12]) >> 2).tolist()", "[3, -3]")},
-      {"__rrshift__", elementwise("other >> x on integers (arithmetic: the sign is kept)", "bitwise_right_shift",
-                                  "A tensor in the promoted dtype.", "an operand that is not an integer tensor.",
-                                  "(12 >> pcp.tensor([1, 2])).tolist()", "[6, 3]")},
-      {"__neg__", unary_operator("-x", "neg", "A tensor of x's shape and dtype.",
-                                 "TypeError: a bool tensor (use ~x).", "(-pcp.tensor([1.0, -2.0])).tolist()",
-                                 "[-1.0, 2.0]")},
-      {"__abs__", unary_operator("abs(x)", "abs", "A tensor of x's shape and dtype.",
-                                 "TypeError: a bool tensor.", "abs(pcp.tensor([-1.5, 2.0])).tolist()", "[1.5, 2.0]")},
-      {"__invert__", unary_operator("~x: logical not of a bool tensor, bitwise not of an integer one", "bitwise_not",
-                                    "A tensor of x's shape and dtype.", "TypeError: a floating tensor.",
-                                    "(~pcp.tensor([True, False])).tolist()", "[False, True]")},
-  };
+    };
+    add_protocol_docs(d);  // tensor_docs_protocols.cpp
+    return d;
+  }();
   return docs;
 }
 
