@@ -308,6 +308,27 @@ def test_batched_casts_keep_their_roundings():
         np.testing.assert_array_equal(g.astype(np.float32), w.astype(pcp.float32).numpy(), err_msg=f"output {i}")
 
 
+def batched_norm_sums_case():
+    """Layer norm gradients whose weight sums a GPU plan batches (partial_rows, sum_rows_multi)."""
+    ws = [rnd(16, seed=44 + i).to("gpu") for i in range(3)]
+
+    def loss(x, *ws):
+        for w in ws:
+            x = pcp.layer_norm(x, w) * 1.5
+        return (x * x).sum()
+    vg = pcp.value_and_grad(loss, argnums=(0, 1, 2, 3))
+    return (lambda *a: [vg(*a)[0], *vg(*a)[1]]), (rnd(20, 16, seed=47).to("gpu"), *ws)
+
+
+@pytest.mark.skipif(not GPU, reason="only a GPU plan batches layer norm sums (sum_rows_multi)")
+def test_batched_layer_norm_sums():
+    fn, args = batched_norm_sums_case()
+    exported = pcp.export.stablehlo(fn, *args)
+    assert "sum_rows_multi" in exported.ops, exported.ops
+    for i, (g, w) in enumerate(zip(run_xla(exported.text, inputs_of(exported)), fn(*args))):
+        close(g, w.numpy(), f"output {i}")
+
+
 @pytest.mark.skipif(not GPU, reason="only GPU logits keep the uploaded targets for their gradient")
 def test_cross_entropy_keeps_its_uploaded_targets_for_the_gradient():
     # On a GPU the forward's uploaded targets (ignored ones -1) are a fourth output, which the
@@ -344,9 +365,10 @@ def test_the_cases_reach_every_rule():
     model, batch = _gpt(bias=False)
     seen |= set(pcp.export.stablehlo(lambda x, y: model(x, y)[1], *batch).ops)
     if GPU:
-        fn, args = batched_casts_case()
-        seen |= set(pcp.export.stablehlo(fn, *args).ops)
+        for case in (batched_casts_case, batched_norm_sums_case):
+            fn, args = case()
+            seen |= set(pcp.export.stablehlo(fn, *args).ops)
     else:
-        seen.add("cast_multi")  # made by GPU plans only
+        seen |= {"cast_multi", "sum_rows_multi"}  # made by GPU plans only
     missing = set(RULES) - seen - {"to_device", "adamw_step", "copy", "alias", "dropout", "gelu_grad", "log_softmax_backward"}
     assert not missing, sorted(missing)

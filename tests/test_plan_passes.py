@@ -386,6 +386,85 @@ def test_a_plan_file_with_a_bad_epilogue_is_refused(tmp_path):
         np.testing.assert_array_equal(got.numpy(), w.numpy())
 
 
+def _norm_stack_loss(x, *ws):
+    for w in ws:
+        x = pcp.layer_norm(x, w, pcp.ones_like(w) * 0.5) * 1.5
+    return (x * x).sum()
+
+
+def test_layer_norm_weight_sums_run_batched_on_a_gpu(device, tmp_path):
+    # Three layer norms' gradients: on a GPU each writes its kernel's partial rows and one
+    # sum_rows_multi node sums them all (one dispatch, not three), the same bits as eager; on the
+    # CPU the plan keeps the plain form.
+    ws = [pcp.tensor(rnd(24, seed=10 + i), device=device) for i in range(3)]
+    vg = pcp.value_and_grad(_norm_stack_loss, argnums=(0, 1, 2, 3))
+    x = pcp.tensor(rnd(40, 24, seed=2), device=device)
+    cf = pcp.compile(vg)
+    cf(x, *ws)
+    ops = cf.cache_info()[0].plan.ops
+    assert ops.count("sum_rows_multi") == (0 if device == "cpu" else 1), ops
+    path = str(tmp_path / "sums.pcpplan")
+    cf.save(path)
+    x2 = pcp.tensor(rnd(40, 24, seed=3), device=device)
+    want = vg(x2, *ws)
+    for run in (cf, pcp.load_plan(path)):
+        loss, grads = run(x2, *ws)
+        np.testing.assert_array_equal(loss.numpy(), want[0].numpy())
+        for got, w in zip(grads, want[1]):
+            np.testing.assert_array_equal(got.numpy(), w.numpy())
+
+
+def test_a_plan_file_with_batched_norm_sums_runs_on_the_cpu_and_bad_forms_are_refused(tmp_path):
+    # A CPU plan edited into the GPU's form (partial rows, one sum_rows_multi, views of the sums):
+    # the CPU computes it too, equal to eager at float32 rounding; forms that do not fit are refused.
+    ws = [pcp.tensor(rnd(24, seed=10 + i), device="cpu") for i in range(2)]
+    vg = pcp.value_and_grad(_norm_stack_loss, argnums=(1, 2))
+    x = pcp.tensor(rnd(40, 24, seed=2), device="cpu")
+    cf = pcp.compile(vg)
+    cf(x, *ws)
+    path = str(tmp_path / "p.pcpplan")
+    cf.save(path)
+    tensors, meta = load_safetensors(path)
+    graph = json.loads(meta["graph"])
+    grads = [n for n in graph["nodes"] if n["op"] == "layer_norm_backward"]
+    assert len(grads) == 2
+    device = graph["values"][grads[0]["outputs"][1]][2]
+    sum_node = {"op": "sum_rows_multi", "attrs": {}, "inputs": [], "outputs": [], "scalars": [], "draws": []}
+    views = []
+    for n, rows in zip(grads, (3, 1)):
+        part, sums = len(graph["values"]), len(graph["values"]) + 1
+        graph["values"] += [[[rows, 48], "float32", device], [[48], "float32", device]]
+        dw, db = n["outputs"][1:3]
+        n["outputs"][1:3] = [part]
+        n["attrs"]["partial_rows"] = rows
+        sum_node["inputs"].append(part)
+        sum_node["outputs"].append(sums)
+        for out, offset in ((dw, 0), (db, 24)):
+            views.append({"op": "alias", "attrs": {"shape": [24], "strides": [1], "offset": offset, "base_strides": [1]},
+                          "inputs": [sums], "outputs": [out], "scalars": [], "draws": []})
+    last = max(graph["nodes"].index(n) for n in grads)
+    graph["nodes"][last + 1:last + 1] = [sum_node, *views]
+    _write(path, tensors, meta, graph)
+    want = vg(x, *ws)
+    loss, got = pcp.load_plan(path)(x, *ws)
+    np.testing.assert_allclose(loss.numpy(), want[0].numpy(), rtol=1e-6)
+    for g, w in zip(got, want[1]):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+    for node, key, bad, message in ((grads[0], "partial_rows", 0, "fewer than one"),
+                                    (grads[0], "partial_rows", 70000, "not in 0..65535"),
+                                    (sum_node, "inputs", [sum_node["inputs"][0], grads[0]["inputs"][1]], "float32 matrices")):
+        saved = node[key] if key == "inputs" else node["attrs"][key]
+        if key == "inputs":
+            node[key] = bad
+        else:
+            node["attrs"][key] = bad
+        _refused(path, tensors, meta, graph, message)
+        if key == "inputs":
+            node[key] = saved
+        else:
+            node["attrs"][key] = saved
+
+
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
     f = pcp.compile(lambda x: ((x * 2.0 + 1.0).tanh() * x).sum())
     f(pcp.ones(8, device="cpu"))  # fused on the CPU

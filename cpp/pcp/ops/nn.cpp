@@ -116,26 +116,33 @@ class LayerNormBackward : public Primitive {
   // accumulate: a plan's add folded in (fuse_residual_layer_norm): a sixth input, another
   // gradient of x, added to gx as it is written.
   // low: a plan's cast of gx folded in (with_extra_output): gx in that type as a fourth output.
-  explicit LayerNormBackward(bool accumulate = false, std::optional<DType> low = std::nullopt)
-      : accumulate_(accumulate), low_(low) {}
+  // partial_rows: a plan's form whose weight sums run batched with others' (batch_layer_norm_sums):
+  // instead of dw and db, float32 (partial_rows, 2n) rows whose column sums are (dw, db).
+  explicit LayerNormBackward(bool accumulate = false, std::optional<DType> low = std::nullopt,
+                             int64_t partial_rows = 0)
+      : accumulate_(accumulate), low_(low), partial_rows_(partial_rows) {}
   const char* name() const override { return "layer_norm_backward"; }
   Attributes attributes() const override {
     Attributes a;
     if (accumulate_) a["accumulate"] = true;
     if (low_) a["low_dtype"] = std::string(dtype_name(*low_));
+    if (partial_rows_) a["partial_rows"] = partial_rows_;
     return a;
   }
   bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const TensorSpec& x = in[0];
     const TensorSpec param{{x.shape.back()}, x.dtype, x.device};
-    if (low_) return {x, param, param, {x.shape, *low_, x.device}};
-    return {x, param, param};
+    std::vector<TensorSpec> out{x, param, param};
+    if (partial_rows_) out = {x, {{partial_rows_, 2 * x.shape.back()}, DType::Float32, x.device}};
+    if (low_) out.push_back({x.shape, *low_, x.device});
+    return out;
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     const Tensor &x = in[0], &w = in[1], &mean = in[3], &rstd = in[4];
     const int64_t n = x.shape().back();
     Tensor gx = empty(specs[0]);
+    if (partial_rows_) return with_partial_rows(in, specs, gx);
     Tensor param_grads = Tensor::empty({2, n}, x.dtype(), x.device());  // dw and db, as rows
     const Tensor acc = accumulate_ ? contiguous(in[5]) : Tensor();
     const Tensor low = low_ ? empty(specs[3]) : Tensor();
@@ -153,17 +160,38 @@ class LayerNormBackward : public Primitive {
   // A cast of gx that the rest of the gradient reads too (the branch's product, in 16 bits).
   std::shared_ptr<Primitive> with_extra_output(const std::vector<TensorSpec>& in, size_t k, DType to) const override {
     if (k != 0 || low_ || !is_half_float(to) || in[0].dtype != DType::Float32) return nullptr;
-    return std::make_shared<LayerNormBackward>(accumulate_, to);
+    return std::make_shared<LayerNormBackward>(accumulate_, to, partial_rows_);
   }
   // The gradient g of a float32 layer norm may come 16-bit (its product's type).
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
     if (i != 2 || !is_half_float(from) || in[0].dtype != DType::Float32) return nullptr;
-    return std::make_shared<LayerNormBackward>(accumulate_, low_);
+    return std::make_shared<LayerNormBackward>(accumulate_, low_, partial_rows_);
   }
 
  private:
+  // {gx, partial rows, [low]}: on a GPU the one-pass kernel's own rows; on the CPU the sums in
+  // row 0 and zeros below.
+  std::vector<Tensor> with_partial_rows(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs,
+                                        const Tensor& gx) const {
+    const Tensor &x = in[0], &w = in[1], &mean = in[3], &rstd = in[4];
+    const int64_t n = x.shape().back();
+    const Tensor acc = accumulate_ ? contiguous(in[5]) : Tensor();
+    const Tensor low = low_ ? empty(specs[2]) : Tensor();
+    Tensor part;
+    if (x.device().is_gpu()) {
+      part = empty(specs[1]);
+      gpu::layer_norm_backward(x, w, in[2], mean, rstd, gx, Tensor(), acc, low, part);
+    } else {
+      part = zeros(specs[1].shape, DType::Float32, x.device());
+      cpu::layer_norm_backward(x, w, as_float32_if_half(in[2]), mean, rstd, gx, part.alias({2, n}, {n, 1}, 0), acc);
+      if (low_) cpu::cast_copy(gx, low);
+    }
+    return low_ ? std::vector<Tensor>{gx, part, low} : std::vector<Tensor>{gx, part};
+  }
+
   bool accumulate_;
   std::optional<DType> low_;
+  int64_t partial_rows_;
 };
 
 // Outputs y and the per-row mean and rstd (float32, not differentiable) that the first-order
@@ -588,7 +616,10 @@ const bool registered = [] {
       low = dtype_from_name(attr_str(n, a, "low_dtype"));
       if (!is_half_float(*low)) fail<ValueError>(n, ": low_dtype ", dtype_name(*low), " is not float16 or bfloat16");
     }
-    return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>(accumulate, low));
+    const int64_t partial_rows = a.count("partial_rows") ? attr_int(n, a, "partial_rows") : 0;
+    if (partial_rows < 0 || partial_rows > 65535)
+      fail<ValueError>(n, ": partial_rows ", partial_rows, " is not in 0..65535 (a GPU dispatch's workgroups)");
+    return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>(accumulate, low, partial_rows));
   });
   register_primitive("cross_entropy", [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(

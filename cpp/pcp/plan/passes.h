@@ -59,4 +59,10 @@ int fuse_elementwise(Plan& plan, const std::vector<bool>& constant = {});
 // and of their gradients at its end become one node each. Same bits. Returns how many casts.
 int batch_casts(Plan& plan);
 
+// Layer norm gradients on a GPU (float32 rows of up to 2048) write their kernel's partial rows
+// (the partial_rows form), and one sum_rows_multi node sums those of as many as the plan's order
+// allows, before their weight gradients are first read: one dispatch where each took one. The
+// same sums in the same order. Returns how many gradients.
+int batch_layer_norm_sums(Plan& plan);
+
 }  // namespace pcp::plan

@@ -202,7 +202,8 @@ bool inputs_fit(const NodeRecord& n) {
     return std::find(it->second.begin(), it->second.end(), k) != it->second.end();
   if (n.op == "adam_step" || n.op == "adamw_step") return k % 4 == 0;
   if (n.op == "sgd_step") return k % 2 == 0 || k % 3 == 0;
-  if (n.op == "concatenate" || n.op == "fused_elementwise" || n.op == "cast_multi") return k >= 1;
+  if (n.op == "concatenate" || n.op == "fused_elementwise" || n.op == "cast_multi" || n.op == "sum_rows_multi")
+    return k >= 1;
   if (n.op == "clip_grad_norm") return true;
   return k == (binary_op_named(n.op) ? 2u : 1u);  // elementwise
 }

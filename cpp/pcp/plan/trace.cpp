@@ -200,6 +200,7 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
   fuse_product_epilogues(*plan_);
   if (fuse_elementwise(*plan_, constant)) eliminate_dead_code(*plan_);  // drops the scalars now immediates
   batch_casts(*plan_);
+  batch_layer_norm_sums(*plan_);
   plan_->check();  // the passes kept every node's inputs made before it and its shapes
   plan_->plan_releases();
   return plan_;

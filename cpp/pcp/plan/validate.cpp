@@ -93,6 +93,10 @@ void check_node(const NodeCheck& c) {
     for (const TensorSpec& s : in)
       c.require(float_type(s.dtype) && s.dtype == in[0].dtype && s.device == in[0].device,
                 "inputs must share one of float32, float16 or bfloat16 and one device");
+  } else if (op == "sum_rows_multi") {
+    for (const TensorSpec& s : in)
+      c.require(s.shape.size() == 2 && s.dtype == DType::Float32 && s.device == in[0].device,
+                "inputs must be float32 matrices on one device");
   } else if (op == "split") {
     const int ax = c.axis("axis", c.ndim(0));
     const std::vector<int64_t> lengths = attr_ints(op, a, "lengths");
@@ -152,6 +156,9 @@ void check_node(const NodeCheck& c) {
     c.require(c.ndim(0) >= 1, "a 0-d input");
     c.same_shapes(0, 2);
     if (a.count("low_dtype")) c.require(in[0].dtype == DType::Float32, "a 16-bit copy of a gradient that is not float32");
+    if (a.count("partial_rows"))
+      c.require(in[0].dtype == DType::Float32 && attr_int(op, a, "partial_rows") >= 1,
+                "partial rows of a gradient that is not float32, or fewer than one");
     const bool g_fits = in[2].dtype == in[0].dtype ||  // or 16-bit for float32 x: a folded cast
                         (in[0].dtype == DType::Float32 && is_half_float(in[2].dtype));
     c.require(g_fits && (!in[1].defined || in[1].dtype == in[0].dtype) && in[3].dtype == DType::Float32 &&

@@ -156,6 +156,10 @@ def _cast_multi(em, ins, attrs, outs, scalars):
     return [em.convert(x, attrs["dtype"]) for x in ins]
 
 
+def _sum_rows_multi(em, ins, attrs, outs, scalars):
+    return [em.reduce(x, [0], "add") for x in ins]
+
+
 def _identity(em, ins, attrs, outs, scalars):
     return [ins[0]]
 
@@ -395,7 +399,10 @@ def _layer_norm_backward(em, ins, attrs, outs, scalars):
     if len(ins) > 5:  # the accumulate form a plan makes: another gradient added
         gx = em.add(ins[5], gx)
     out = [em.convert(v, dtype) for v in (gx, gw, gb)]
-    return out + [em.convert(out[0], outs[3][1])] if len(outs) > 3 else out  # (a folded cast of gx)
+    if "partial_rows" in attrs:  # a plan's form: rows whose column sums are (gw, gb); here the sums in row 0
+        rows = em.reshape(em.concatenate([out[1], out[2]], 0), [1, 2 * x.shape[-1]])
+        out = [out[0], em.pad(rows, [0, 0], [attrs["partial_rows"] - 1, 0], [0, 0])]
+    return out + [em.convert(out[0], outs[-1][1])] if "low_dtype" in attrs else out  # (a folded cast of gx)
 
 
 def _target_mask(em, logits, targets, ignore):
@@ -631,6 +638,7 @@ RULES = {
     "cross_entropy": _cross_entropy, "cross_entropy_backward": _cross_entropy_backward,
     "attention": _attention, "attention_backward": _attention_backward, "dropout": _dropout,
     "fused_elementwise": _fused, "adam_step": _adam(False), "adamw_step": _adam(True), "sgd_step": _sgd, "clip_grad_norm": _clip_grad_norm,
+    "sum_rows_multi": _sum_rows_multi,
 }
 for _op in UNARY_OPS:
     RULES[_op] = _unary(_op)

@@ -38,9 +38,17 @@ bool tabled(Device dev, const std::vector<Row>& rows) {
 }
 
 Table table(Device dev, const std::vector<Row>& rows) {
+  std::vector<uint32_t> units;
+  for (const Row& r : rows) units.push_back(uint32_t((r[0]->numel() + kChunk - 1) / kChunk));
+  return table(dev, rows, units, std::vector<uint32_t>(rows.size(), 0));
+}
+
+Table table(Device dev, const std::vector<Row>& rows, const std::vector<uint32_t>& units,
+            const std::vector<uint32_t>& extra) {
   Table t;
   std::vector<int32_t> words;
-  for (const Row& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
     const int64_t n = r[0]->numel();
     if (!n) continue;
     uint32_t e[12] = {};
@@ -51,9 +59,9 @@ Table table(Device dev, const std::vector<Row>& rows) {
       e[2 * k] = uint32_t(at), e[2 * k + 1] = uint32_t(at >> 32);
       if (std::find(t.buffers.begin(), t.buffers.end(), b) == t.buffers.end()) t.buffers.push_back(b);
     }
-    e[8] = uint32_t(n), e[9] = t.chunks;
+    e[8] = uint32_t(n), e[9] = t.chunks, e[10] = extra[i];
     words.insert(words.end(), reinterpret_cast<const int32_t*>(e), reinterpret_cast<const int32_t*>(e) + 12);
-    t.chunks += uint32_t((n + kChunk - 1) / kChunk);
+    t.chunks += units[i];
     ++t.count;
   }
   if (t.count) t.entries = uploaded_table(dev, words);

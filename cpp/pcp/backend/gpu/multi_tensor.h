@@ -30,6 +30,10 @@ bool tabled(Device dev, const std::vector<Row>& rows);
 
 // The table of `rows` on the device (kept by content: a training loop's tables are uploaded once).
 Table table(Device dev, const std::vector<Row>& rows);
+// The same with each row's work counted by the kernel: units[i] pieces of row i (Table::chunks
+// then counts those), and extra[i] the entry's pad0 word.
+Table table(Device dev, const std::vector<Row>& rows, const std::vector<uint32_t>& units,
+            const std::vector<uint32_t>& extra);
 
 // One launch of a metal/addr/ kernel over a table, the table bound first, `more` after it.
 template <class P>

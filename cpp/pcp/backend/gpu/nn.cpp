@@ -119,7 +119,16 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
 }
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc, const Tensor& low) {
+                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc, const Tensor& low,
+                         const Tensor& partial) {
+  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  if (partial.defined() && (n > kShortRow || is_half(x) || (low.defined() && !half_pairs(low)))) {
+    // The partial rows' form where the one-pass kernel does not run: the sums in row 0.
+    Tensor sums = Tensor::empty({2, n}, DType::Float32, x.device());
+    layer_norm_backward(x, w, g, mean, rstd, gx, sums, acc, low);
+    fill(partial, 0.0);
+    return copy(sums.alias({1, 2 * n}, {2 * n, 1}, 0), partial.alias({1, 2 * n}, {2 * n, 1}, partial.offset()));
+  }
   if (low.defined() && !half_pairs(low)) {  // odd rows: the copy cast apart
     layer_norm_backward(x, w, g, mean, rstd, gx, param_grads, acc);
     return cast(gx, low);
@@ -133,7 +142,6 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
     });
   }
   require_f32("layer_norm_backward", x);
-  const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   Buffer* xb = buffer_of(x);
   const uint32_t g_type = type_code("layer_norm_backward", g);
   if (acc.defined()) require_f32("layer_norm_backward", acc);
@@ -150,24 +158,27 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
     // a sum over them follows (reduce_cols, narrow column blocks). Enough workgroups to keep a
     // large GPU's memory busy (1024 of 256: 8 on each of 128 multiprocessors), few enough to
     // keep that sum small.
-    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(row_groups(rows), 1024));
-    Tensor partial = Tensor::empty({groups, 2 * n}, DType::Float32, x.device());
-    buffers.push_back(buffer_of(partial));
+    // With `partial`, its rows are these (a plan sums them with others').
+    const int64_t groups =
+        partial.defined() ? partial.shape()[0] : std::max<int64_t>(1, std::min<int64_t>(row_groups(rows), 1024));
+    const Tensor part = partial.defined() ? partial : Tensor::empty({groups, 2 * n}, DType::Float32, x.device());
+    buffers.push_back(buffer_of(part));
     rt().dispatch(x.device().index, "layer_norm_backward8", buffers, &p, sizeof p, uint32_t(groups));
-    return gpu::reduce(ReduceOp::Sum, partial, 1, groups, 2 * n, param_grads);
+    if (!partial.defined()) gpu::reduce(ReduceOp::Sum, part, 1, groups, 2 * n, param_grads);
+    return;
   }
   if (rows > 0)
     rt().dispatch(x.device().index, "layer_norm_backward", buffers, &p, sizeof p,
                   uint32_t(std::min<int64_t>(rows, max_groups())));
   // dw, db: per-chunk column sums (enough chunks to fill the GPU), then a sum over the chunks.
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, 65536 / std::max<int64_t>(n, 1)));
-  Tensor partial = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());
+  Tensor chunk_sums = Tensor::empty({chunks, 2 * n}, DType::Float32, x.device());
   struct { uint32_t rows, n, x_off, g_off, chunks, g_type; } q{u32(rows, "rows"), u32(n, "size"),
                                                                u32(x.offset(), "offset"), u32(g.offset(), "offset"),
                                                                u32(chunks, "chunks"), g_type};
-  launch(x, "layer_norm_param_grad", {xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(partial)}, q,
+  launch(x, "layer_norm_param_grad", {xb, buffer_of(g), buffer_of(mean), buffer_of(rstd), buffer_of(chunk_sums)}, q,
          chunks * n);
-  gpu::reduce(ReduceOp::Sum, partial, 1, chunks, 2 * n, param_grads);
+  gpu::reduce(ReduceOp::Sum, chunk_sums, 1, chunks, 2 * n, param_grads);
 }
 
 // Cross-entropy reads float32, float16 or bfloat16 logits as they are (computing in float32).

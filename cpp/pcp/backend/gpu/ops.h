@@ -35,6 +35,10 @@ Tensor device_class_indices(const Tensor& targets, Device device);
 void cast_multi(const std::vector<Tensor>& xs, const std::vector<Tensor>& outs);
 // Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
 void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
+// outs[i] (I_i) = the column sums of contiguous float32 xs[i] (R_i, I_i): a plan's batched layer
+// norm weight sums, one dispatch for those a multi-tensor table takes
+// (metal/addr/sum_rows_multi.comp), reduce() for the rest.
+void sum_rows_multi(const std::vector<Tensor>& xs, const std::vector<Tensor>& outs);
 // Up to two batch dimensions (outer, inner) of a matmul, with each operand's element strides
 // along them (0 broadcasts).
 struct MatmulBatch {
@@ -71,8 +75,11 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
 // param_grads (2, n): the weight's gradient, then the bias's. With acc (float32, gx's shape: a
 // plan's add of another gradient folded in), gx + acc is written to gx; with low (16-bit, gx's
 // shape: a plan's cast folded in), gx in that type too.
+// With partial (float32 (G, 2n), for float32 x: a plan's form whose sums run batched), G rows
+// whose column sums are param_grads' two rows are written instead of param_grads.
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc = {}, const Tensor& low = {});
+                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc = {}, const Tensor& low = {},
+                         const Tensor& partial = {});
 // targets: host int64 class indices (checked), one per row of logits.
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse);
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
