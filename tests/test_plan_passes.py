@@ -355,6 +355,23 @@ def test_a_tanh_gelu_folds_into_the_products_around_it(device, low, rows, tmp_pa
                 np.testing.assert_array_equal(got.numpy(), w.numpy())
 
 
+@pytest.mark.cpu_only
+def test_the_cpu_gemm_applies_the_gelu_epilogues_blockwise_with_the_same_bits():
+    # Products spanning several cache blocks, threads and depth slices (K = 1030): each block
+    # finished through the elementwise kernels gives the bits of the ops apart.
+    w1, w2 = pcp.tensor(rnd(1030, 260, seed=1) * 0.05, device="cpu"), pcp.tensor(rnd(260, 70, seed=2) * 0.1, device="cpu")
+    vg = pcp.value_and_grad(lambda x, w1: (pcp.gelu(x @ w1, approximate="tanh") @ w2).square().mean(), argnums=(0, 1))
+    x = pcp.tensor(rnd(130, 1030, seed=3), device="cpu")
+    cf = pcp.compile(vg)
+    cf(x, w1)
+    assert "gelu_tanh" not in cf.cache_info()[0].plan.ops
+    x2 = pcp.tensor(rnd(130, 1030, seed=4), device="cpu")
+    (loss, grads), (want_loss, want) = cf(x2, w1), vg(x2, w1)
+    np.testing.assert_array_equal(loss.numpy(), want_loss.numpy())
+    for g, w in zip(grads, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
 def test_a_plan_file_with_a_bad_epilogue_is_refused(tmp_path):
     w1, w2 = pcp.tensor(rnd(8, 16, seed=1), device="cpu"), pcp.tensor(rnd(16, 8, seed=2), device="cpu")
     cf = pcp.compile(pcp.value_and_grad(lambda x: (pcp.gelu(x @ w1, approximate="tanh") @ w2).sum()))

@@ -11,8 +11,9 @@ namespace {
 
 // The product's epilogue, a plan's form (plan/product_epilogues.cpp): "gelu_tanh" outputs
 // (gelu(a @ b), a @ b); "dgelu_tanh" takes a third input h (the GELU's input) and outputs
-// gelu'(h) (a @ b). Where a library's product takes it (cuBLASLt), one call; elsewhere the
-// product and the elementwise op apart, as the unfused plan ran them.
+// gelu'(h) (a @ b). cuBLASLt runs it in one call; the CPU's float32 GEMM applies it to each block
+// of the product as it finishes it (the same bits as apart); elsewhere the product and the
+// elementwise op run apart, as the unfused plan ran them.
 enum class Epilogue { None, GeluTanh, DGeluTanh };
 const char* epilogue_name(Epilogue e) { return e == Epilogue::GeluTanh ? "gelu_tanh" : "dgelu_tanh"; }
 
@@ -79,10 +80,14 @@ class Matmul : public Primitive {
     const bool gelu = epilogue_ == Epilogue::GeluTanh;
     Tensor out = empty(spec), aux = gelu ? empty(spec) : h;
     const bool gpu = spec.device.is_gpu();
-    if (gpu && out.numel() > 0 && a.shape().back() > 0 &&
-        gpu::matmul_epilogue(gelu ? gpu::MatmulEpilogue::GeluTanh : gpu::MatmulEpilogue::DGeluTanh, a, b, out, aux,
-                             float(alpha_)))
-      return gelu ? std::vector<Tensor>{out, aux} : std::vector<Tensor>{out};
+    const bool fused =
+        out.numel() > 0 && a.shape().back() > 0 &&
+        (gpu ? gpu::matmul_epilogue(gelu ? gpu::MatmulEpilogue::GeluTanh : gpu::MatmulEpilogue::DGeluTanh, a, b, out,
+                                    aux, float(alpha_))
+             : alpha_ == 1.0 && cpu::matmul_epilogue(gelu ? cpu::GemmEpilogue::Kind::GeluTanh
+                                                          : cpu::GemmEpilogue::Kind::DGeluTanh,
+                                                     a, b, out, aux));
+    if (fused) return gelu ? std::vector<Tensor>{out, aux} : std::vector<Tensor>{out};
     const Tensor p = product(a, b, spec);
     if (gelu) {
       if (gpu) gpu::unary(UnaryOp::GeluTanh, p, out);

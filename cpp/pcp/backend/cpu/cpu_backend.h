@@ -44,9 +44,23 @@ void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const
 // floats computed in float32 and rounded once; int32 and int64 wrap around, as NumPy's.
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha = 1.0);
 
-// C[M,N] = A[M,K] @ B[K,N] with arbitrary element strides for A and B; C contiguous (ldc).
+// A plan's product epilogue on the CPU: what a GEMM does to each block of C once the block is
+// final, while it is in cache. GeluTanh stores the product in aux and writes gelu(C); DGeluTanh
+// writes gelu'(aux) C. aux: C's shape, row-major with leading dimension ld.
+struct GemmEpilogue {
+  enum class Kind { None, GeluTanh, DGeluTanh } kind = Kind::None;
+  float* aux = nullptr;
+  int64_t ld = 0;
+};
+
+// C[M,N] = A[M,K] @ B[K,N] with arbitrary element strides for A and B; C contiguous (ldc); K > 0
+// with an epilogue.
 void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B,
-              int64_t rsb, int64_t csb, float* C, int64_t ldc);
+              int64_t rsb, int64_t csb, float* C, int64_t ldc, const GemmEpilogue& epilogue = {});
+// matmul of 2-D float32 operands with the epilogue, out and aux contiguous float32 of the
+// product's shape: the bits of the product and the elementwise op apart. False where it does
+// not take them (another dtype, K = 0): the caller runs them apart.
+bool matmul_epilogue(GemmEpilogue::Kind kind, const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& aux);
 // bfloat16 inputs, float32 accumulation and output, where has_gemm_bf16() (AVX512_BF16).
 bool has_gemm_bf16();
 void gemm_bf16(int64_t M, int64_t N, int64_t K, const BFloat16* A, int64_t rsa, int64_t csa, const BFloat16* B,

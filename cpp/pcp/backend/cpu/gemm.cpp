@@ -72,10 +72,29 @@ struct Blocking {
 // blocks of NC, depth in slices of KC, each slice's A rows and B columns packed into this
 // thread's own buffers, then walked in MC x NB cache blocks of micro-tiles. C is written
 // (not accumulated into) by the first depth slice.
+// The epilogue over C[i0:i1, j0:j1], final: a row segment at a time through the elementwise
+// kernels, which compute each element alike wherever it lies (the bits of the op apart).
+void finish_block(const GemmEpilogue& ep, float* C, int64_t ldc, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const KernelTable& kt = kernels();
+  const int64_t n = j1 - j0;
+  for (int64_t i = i0; i < i1; ++i) {
+    float* c = C + i * ldc + j0;
+    float* aux = ep.aux + i * ep.ld + j0;
+    if (ep.kind == GemmEpilogue::Kind::GeluTanh) {
+      std::copy(c, c + n, aux);
+      kt.unary(UnaryOp::GeluTanh, DType::Float32, n, reinterpret_cast<char*>(c), 1, reinterpret_cast<const char*>(aux),
+               1);
+    } else {
+      kt.binary(BinaryOp::GeluTanhGrad, DType::Float32, n, reinterpret_cast<char*>(c), 1,
+                reinterpret_cast<const char*>(aux), 1, reinterpret_cast<const char*>(c), 1);
+    }
+  }
+}
+
 template <class T, class P>
 void gemm_rect(const GemmPieces<T, P>& g, const Blocking& bk, int64_t M, int64_t N, int64_t r0, int64_t r1,
                int64_t c0, int64_t c1, int64_t k0, int64_t k1, const T* A, int64_t rsa, int64_t csa, const T* B,
-               int64_t rsb, int64_t csb, float* C, int64_t ldc, bool pack_a) {
+               int64_t rsb, int64_t csb, float* C, int64_t ldc, bool pack_a, const GemmEpilogue& ep) {
   const int64_t MR = bk.MR, NR = bk.NR;
   for (int64_t jc = c0; jc < c1; jc += bk.NC) {
     const int64_t jc1 = std::min(c1, jc + bk.NC);
@@ -101,6 +120,7 @@ void gemm_rect(const GemmPieces<T, P>& g, const Blocking& bk, int64_t M, int64_t
                 g.micro(kp, reinterpret_cast<const P*>(A + i * rsa + pc), rsa, 1, bp, c, ldc, mr, nr, accumulate);
             }
           }
+          if (ep.kind != GemmEpilogue::Kind::None && pc + kc >= k1) finish_block(ep, C, ldc, ib, i1, jb, j1);
         }
       }
     }
@@ -109,7 +129,7 @@ void gemm_rect(const GemmPieces<T, P>& g, const Blocking& bk, int64_t M, int64_t
 
 template <class T, class P>
 void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, const T* A, int64_t rsa, int64_t csa,
-                const T* B, int64_t rsb, int64_t csb, float* C, int64_t ldc) {
+                const T* B, int64_t rsb, int64_t csb, float* C, int64_t ldc, const GemmEpilogue& ep = {}) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
@@ -135,7 +155,7 @@ void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, cons
   // Too little work to be worth waking threads for: one thread does it all.
   const bool small = threads == 1 || (M + N) * std::min(K, bk.KC) < 32768 || M * N * K < (1 << 21);
   if (small) {
-    gemm_rect(g, bk, M, N, 0, M, 0, N, 0, K, A, rsa, csa, B, rsb, csb, C, ldc, pack_a);
+    gemm_rect(g, bk, M, N, 0, M, 0, N, 0, K, A, rsa, csa, B, rsb, csb, C, ldc, pack_a, ep);
     return;
   }
   // Each thread owns one rectangle of C (a tm x tn grid split evenly in micro-panels) and packs
@@ -149,7 +169,7 @@ void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, cons
       const int64_t q0 = n_panels * (t % tn) / tn, q1 = n_panels * (t % tn + 1) / tn;
       if (p0 == p1 || q0 == q1) continue;
       gemm_rect(g, bk, M, N, p0 * MR, std::min(M, p1 * MR), q0 * NR, std::min(N, q1 * NR), 0, K, A, rsa, csa, B,
-                rsb, csb, C, ldc, pack_a);
+                rsb, csb, C, ldc, pack_a, ep);
     }
   });
 }
@@ -157,10 +177,22 @@ void gemm_loops(const GemmPieces<T, P>& g, int64_t M, int64_t N, int64_t K, cons
 }  // namespace
 
 void gemm_f32(int64_t M, int64_t N, int64_t K, const float* A, int64_t rsa, int64_t csa, const float* B,
-              int64_t rsb, int64_t csb, float* C, int64_t ldc) {
+              int64_t rsb, int64_t csb, float* C, int64_t ldc, const GemmEpilogue& epilogue) {
   const KernelTable& kt = kernels();
+  if (epilogue.kind != GemmEpilogue::Kind::None && K == 0) fail<ValueError>("gemm_f32: an epilogue needs K > 0");
   gemm_loops(GemmPieces<float, float>{kt.gemm_pack_a, kt.gemm_pack_b, kt.gemm_micro, 1, true}, M, N, K, A, rsa, csa,
-             B, rsb, csb, C, ldc);
+             B, rsb, csb, C, ldc, epilogue);
+}
+
+bool matmul_epilogue(GemmEpilogue::Kind kind, const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& aux) {
+  const auto f32 = [](const Tensor& t) { return t.dtype() == DType::Float32; };
+  if (!f32(a) || !f32(b) || !f32(out) || !f32(aux) || a.ndim() != 2 || b.ndim() != 2 || !out.is_contiguous() ||
+      !aux.is_contiguous() || aux.shape() != out.shape() || a.shape()[1] == 0)
+    return false;
+  const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[1];
+  gemm_f32(M, N, K, a.data<float>(), a.strides()[0], a.strides()[1], b.data<float>(), b.strides()[0], b.strides()[1],
+           out.data<float>(), N, GemmEpilogue{kind, aux.data<float>(), N});
+  return true;
 }
 
 bool has_gemm_bf16() { return kernels().gemm_bf16_micro != nullptr; }
