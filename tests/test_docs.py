@@ -1,6 +1,7 @@
 """The docstrings' examples run as doctests, every public callable says what it takes, returns and
-raises, and the documentation site (docs/: the README's guides and the API reference generated
-from the docstrings) builds with Sphinx, every warning an error.
+raises, the documentation site (docs/: the README, the guides and the API reference generated
+from the docstrings) builds with Sphinx, every warning an error, and the README stays a short
+guide whose tour runs.
 
 "Public" is pcp's functions and classes, the Tensor class's members, and the functions, classes
 and public methods of the submodules in SUBMODULES (their __all__, else what they import from
@@ -199,3 +200,28 @@ def test_the_documentation_builds_without_warnings(tmp_path):
     # Every public callable the checks above cover is rendered, with an anchor of its own.
     missing = [name for group in GROUPS.values() for name, _ in group() if name not in anchors]
     assert not missing, f"not in the API reference: {missing}"
+
+
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+
+
+def test_the_readme_is_a_short_guide_to_this_repository():
+    # A newcomer's ten minutes: under 250 lines, no dated measurement (those go to
+    # bench/RESULTS.md), and nothing named outside the repository.
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    assert len(text.splitlines()) < 250, len(text.splitlines())
+    assert not re.findall(r"\b20\d\d-\d\d-\d\d\b", text)
+    for outside in ("../shared", "DESIGN.md", "/work/"):
+        assert outside not in text, outside
+    for doc in re.findall(r"`(docs/[\w-]+\.md)`", text):  # the guides it points to exist
+        assert os.path.isfile(os.path.join(os.path.dirname(README), doc)), doc
+
+
+def test_the_readme_tour_runs():
+    with open(README, encoding="utf-8") as f:
+        tour = re.findall(r"```python\n(.*?)```", f.read(), re.S)[0]
+    ns = {}
+    exec(compile(tour, "README.md", "exec"), ns)  # noqa: S102 (the README's own code)
+    assert ns["x"].grad is not None and ns["x"].grad.shape == (2, 2)
+    assert 0.0 < ns["loss"].item() < 100.0

@@ -50,7 +50,7 @@ INDEX_TOKENS = ["valid", "negative", "oob", "oob_neg", "empty", "huge", "2d", "0
 
 
 def _index_over(token, ctx):
-    # README: index tensors may stay on the CPU when the data is on the GPU.
+    # docs/gpu.md: index tensors may stay on the CPU when the data is on the GPU.
     if token == "other_device":
         return {"must_work": ctx.device != "cpu"}
     return {"must_work": token not in ("np.array([0, 1], dtype=np.uint8)",)}
@@ -199,7 +199,7 @@ def build_getitem(x, p, ctx):
     if p.get("rank3") and isinstance(x, TensorArg):
         x = like(x, shape=(2, 3, 4))
     # PCP refuses Python bools as indices on purpose ('use a boolean tensor'); other devices'
-    # index tensors are only promised to work on the CPU (README).
+    # index tensors are only promised to work on the CPU (docs/gpu.md).
     over = {"must_work": token not in ("t_other_device", "np.array([0, 1], dtype=np.uint8)", "np.int32(1)", "True",
                                        "False") or (token == "t_other_device" and ctx.device != "cpu")}
     return [x, _key(x, token, ctx)], {}, over

@@ -25,10 +25,10 @@ The whole rule set is this table; each row is implemented by the function named 
   anything else                                                 OK
 
 A NotImplementedError on the GPU that names the device is the declared way the Vulkan backend says
-"float64/integer arithmetic is CPU-only" (README, GPU section); it is OK when it names the op.
+"float64/integer arithmetic is CPU-only" (docs/gpu.md); it is OK when it names the op.
 
-Where PCP documents semantics that differ from NumPy, the references follow PCP (README 'Using
-it', tests/test_ops_elementwise.py): Python floats make float32 tensors, Python scalars are weak in
+Where PCP documents semantics that differ from NumPy, the references follow PCP (docs/guide.md,
+tests/test_ops_elementwise.py): Python floats make float32 tensors, Python scalars are weak in
 promotion, int and bool inputs of float-only math give float32 (but average in float64, as NumPy's mean
 and var), bool + bool is or and bool * bool and (NumPy), bool - bool is an error, int sums give
 int64, logsumexp of an empty axis is -inf, cross_entropy has classes on the last
@@ -57,7 +57,7 @@ TOL = {
     "bfloat16": (1.6e-2, 1.6e-2),
 }
 
-# Exceptions a user may see from bad input (README: "Bad input raises ValueError, TypeError or
+# Exceptions a user may see from bad input (docs/guide.md: "Bad input raises ValueError, TypeError or
 # IndexError naming the op"); allocation failures and integer overflow are also fine.
 ACCEPTABLE = (ValueError, TypeError, IndexError, NotImplementedError, MemoryError, OverflowError,
               ZeroDivisionError)
@@ -69,7 +69,7 @@ BAD_MESSAGES = re.compile(r"incompatible function arguments|Unable to cast|std::
 # Internal op names that must not stand in for the op the user called.
 INTERNAL_NAMES = ("unary op", "binary op", "reduction")
 
-# The GPU's declared "not yet" (README, GPU section): "<op>: float64 ... on vulkan:0 yet".
+# The GPU's declared "not yet" (docs/gpu.md): "<op>: float64 ... on vulkan:0 yet".
 GPU_DECLARED = re.compile(r"^\w+: .*\b(float64|int64|int32|bool)\b.* on (vulkan|metal):\d+")
 
 # Messages about a dtype or device argument name the argument instead of the op; that is enough.
@@ -145,7 +145,7 @@ def expectation(ref, args, kwargs):
 
 
 # ----------------------------------------------------------------------------------------------
-# DTYPE RULES: the result dtype PCP documents for each kind of op (README 'Using it',
+# DTYPE RULES: the result dtype PCP documents for each kind of op (docs/guide.md,
 # tests/test_ops_elementwise.py PROMOTION). An input's kind is its dtype name, or 'weak_int',
 # 'weak_float', 'weak_bool' for Python scalars; None means "not known here" (rule not checked).
 

@@ -55,7 +55,7 @@ def _np_value(a, npenv, names):
         v = v.astype(np.float64)  # native byte order, the values the array means
     elif isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.dtype.itemsize < 4 or \
             isinstance(v, np.ndarray) and v.dtype == np.uint32:
-        v = v.astype(np.int64)  # README: narrower NumPy integers widen to int64
+        v = v.astype(np.int64)  # docs/guide.md: narrower NumPy integers widen to int64
     elif isinstance(v, np.ndarray) and v.dtype == np.uint64:
         # the numbers it holds: as int64 where they fit, else as float64 (a wrapped int64 is wrong)
         v = v.astype(np.int64) if not v.size or v.max() < 2**63 else v.astype(np.float64)
@@ -78,7 +78,7 @@ def _summary(result):
 
 
 def _gpu_declared(exc, device):
-    """README: float64 and integer arithmetic are CPU-only on the GPU and say so (also for a
+    """docs/gpu.md: float64 and integer arithmetic are CPU-only on the GPU and say so (also for a
     tensor a CPU case asks for on the GPU, as zeros_like(x, device='gpu'))."""
     msg = str(exc)
     return isinstance(exc, NotImplementedError) and ("vulkan" in msg or "gpu" in msg)
@@ -158,7 +158,7 @@ def run_case(case):
 
     if expected == R.Expect.ERROR:
         late = _deferred_error(result, case.device)
-        if late is not None:  # README: the GPU reports some bad inputs at the next synchronisation
+        if late is not None:  # docs/gpu.md: the GPU reports some bad inputs at the next synchronisation
             unclear = R.check_exception(late, op, case.device)
             return {"status": unclear[0], "detail": unclear[1]} if unclear else \
                 {"status": "OK", "detail": f"{type(late).__name__} at synchronisation: {late}"[:200]}

@@ -1,6 +1,6 @@
 """The standard's functions, with its signatures, on PCP's ops: each runs on the inputs' device
 and is differentiable where its parts are. Those that need kernels PCP does not have yet are not
-here (see the README's Array API section)."""
+here (see docs/guide.md, "The Array API standard")."""
 import builtins
 import math
 
