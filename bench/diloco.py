@@ -41,7 +41,7 @@ import numpy as np
 import pcp
 from pcp.dashboard import LogLines
 from pcp.distributed import DiLoCoConfig, Shepherd
-from pcp.distributed.shepherd import init_ray
+from pcp.distributed.cluster import init_ray
 from pcp.train import preset, train
 from pcp.train.loop import build_data
 

@@ -52,7 +52,7 @@ import numpy as np
 
 import pcp
 from pcp.distributed import DiLoCoConfig, Shepherd
-from pcp.distributed.shepherd import init_ray, shutdown_ray
+from pcp.distributed.cluster import init_ray, shutdown_ray
 from pcp.train import preset
 from pcp.train.loop import autocast_for, build_data, build_model, build_optimizer, compute_dtype, training_step
 

@@ -16,7 +16,7 @@ import pytest
 import pcp
 from pcp.distributed import DiLoCoConfig, Shepherd, decode, encode
 from pcp.distributed.compression import nbytes
-from pcp.distributed.shepherd import check_reachable, init_ray, shutdown_ray
+from pcp.distributed.cluster import check_reachable, init_ray, shutdown_ray
 from pcp.distributed.worker import state_digest
 from pcp.train import preset
 
@@ -324,7 +324,7 @@ def test_a_worker_beginning_anew_in_a_round_started_ahead_takes_the_posted_model
     mailbox once posted (each a reference there), and merges the step into that model."""
     from pcp.train.loop import build_model
     from pcp.distributed import Worker
-    from pcp.distributed.shepherd import Mailbox
+    from pcp.distributed.cluster import Mailbox
     cfg = tiny(n_layer=2)
     box = ray.remote(num_cpus=0)(Mailbox).remote()
     w = Worker({"train_config": cfg.to_dict(), "diloco_config": DiLoCoConfig(fragments=2).to_dict(),

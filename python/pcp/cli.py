@@ -172,7 +172,7 @@ def cmd_worker(args):
     host, _, port = args.connect.rpartition(":")
     if not host or not port.isdigit():
         raise ValueError(f"worker: --connect must be HOST:PORT, got {args.connect!r}")
-    from pcp.distributed.shepherd import check_reachable
+    from pcp.distributed.cluster import check_reachable
     check_reachable(args.connect)
     return _ray_start(["--address", args.connect, *(["--node-ip-address", args.host] if args.host else [])])
 

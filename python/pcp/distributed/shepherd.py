@@ -3,127 +3,22 @@ import concurrent.futures
 import contextlib
 import math
 import os
-import signal
-import socket
 import threading
 import time
 
 import numpy as np
 
-from . import reaper
+from .checkpointing import CHECKPOINT, Checkpoints
+from .cluster import Mailbox, init_ray, shutdown_ray
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
+from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
 
-CHECKPOINT = "diloco.safetensors"
 RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
-_reaper = None  # the process that stops the local cluster should this driver be killed (see reaper.py)
 
 
-def check_reachable(address, timeout=5):
-    """A clear error now for a cluster address nothing listens on (ray.init retries for minutes)."""
-    host, _, port = address.rpartition(":")
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
-    except (OSError, ValueError) as e:
-        raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
-
-
-def _children():
-    try:
-        import psutil  # Ray bundles it
-        return {p.pid for p in psutil.Process().children()}
-    except Exception:
-        return set()
-
-
-def init_ray(address="", min_cpus=2, num_gpus=None):
-    """Joins the Ray cluster at HOST:PORT, or starts a local one bound to 127.0.0.1 with at least
-    min_cpus logical CPUs (one per worker actor, even on a smaller machine) and num_gpus GPUs
-    (None: Ray's own count, which sees NVIDIA GPUs only). Returns True when it started a local
-    cluster: the caller then stops it with shutdown_ray(), and a reaper process stops it should
-    this process be killed first."""
-    global _reaper
-    import ray
-    if address:
-        check_reachable(address)
-    if ray.is_initialized():
-        return False
-    if address:
-        try:
-            ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-        except Exception as e:  # Ray raises ConnectionError, RuntimeError or its own types here
-            raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
-        return False
-    # On Linux a local cluster takes the machine's interface address unless clusters are off:
-    # Ray reads this variable at import (and its processes inherit it), so set the constant too
-    # for a Ray imported before us.
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
-    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
-        constants.ENABLE_RAY_CLUSTER = False
-    # "local": a new cluster even when a `ray start` one runs on this machine (address=None would join it).
-    before = _children()
-    sigterm = signal.getsignal(signal.SIGTERM)
-    try:
-        ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 num_cpus=max(os.cpu_count() or 1, min_cpus), num_gpus=num_gpus)
-    finally:  # the processes ray.init started (GCS, raylet, ...), even where it failed midway
-        _reaper = reaper.start(sorted(_children() - before))
-        # ray.init replaces the SIGTERM handler with sys.exit (no message, status 15): keep the caller's.
-        if sigterm is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, sigterm)
-    return True
-
-
-def shutdown_ray():
-    """Stops the local cluster init_ray started, and its reaper."""
-    global _reaper
-    import ray
-    try:
-        ray.shutdown()
-    finally:
-        reaper.stop(_reaper)
-        _reaper = None
-
-
-class _Saved:
-    """A state_dict standing in for a module or optimizer in save_checkpoint: a checkpoint
-    written from copies while the run goes on (a module's host arrays become CPU tensors)."""
-
-    def __init__(self, state, module):
-        self.state, self.module = state, module
-
-    def state_dict(self):
-        import pcp
-        return {k: pcp.tensor(v, device="cpu") for k, v in self.state.items()} if self.module else self.state
-
-
-class Mailbox:
-    """Where a pipelined streaming shepherd posts, for each round k, the model the round starts
-    from ("start": [a reference] to it, for a worker that has to begin anew) and the round's
-    encoded outer step ("step"): get(k, kind) answers once it is posted, so a worker that reaches
-    its merge first waits there. A Ray actor with async methods (many gets wait at once)."""
-
-    def __init__(self):
-        self.posts, self.posted = {}, {}
-
-    def _event(self, key):
-        import asyncio
-        return self.posted.setdefault(key, asyncio.Event())
-
-    async def put(self, k, value, kind="step"):
-        self.posts[kind, k] = value
-        self._event((kind, k)).set()
-        for old in [key for key in self.posts if key[0] == kind and key[1] < k - 2]:  # no worker is that far behind
-            del self.posts[old], self.posted[old]
-
-    async def get(self, k, kind="step"):
-        await self._event((kind, k)).wait()
-        return self.posts[kind, k]
-
-
-class Shepherd:
+class Shepherd(Checkpoints, Progress):
     """The DiLoCo driver (``pcp diloco``): it owns the global model and the outer optimizer, and
     runs rounds over Worker actors on Ray (joining the cluster at diloco_cfg.address, or starting
     a local one). Each round it sends the global parameters, each worker runs H inner AdamW steps
@@ -694,54 +589,6 @@ class Shepherd:
         self.outer.step()  # parameters without a gradient (other fragments) stay, with their momentum
         self.outer.zero_grad()
 
-    def _poll_progress(self, ranks, seconds):
-        """Takes the workers' answers to the last progress poll that have come, without waiting
-        (the results the round waits for come first), and every half second asks the workers in
-        ranks again and reports the progress."""
-        import ray
-        ranks = list(ranks)
-        if self._asked:
-            ready, _ = ray.wait(list(self._asked), num_returns=len(self._asked), timeout=0)
-            for ref in ready:
-                rank = self._asked.pop(ref)
-                try:
-                    p = ray.get(ref)
-                except Exception:
-                    continue
-                if rank in ranks and p["round"] == self.round:  # not an answer older than the result since
-                    w = self.workers[rank]
-                    w.update(alive=True, last_seen=time.time(), live_step=p["step"],
-                             last_loss=p["loss"] or w["last_loss"], lr=p["lr"], device=p["device"],
-                             device_uuid=p["device_uuid"])
-        now = time.monotonic()
-        if now - self._asked_at >= 0.5:
-            ranks = [r for r in ranks if r not in self._asked.values()]  # not a stuck one again and again
-            self._asked.update({self.workers[r]["actor"].progress.options(concurrency_group="progress").remote(): r
-                                for r in ranks})
-            self._asked_at = now
-            self._report_progress(seconds)
-
-    def _report_progress(self, seconds):
-        steps = sum(w.get("live_step") or 0 for w in self.workers.values())
-        self.report({"kind": "progress", "round": self.round, "workers": self.worker_table(),
-                     "tokens_per_s": steps * self.cfg.batch_size * self.cfg.block_size / max(seconds, 1e-9)})
-
-    def worker_table(self):
-        """What is known of each worker, for the dashboard. It raises nothing.
-
-        Returns:
-            A dict of rank to a dict: alive, steps_done, live_step, last_loss, lr, last_seen,
-            device (where the worker runs, once it has reported) and device_uuid (its GPU's).
-
-        Example:
-            Not run here (needs a Ray cluster and minutes of training)::
-
-                alive = [rank for rank, w in shepherd.worker_table().items() if w["alive"]]
-        """
-        return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen", "device",
-                                          "device_uuid")}
-                for r, w in self.workers.items()}
-
     # -- evaluation, checkpoints -----------------------------------------------------------------
     def evaluate(self):
         """The global model's mean loss on eval_iters validation batches, the same batches every
@@ -768,105 +615,6 @@ class Shepherd:
                 total += self.model(pcp.tensor(block[:, :-1]), pcp.tensor(block[:, 1:]))[1].item()
         self.model.train()
         return total / self.cfg.eval_iters
-
-    def save(self, wait=True):
-        """Checkpoints the run to cfg.out/diloco.safetensors: the global model, the outer
-        optimizer, each worker's last inner state, and the history (run_round calls it). What
-        is saved is copied now and written by a thread, atomically (the file is replaced whole
-        or not at all), one checkpoint after the other.
-
-        Args:
-            wait: return once the file is written (default True); False returns at once, and
-                the next save(), run()'s end or wait_saved() raise a failed write's error.
-
-        Returns:
-            None.
-
-        Raises:
-            OSError: the file (or, with wait=False, the one before) cannot be written.
-
-        Example:
-            Not run here (needs a Ray cluster and minutes of training)::
-
-                shepherd.save()
-        """
-        import json
-        from pcp.train.checkpoint import save_checkpoint
-        self.wait_saved()
-        extra = json.loads(json.dumps(  # a copy: the history goes on growing while the file is written
-            {"diloco": self.dcfg.to_dict(), "history": self.history, "bytes_sent": self.bytes_sent,
-             "bytes_received": self.bytes_received, "stream_rounds": {r: n for r, (n, _, _) in self.stream_states.items()}}))
-        # Streaming: each worker's own parameters and the global values it knows, and the step
-        # it has still to merge (decoded: merging it again gives the same values).
-        arrays = {f"stream.{r}.{part}": st[part] for r, (_, st, _) in self.stream_states.items() for part in st}
-        if self._update:
-            arrays["stream.update"] = decode(self._update)
-        model, outer = _Saved(self.global_state(), True), _Saved(export_state(self.outer), False)
-        optimizers = {f"worker.{r}": sd for r, sd in self.inner_states.items()}
-        args = (os.path.join(self.cfg.out, CHECKPOINT), model, outer, self.round, self.cfg.to_dict(), extra)
-        if self._writer is None:
-            self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="diloco-save")
-        self._saving = self._writer.submit(save_checkpoint, *args, optimizers=optimizers, arrays=arrays)
-        if wait:
-            self.wait_saved()
-
-    def wait_saved(self):
-        """Waits until the last checkpoint save() began is written.
-
-        Returns:
-            None.
-
-        Raises:
-            OSError: it could not be written.
-
-        Example:
-            Not run here (needs a Ray cluster and minutes of training)::
-
-                shepherd.save(wait=False)
-                shepherd.wait_saved()
-        """
-        saving, self._saving = self._saving, None
-        if saving is not None:
-            saving.result()
-
-    def _load(self):
-        import ray
-        from pcp.train.checkpoint import load_checkpoint
-        from pcp.train.loop import build_optimizer
-        # The workers' states are checked by loading them into optimizers like theirs (same groups).
-        inner = {r: build_optimizer(self.cfg, self.model) for r in range(self.dcfg.workers)}
-        with on_device(self.device):  # the outer momentum goes where the parameters are
-            meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer,
-                                   optimizers={f"worker.{r}": opt for r, opt in inner.items()})
-        for r, opt in inner.items():
-            if f"worker.{r}" in meta.get("optimizers", {}):
-                self.inner_states[r] = export_state(opt)
-                self.inner_refs[r] = ray.put(self.inner_states[r])
-        self.round = meta["step"]
-        self.history = meta.get("history", [])
-        self.bytes_sent, self.bytes_received = meta.get("bytes_sent", 0), meta.get("bytes_received", 0)
-        self._load_streams(meta)
-        if not (isinstance(self.history, list) and all(isinstance(r, dict) for r in self.history)
-                and all(isinstance(b, int) for b in (self.bytes_sent, self.bytes_received))):
-            from pcp.serialization import SafetensorsError
-            raise SafetensorsError(os.path.join(self.cfg.out, CHECKPOINT), "checkpoint metadata: expected "
-                                   "'history': a list of rounds and integer 'bytes_sent', 'bytes_received'")
-
-    def _load_streams(self, meta):
-        import ray
-        from pcp.serialization import SafetensorsError
-        path, arrays = os.path.join(self.cfg.out, CHECKPOINT), meta["arrays"]
-        shapes = {k: v.shape for k, v in self.global_state().items()}
-        for prefix, named in arrays.items():
-            for k, v in named.items():
-                if k not in shapes or v.shape != shapes[k] or v.dtype != np.float32:
-                    raise SafetensorsError(path, f"not a float32 {shapes.get(k, 'parameter')} of the model", f"{prefix}.{k}")
-        self._update = encode(arrays["stream.update"], "none") if "stream.update" in arrays else {}
-        rounds = meta.get("stream_rounds", {})
-        for r in range(self.dcfg.workers):
-            parts = {part: arrays.get(f"stream.{r}.{part}") for part in ("local", "reference")}
-            if str(r) in rounds and all(v is not None for v in parts.values()):
-                self.stream_states[r] = (rounds[str(r)], parts, ray.put(parts))
 
     # -- the whole run ---------------------------------------------------------------------------
     def run(self):
