@@ -2,7 +2,7 @@
 #include "convert.h"
 #include "named.h"
 #include "pcp/autograd/engine.h"
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/allocator.h"

@@ -7,7 +7,7 @@
 #include "convert.h"
 #include "named.h"
 #include "pcp/autograd/engine.h"
-#include "pcp/autograd/node.h"
+#include "pcp/ops/node.h"
 #include "pcp/core/error.h"
 #include "pcp/core/trace_hooks.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pcp/autograd/engine.h"
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/ops/ops.h"
 #include "test_util.h"
 

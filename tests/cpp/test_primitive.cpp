@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pcp/autograd/engine.h"
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"

@@ -3,8 +3,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "pcp/autograd/grad_mode.h"
-#include "pcp/autograd/node.h"
+#include "pcp/core/grad_mode.h"
+#include "pcp/ops/node.h"
 #include "pcp/ops/autocast.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"

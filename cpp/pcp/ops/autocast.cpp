@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "pcp/autograd/grad_mode.h"
-#include "pcp/autograd/node.h"
+#include "pcp/core/grad_mode.h"
+#include "pcp/ops/node.h"
 #include "pcp/core/error.h"
 #include "pcp/core/trace_hooks.h"
 #include "pcp/ops/ops.h"

@@ -1,7 +1,7 @@
 // Tensor creation: constants, ranges and counter-based random draws.
 #include <cmath>
 
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/backend/cpu/thread_pool.h"

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"

@@ -3,7 +3,7 @@
 // backend/cpu/nn.cpp, the GPU's in backend/gpu/nn.cpp.
 #include <cmath>
 
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/random.h"

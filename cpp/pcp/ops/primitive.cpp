@@ -6,8 +6,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "pcp/autograd/grad_mode.h"
-#include "pcp/autograd/node.h"
+#include "pcp/core/grad_mode.h"
+#include "pcp/ops/node.h"
 #include "pcp/core/error.h"
 
 namespace pcp {

@@ -2,7 +2,7 @@
 // concatenate copies. squeeze, unsqueeze, transpose, stack, split, tril, triu compose them.
 #include <algorithm>
 
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"

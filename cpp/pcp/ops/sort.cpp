@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"

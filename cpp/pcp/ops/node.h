@@ -1,4 +1,5 @@
-// A recorded application of a primitive: what backward() needs to call its VJP.
+// A recorded application of a primitive (the autograd graph's node): what backward() needs to call
+// its VJP. It lives with the primitives, which record it; autograd/ walks it.
 #pragma once
 #include <memory>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "pcp/autograd/grad_mode.h"
+#include "pcp/core/grad_mode.h"
 
 namespace pcp {
 

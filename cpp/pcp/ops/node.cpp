@@ -1,4 +1,4 @@
-#include "pcp/autograd/node.h"
+#include "pcp/ops/node.h"
 
 namespace pcp {
 
