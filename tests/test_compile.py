@@ -686,6 +686,20 @@ def _plan_ops(step):
 
 
 @pytest.mark.cpu_only
+def test_every_primitive_has_one_record():
+    """Each primitive's record (beside its class) says the input counts it takes, or checks them
+    itself, and a primitive with attributes that could disagree with its inputs checks them."""
+    records = {r["name"]: r for r in _core.primitives()}
+    assert sorted(records) == _core.primitive_names()
+    for name, r in records.items():
+        assert r["inputs"] is not None or r["checked"], name  # a free count needs a check
+    free = {"astype", "copy", "to_device"} | {n for n in records if records[n]["inputs"] == [1] and "_" not in n}
+    free |= {"gelu_tanh", "logical_not", "bitwise_not"}  # one input, nothing to check it against
+    assert {n for n, r in records.items() if not r["checked"]} <= free
+    assert records["layer_norm"]["optional_inputs"] == [1, 2] and records["matmul"]["inputs"] == [2, 3]
+
+
+@pytest.mark.cpu_only
 def test_every_primitive_saves_loads_and_runs_as_traced(tmp_path):
     """Plans that together hold every primitive (_core.primitive_names(), less the forms only a GPU
     plan makes) save to a file, load, and compute what the traced plan computes, bit for bit."""

@@ -92,6 +92,21 @@ void bind_plan(py::module_& m) {
       .def("finish", &plan::Trace::finish, arg("outputs"), "Ends the trace with the function's outputs: the plan")
       .def("close", [](plan::Trace& t) { t.close(); }, "Closes the trace without a plan (the function raised)");
   m.def("primitive_names", &primitive_names, "The name of every primitive a plan may hold, sorted");
+  m.def("primitives", [] {
+    py::list out;
+    for (const std::string& name : primitive_names()) {
+      const PrimitiveRecord& r = *primitive_record(name);
+      py::dict d;
+      d["name"] = name;
+      d["inputs"] = r.inputs.empty() ? py::object(py::none()) : py::object(py::cast(r.inputs));
+      d["optional_inputs"] = r.optional_inputs;
+      d["checked"] = r.check != nullptr;
+      out.append(d);
+    }
+    return out;
+  }, "Every primitive's record, sorted by name: a dict of its name, the input counts it takes (None: "
+     "any, which its check decides), the inputs a plan file may leave out, and whether its attributes "
+     "are checked against its inputs when a plan file is loaded");
   m.def("is_tracing", [] { return plan::Trace::active() != nullptr; }, "Whether a trace is open on this thread");
 }
 

@@ -4640,6 +4640,11 @@ def primitive_names() -> list[str]:
     The name of every primitive a plan may hold, sorted
     """
 
+def primitives() -> list[typing.Any]:
+    """
+    Every primitive's record, sorted by name: a dict of its name, the input counts it takes (None: any, which its check decides), the inputs a plan file may leave out, and whether its attributes are checked against its inputs when a plan file is loaded
+    """
+
 def prod(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:
     """
     The product of x's elements over `axis` (1 for an empty one); integers and bools count

@@ -340,17 +340,50 @@ Tensor qkv_attention(const Tensor& qkv, int64_t num_heads, bool causal, std::opt
 
 namespace {
 // Plan files make these again by name (ops/primitive.h).
-const bool registered = register_primitive("attention", [](const std::string& n, const Attributes& a,
-                                                           const SharedState& s) {
+// The packed (B, T, 3 H D) input or q, k, v; for the gradient also o, the log-sum-exp, o's
+// gradient and the dropout mask.
+void check_attention(const NodeCheck& c) {
+  const auto& in = c.in;
+  const int64_t heads = attr_int(c.op, c.attrs, "packed_heads");
+  const size_t n_qkv = heads ? 1 : 3;
+  Shape q_shape;  // q's (B, H, T, D)
+  if (heads) {
+    c.require(c.ndim(0) == 3 && heads > 0 && in[0].shape[2] % (3 * heads) == 0, "a packed input (B, T, 3 H D)");
+    const Shape& x = in[0].shape;
+    q_shape = {x[0], heads, x[1], x[2] / 3 / heads};
+  } else {
+    c.require(in.size() >= 3 && c.ndim(0) == 4 && c.ndim(1) == 4 && c.ndim(2) == 4, "q, k, v must be 4-D");
+    c.same_shapes(0, 1);  // self-attention: the kernels take T from q
+    c.same_shapes(1, 2);
+    q_shape = in[0].shape;
+  }
+  const Shape lse_shape{q_shape[0], q_shape[1], q_shape[2]};  // the per-row statistics (B, H, T)
+  for (size_t i = 1; i < n_qkv; ++i) c.require(in[i].dtype == in[0].dtype, "q, k and v differ in dtype");
+  c.require(in[0].device.is_gpu() || in[0].dtype == DType::Float32, "the CPU kernels take float32");
+  const bool backward = c.op == "attention_backward";
+  c.require(in.size() == (backward ? n_qkv + 4 : n_qkv), "inputs that do not fit packed_heads");
+  if (backward) {  // (q, k, v | qkv), o, lse, g, mask
+    const Shape o_shape = heads ? Shape{q_shape[0], q_shape[2], q_shape[1] * q_shape[3]} : q_shape;
+    const TensorSpec &o = in[n_qkv], &lse = in[n_qkv + 1], &g = in[n_qkv + 2];
+    c.require(o.shape == o_shape && g.shape == o_shape && o.dtype == in[0].dtype && g.dtype == in[0].dtype,
+              "o or its gradient does not match q");
+    c.require(lse.shape == lse_shape && lse.dtype == DType::Float32, "the log-sum-exp is not one per row");
+    c.require(in[n_qkv + 3].dtype == DType::Int32, "the dropout mask is not int32");
+  }
+}
+
+const bool registered = register_primitive("attention", {[](const std::string& n, const Attributes& a,
+                                                            const SharedState& s) {
   const double p = attr_double(n, a, "dropout_p");
   return std::shared_ptr<Primitive>(std::make_shared<Attention>(
       attr_double(n, a, "scale"), attr_bool(n, a, "causal"), attr_int(n, a, "packed_heads"),
       WeightDropout{p, p != 0.0 ? shared_draw(n, s, 0) : nullptr}));
-}) && register_primitive("attention_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
+}, {1, 3}, check_attention}) && register_primitive("attention_backward", {[](const std::string& n, const Attributes& a,
+                                                                          const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<AttentionBackward>(
       attr_double(n, a, "scale"), attr_bool(n, a, "causal"), attr_int(n, a, "packed_heads"),
       gpu::AttentionDropout{attr_double(n, a, "dropout_p"), 0, 0}));  // the backward reads the forward's mask
-});
+}, {5, 7}, check_attention});
 }  // namespace
 
 }  // namespace pcp

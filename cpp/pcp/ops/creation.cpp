@@ -273,11 +273,11 @@ Tensor to_device(const Tensor& x, Device device) {
 
 namespace {
 // Plan files make these again by name (ops/primitive.h).
-const bool registered = register_primitive("copy", [](const std::string&, const Attributes&, const SharedState&) {
+const bool registered = register_primitive("copy", {[](const std::string&, const Attributes&, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<Copy>());
-}) && register_primitive("to_device", [](const std::string& n, const Attributes& a, const SharedState&) {
+}, {1}}) && register_primitive("to_device", {[](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<ToDevice>(parse_device(attr_str(n, a, "device"))));
-});
+}, {1}});
 }  // namespace
 
 }  // namespace pcp

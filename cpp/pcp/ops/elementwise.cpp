@@ -575,24 +575,37 @@ namespace {
 // Plan files make these again by name (ops/primitive.h).
 const bool registered = [] {
   for (int i = 0; i <= int(kLastUnaryOp); ++i)
-    register_primitive(unary_name(UnaryOp(i)), [](const std::string& n, const Attributes&, const SharedState&) {
+    register_primitive(unary_name(UnaryOp(i)), {[](const std::string& n, const Attributes&, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Unary>(*unary_op_named(n)));
-    });
+    }, {1}});
   for (int i = 0; i <= int(kLastBinaryOp); ++i)
-    register_primitive(binary_name(BinaryOp(i)), [](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(binary_name(BinaryOp(i)), {[](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Binary>(*binary_op_named(n),
                                                                  attr_ints(n, a, "shape"),
                                                                  dtype_from_name(attr_str(n, a, "dtype"))));
-    });
-  register_primitive("where", [](const std::string& n, const Attributes& a, const SharedState&) {
+    }, {2}, [](const NodeCheck& c) {
+      c.require(broadcast_shapes(c.in[0].shape, c.in[1].shape, "plan") == c.dims("shape"),
+                "shape is not the inputs' broadcast");
+    }});
+  register_primitive("where", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Where>(attr_ints(n, a, "shape")));
-  });
-  register_primitive("astype", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {3}, [](const NodeCheck& c) {
+    const Shape s = broadcast_shapes(broadcast_shapes(c.in[0].shape, c.in[1].shape, "plan"), c.in[2].shape, "plan");
+    c.require(s == c.dims("shape"), "shape is not the inputs' broadcast");
+  }});
+  register_primitive("astype", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Cast>(dtype_from_name(attr_str(n, a, "dtype"))));
-  });
-  register_primitive("cast_multi", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {1}});
+  register_primitive("cast_multi", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<CastMulti>(dtype_from_name(attr_str(n, a, "dtype"))));
-  });
+  }, {}, [](const NodeCheck& c) {
+    const auto float_type = [](DType t) { return t == DType::Float32 || is_half_float(t); };
+    c.require(float_type(dtype_from_name(attr_str(c.op, c.attrs, "dtype"))), "dtype is not float32, float16 or bfloat16");
+    c.require(!c.in.empty(), "no inputs");
+    for (const TensorSpec& s : c.in)
+      c.require(float_type(s.dtype) && s.dtype == c.in[0].dtype && s.device == c.in[0].device,
+                "inputs must share one of float32, float16 or bfloat16 and one device");
+  }});
   return true;
 }();
 }  // namespace

@@ -115,8 +115,8 @@ std::vector<Tensor> FusedElementwise::forward(const std::vector<Tensor>& in, con
 }
 
 namespace {
-const bool registered = register_primitive("fused_elementwise", [](const std::string& n, const Attributes& a,
-                                                                   const SharedState&) {
+const bool registered = register_primitive("fused_elementwise", {[](const std::string& n, const Attributes& a,
+                                                                    const SharedState&) {
   FusedProgram p;
   p.shape = attr_ints(n, a, "shape");
   p.n_inputs = int(attr_int(n, a, "inputs"));
@@ -139,7 +139,7 @@ const bool registered = register_primitive("fused_elementwise", [](const std::st
       p.immediates.push_back(std::bit_cast<float>(uint32_t(bits)));
     }
   return std::shared_ptr<Primitive>(std::make_shared<FusedElementwise>(std::move(p)));
-});
+}, {}, [](const NodeCheck& c) { c.require(!c.in.empty(), "no inputs"); }});
 }  // namespace
 
 }  // namespace pcp

@@ -405,11 +405,26 @@ const char* take_op(const std::string& op) {
     if (op == known) return known;
   return "take";
 }
-const bool registered = register_primitive("take", [](const std::string& n, const Attributes& a, const SharedState&) {
+void check_take(const NodeCheck& c) {
+  c.require(is_integral(c.in[1].dtype), "indices must be integers");
+  c.axis("axis", c.ndim(0));
+}
+
+void check_scatter_add(const NodeCheck& c) {
+  c.require(is_integral(c.in[1].dtype), "indices must be integers");
+  const Shape s = c.dims("shape");
+  const int ax = c.axis("axis", int64_t(s.size()));
+  Shape expect(s.begin(), s.begin() + ax);
+  expect.insert(expect.end(), c.in[1].shape.begin(), c.in[1].shape.end());
+  expect.insert(expect.end(), s.begin() + ax + 1, s.end());
+  c.require(expect == c.in[0].shape, "the source does not match shape and indices");
+}
+
+const bool registered = register_primitive("take", {[](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<Take>(int(attr_int(n, a, "axis")), take_op(attr_str(n, a, "op"))));
-}) && register_primitive("scatter_add", [](const std::string& n, const Attributes& a, const SharedState&) {
+}, {2}, check_take}) && register_primitive("scatter_add", {[](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<ScatterAdd>(attr_ints(n, a, "shape"), int(attr_int(n, a, "axis"))));
-});
+}, {2}, check_scatter_add});
 }  // namespace
 
 }  // namespace pcp

@@ -167,7 +167,23 @@ Tensor matmul(const Tensor& a, const Tensor& b, double alpha) {
 
 namespace {
 // Plan files make it again by name (ops/primitive.h).
-const bool registered = register_primitive("matmul", [](const std::string& n, const Attributes& a, const SharedState&) {
+void check_matmul(const NodeCheck& c) {
+  c.require(c.ndim(0) >= 2 && c.ndim(1) >= 2, "inputs must be at least 2-D");
+  const Shape &x = c.in[0].shape, &y = c.in[1].shape;
+  c.require(x.back() == y[y.size() - 2], "inner dimensions differ");
+  const Shape bx(x.begin(), x.end() - 2), by(y.begin(), y.end() - 2);
+  c.require(broadcast_shapes(bx, by, "plan") == c.dims("batch"), "batch is not the inputs' broadcast");
+  // The epilogue forms: 2-D operands; dgelu_tanh's third input is the product's shape.
+  const std::string epilogue = c.attrs.count("epilogue") ? attr_str(c.op, c.attrs, "epilogue") : "";
+  c.require(epilogue.empty() || (c.ndim(0) == 2 && c.ndim(1) == 2), "an epilogue on a batched product");
+  c.require((epilogue == "dgelu_tanh") == (c.in.size() == 3),
+            "a third input without the dgelu_tanh epilogue, or the other way");
+  if (c.in.size() == 3)
+    c.require(c.in[2].shape == Shape{x[0], y[1]} && c.in[2].dtype == c.in[0].dtype,
+              "the GELU's input is not the product's shape and dtype");
+}
+
+const bool registered = register_primitive("matmul", {[](const std::string& n, const Attributes& a, const SharedState&) {
   Epilogue e = Epilogue::None;
   if (a.count("epilogue")) {
     const std::string name = attr_str(n, a, "epilogue");
@@ -177,7 +193,7 @@ const bool registered = register_primitive("matmul", [](const std::string& n, co
   }
   return std::shared_ptr<Primitive>(
       std::make_shared<Matmul>(attr_ints(n, a, "batch"), a.count("alpha") ? attr_double(n, a, "alpha") : 1.0, e));
-});
+}, {2, 3}, check_matmul});
 }  // namespace
 
 }  // namespace pcp

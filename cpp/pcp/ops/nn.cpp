@@ -594,22 +594,76 @@ Tensor dropout_with(const Tensor& x, double p, uint64_t key, uint64_t start) {
 }
 
 namespace {
+// What a plan file's nodes of these primitives must satisfy against their inputs.
+void check_softmax(const NodeCheck& c) {
+  const int64_t T = attr_int(c.op, c.attrs, "causal_T");
+  c.require(c.ndim(0) >= 1, "a 0-d input");
+  c.require(T >= 0 && (T == 0 || rows_of(c.in[0].shape) % T == 0), "causal_T does not divide the rows");
+  if (c.in.size() > 1) c.same_shapes(0, 1);
+}
+
+void check_layer_norm(const NodeCheck& c) {
+  const auto& in = c.in;
+  c.require(c.ndim(0) >= 1, "a 0-d input");
+  for (size_t i = 1; i < 3; ++i)
+    c.require(!in[i].defined || in[i].shape == Shape{in[0].shape.back()}, "weight or bias is not the last axis");
+  const bool residual = c.attrs.count("residual") && attr_bool(c.op, c.attrs, "residual");
+  c.require(residual == (in.size() == 4), "a residual input without the residual form, or the other way");
+  if (residual)
+    c.require(in[3].defined && in[3].shape == in[0].shape && in[0].dtype == DType::Float32 &&
+                  is_compute_float(in[3].dtype),
+              "the residual is not x's shape or x is not float32");
+}
+
+void check_layer_norm_backward(const NodeCheck& c) {
+  const auto& in = c.in;
+  const auto& a = c.attrs;
+  c.require(c.ndim(0) >= 1, "a 0-d input");
+  c.same_shapes(0, 2);
+  if (a.count("low_dtype")) c.require(in[0].dtype == DType::Float32, "a 16-bit copy of a gradient that is not float32");
+  if (a.count("partial_rows"))
+    c.require(in[0].dtype == DType::Float32 && attr_int(c.op, a, "partial_rows") >= 1,
+              "partial rows of a gradient that is not float32, or fewer than one");
+  const bool g_fits = in[2].dtype == in[0].dtype ||  // or 16-bit for float32 x: a folded cast
+                      (in[0].dtype == DType::Float32 && is_half_float(in[2].dtype));
+  c.require(g_fits && (!in[1].defined || in[1].dtype == in[0].dtype) && in[3].dtype == DType::Float32 &&
+                in[4].dtype == DType::Float32,
+            "dtypes that do not fit");
+  Shape rows(in[0].shape.begin(), in[0].shape.end() - 1);
+  rows.push_back(1);
+  c.require(!in[1].defined || in[1].shape == Shape{in[0].shape.back()}, "weight is not the last axis");
+  c.require(in[3].shape == rows && in[4].shape == rows, "statistics are not one per row");
+  const bool accumulate = a.count("accumulate") && attr_bool(c.op, a, "accumulate");
+  c.require(accumulate == (in.size() == 6), "an accumulated gradient without the accumulate form, or the other way");
+  if (accumulate)
+    c.require(in[5].defined && in[5].shape == in[0].shape && in[5].dtype == DType::Float32 &&
+                  in[0].dtype == DType::Float32,
+              "the accumulated gradient is not float32 of x's shape");
+}
+
+void check_cross_entropy(const NodeCheck& c) {
+  const TensorSpec& t = c.in[c.op == "cross_entropy" ? 1 : 2];
+  c.require(c.ndim(0) >= 1 && is_integral(t.dtype), "logits must be at least 1-D and targets integers");
+  c.require(t.shape == Shape(c.in[0].shape.begin(), c.in[0].shape.end() - 1), "targets do not match the logits' rows");
+  if (c.op == "cross_entropy_backward") c.require(c.in[1].shape == t.shape, "the gradient does not match the targets");
+}
+
 // Plan files make these again by name (ops/primitive.h).
 const bool registered = [] {
   for (const char* name : {"softmax", "log_softmax"})
-    register_primitive(name, [](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(name, {[](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Softmax>(n == "log_softmax", attr_int(n, a, "causal_T")));
-    });
+    }, {1}, check_softmax});
   for (const char* name : {"softmax_backward", "log_softmax_backward"})
-    register_primitive(name, [](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(name, {[](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(
           std::make_shared<SoftmaxBackward>(n == "log_softmax_backward", attr_int(n, a, "causal_T")));
-    });
-  register_primitive("layer_norm", [](const std::string& n, const Attributes& a, const SharedState&) {
+    }, {2}, check_softmax});
+  register_primitive("layer_norm", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps"), out_dtype_attr(n, a),
                                                                   a.count("residual") && attr_bool(n, a, "residual")));
-  });
-  register_primitive("layer_norm_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {3, 4}, check_layer_norm, {1, 2}});
+  register_primitive("layer_norm_backward", {[](const std::string& n, const Attributes& a, const SharedState&) {
     const bool accumulate = a.count("accumulate") && attr_bool(n, a, "accumulate");
     std::optional<DType> low;
     if (a.count("low_dtype")) {
@@ -620,18 +674,21 @@ const bool registered = [] {
     if (partial_rows < 0 || partial_rows > 65535)
       fail<ValueError>(n, ": partial_rows ", partial_rows, " is not in 0..65535 (a GPU dispatch's workgroups)");
     return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>(accumulate, low, partial_rows));
-  });
-  register_primitive("cross_entropy", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {5, 6}, check_layer_norm_backward, {1}});
+  register_primitive("cross_entropy", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(
         attr_int(n, a, "ignore_index"), out_dtype_attr(n, a), a.count("keep_targets") && attr_bool(n, a, "keep_targets")));
-  });
-  register_primitive("cross_entropy_backward", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {2}, check_cross_entropy});
+  register_primitive("cross_entropy_backward", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(
         std::make_shared<CrossEntropyBackward>(attr_int(n, a, "ignore_index"), out_dtype_attr(n, a)));
-  });
-  register_primitive("dropout", [](const std::string& n, const Attributes& a, const SharedState& s) {
+  }, {3, 4}, check_cross_entropy});
+  register_primitive("dropout", {[](const std::string& n, const Attributes& a, const SharedState& s) {
     return std::shared_ptr<Primitive>(std::make_shared<Dropout>(attr_double(n, a, "p"), shared_draw(n, s, 0)));
-  });
+  }, {1}, [](const NodeCheck& c) {
+    const double p = attr_double(c.op, c.attrs, "p");
+    c.require(p >= 0.0 && p < 1.0, "p " + std::to_string(p) + " is not in [0, 1)");
+  }});
   return true;
 }();
 }  // namespace

@@ -229,21 +229,35 @@ AdamConfig adam_config(const std::string& n, const Attributes& a) {
   c.weight_decay = attr_double(n, a, "weight_decay"), c.decoupled = n == "adamw_step";
   return c;
 }
+
+// Whole parameter groups (param, grad, m, v for Adam; param, grad and, with momentum, a buffer
+// for SGD), float32, each tensor its parameter's shape.
+void check_step(const NodeCheck& c) {
+  const size_t k = c.op == "sgd_step" ? (attr_double(c.op, c.attrs, "momentum") != 0.0 ? 3 : 2) : 4;
+  c.require(!c.in.empty() && c.in.size() % k == 0, "inputs are not whole parameter groups");
+  const size_t n = c.in.size() / k;
+  for (size_t i = 0; i < c.in.size(); ++i)
+    c.require(c.in[i].dtype == DType::Float32 && c.in[i].shape == c.in[i % n].shape,
+              "state that does not match its parameter");
+}
+
 const bool registered = [] {
   for (const char* name : {"adam_step", "adamw_step"})
-    register_primitive(name, [](const std::string& n, const Attributes& a, const SharedState& s) {
+    register_primitive(name, {[](const std::string& n, const Attributes& a, const SharedState& s) {
       return std::shared_ptr<Primitive>(
           std::make_shared<AdamStep>(adam_config(n, a), shared_scalar(n, s, 0), shared_scalar(n, s, 1)));
-    });
-  register_primitive("sgd_step", [](const std::string& n, const Attributes& a, const SharedState& s) {
+    }, {}, check_step});
+  register_primitive("sgd_step", {[](const std::string& n, const Attributes& a, const SharedState& s) {
     SgdConfig c;
     c.momentum = attr_double(n, a, "momentum"), c.dampening = attr_double(n, a, "dampening");
     c.weight_decay = attr_double(n, a, "weight_decay"), c.nesterov = attr_bool(n, a, "nesterov");
     return std::shared_ptr<Primitive>(std::make_shared<SgdStep>(c, shared_scalar(n, s, 0), shared_scalar(n, s, 1)));
-  });
-  register_primitive("clip_grad_norm", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {}, check_step});
+  register_primitive("clip_grad_norm", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<ClipGradNorm>(attr_double(n, a, "max_norm"), attr_double(n, a, "eps")));
-  });
+  }, {}, [](const NodeCheck& c) {
+    for (const TensorSpec& s : c.in) c.require(s.dtype == DType::Float32, "gradients must be float32");
+  }});
   return true;
 }();
 }  // namespace

@@ -199,8 +199,8 @@ std::vector<Tensor> apply_all(std::shared_ptr<Primitive> prim, std::vector<Tenso
 }
 
 namespace {
-std::map<std::string, PrimitiveMaker>& makers() {
-  static std::map<std::string, PrimitiveMaker> m;
+std::map<std::string, PrimitiveRecord>& records() {
+  static std::map<std::string, PrimitiveRecord> m;
   return m;
 }
 
@@ -213,21 +213,46 @@ const T& attr(const std::string& prim, const Attributes& a, const char* key, con
 }
 }  // namespace
 
-bool register_primitive(const std::string& name, PrimitiveMaker make) {
-  makers()[name] = make;
+bool register_primitive(const std::string& name, PrimitiveRecord record) {
+  records()[name] = std::move(record);
   return true;
 }
 
 std::shared_ptr<Primitive> make_primitive(const std::string& name, const Attributes& attrs, const SharedState& shared) {
-  auto it = makers().find(name);
-  if (it == makers().end()) fail<ValueError>("plan: no primitive is called '", name, "'");
-  return it->second(name, attrs, shared);
+  const PrimitiveRecord* r = primitive_record(name);
+  if (!r) fail<ValueError>("plan: no primitive is called '", name, "'");
+  return r->make(name, attrs, shared);
+}
+
+const PrimitiveRecord* primitive_record(const std::string& name) {
+  auto it = records().find(name);
+  return it == records().end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> primitive_names() {
   std::vector<std::string> names;
-  for (const auto& [name, make] : makers()) names.push_back(name);
+  for (const auto& [name, record] : records()) names.push_back(name);
   return names;
+}
+
+void NodeCheck::bad(const std::string& why) const { fail<ValueError>("plan: ", op, " node: ", why); }
+
+int NodeCheck::axis(const char* key, int64_t nd) const {
+  const int64_t a = attr_int(op, attrs, key);
+  require(a >= 0 && a < nd, std::string(key) + " " + std::to_string(a) + " is out of range for " +
+                                std::to_string(nd) + " dimensions");
+  return int(a);
+}
+
+Shape NodeCheck::dims(const char* key) const {
+  Shape s = attr_ints(op, attrs, key);
+  check_shape(s, "plan");
+  return s;
+}
+
+void NodeCheck::same_shapes(size_t a, size_t b) const {
+  require(in[a].shape == in[b].shape,
+          "inputs " + shape_str(in[a].shape) + " and " + shape_str(in[b].shape) + " must have one shape");
 }
 
 bool attr_bool(const std::string& p, const Attributes& a, const char* k) { return attr<bool>(p, a, k, "a bool"); }

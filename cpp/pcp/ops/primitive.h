@@ -116,12 +116,40 @@ class Primitive {
   }
 };
 
-// Plan files make primitives again by name: each op family registers a maker for the names its
-// primitives take. make_primitive raises ValueError for an unknown name or missing attributes.
+// A plan file's node as its primitive's check sees it: the attributes against the inputs'
+// recorded specs (a file may hold anything; a live call's front end validated them). The helpers
+// raise ValueError naming the primitive.
+struct NodeCheck {
+  const std::string& op;
+  const Attributes& attrs;
+  const std::vector<TensorSpec>& in;
+
+  [[noreturn]] void bad(const std::string& why) const;
+  void require(bool ok, const std::string& why) const {
+    if (!ok) bad(why);
+  }
+  int64_t ndim(size_t i) const { return int64_t(in[i].shape.size()); }
+  int axis(const char* key, int64_t nd) const;  // attribute `key`, an axis of nd dimensions
+  Shape dims(const char* key) const;             // attribute `key`, a valid shape
+  void same_shapes(size_t a, size_t b) const;
+};
+
+// A primitive's one record beside its class: how a plan file makes it again by name, the input
+// counts it takes, which inputs a file may leave out, and what its attributes must satisfy
+// against its inputs. Each op family registers a record for each name its primitives take.
 using PrimitiveMaker = std::shared_ptr<Primitive> (*)(const std::string& name, const Attributes& attrs,
                                                       const SharedState& shared);
-bool register_primitive(const std::string& name, PrimitiveMaker make);
+struct PrimitiveRecord {
+  PrimitiveMaker make = nullptr;
+  std::vector<size_t> inputs;                   // the counts it takes; empty: any (check decides)
+  void (*check)(const NodeCheck&) = nullptr;    // nullptr: nothing beyond the inputs' count
+  std::vector<size_t> optional_inputs = {};     // inputs a file may leave out (-1)
+};
+bool register_primitive(const std::string& name, PrimitiveRecord record);
+// make_primitive raises ValueError for an unknown name or missing attributes.
 std::shared_ptr<Primitive> make_primitive(const std::string& name, const Attributes& attrs, const SharedState& shared);
+// The record registered under name, or nullptr.
+const PrimitiveRecord* primitive_record(const std::string& name);
 // Every registered name, sorted (an exporter checks that it covers them all).
 std::vector<std::string> primitive_names();
 // An attribute of a given type; ValueError naming the primitive and the key otherwise.

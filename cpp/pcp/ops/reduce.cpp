@@ -245,18 +245,28 @@ class SumRowsMulti : public Primitive {
 
 // Plan files make it again by name (ops/primitive.h).
 const bool registered = [] {
-  register_primitive("sum_rows_multi", [](const std::string&, const Attributes&, const SharedState&) {
+  register_primitive("sum_rows_multi", {[](const std::string&, const Attributes&, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<SumRowsMulti>());
-  });
+  }, {}, [](const NodeCheck& c) {
+    c.require(!c.in.empty(), "no inputs");
+    for (const TensorSpec& s : c.in)
+      c.require(s.shape.size() == 2 && s.dtype == DType::Float32 && s.device == c.in[0].device,
+                "inputs must be float32 matrices on one device");
+  }});
   for (int i = 0; i <= int(ReduceOp::ArgMin); ++i)
-    register_primitive(reduce_name(ReduceOp(i)), [](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(reduce_name(ReduceOp(i)), {[](const std::string& n, const Attributes& a, const SharedState&) {
       ReduceOp op = ReduceOp::Sum;
       for (int k = 0; k <= int(ReduceOp::ArgMin); ++k)
         if (n == reduce_name(ReduceOp(k))) op = ReduceOp(k);
       const std::vector<int64_t> axes = attr_ints(n, a, "axes");
       return std::shared_ptr<Primitive>(
           std::make_shared<Reduce>(op, std::vector<int>(axes.begin(), axes.end()), attr_bool(n, a, "keepdims")));
-    });
+    }, {1}, [](const NodeCheck& c) {
+      const std::vector<int64_t> axes = attr_ints(c.op, c.attrs, "axes");
+      c.require(std::is_sorted(axes.begin(), axes.end()) && std::adjacent_find(axes.begin(), axes.end()) == axes.end(),
+                "axes must be sorted and unique");
+      for (int64_t x : axes) c.require(x >= 0 && x < c.ndim(0), "an axis out of range");
+    }});
   return true;
 }();
 }  // namespace

@@ -1,6 +1,8 @@
 // Shape ops. reshape, permute, broadcast_to and slice are views (shared storage);
 // concatenate copies. squeeze, unsqueeze, transpose, stack, split, tril, triu compose them.
 #include <algorithm>
+#include <cstdlib>
+#include <numeric>
 
 #include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
@@ -530,31 +532,79 @@ Tensor triu(const Tensor& x, int64_t k) { return triangle(x, k, false, "triu"); 
 
 namespace {
 // Plan files make these again by name (ops/primitive.h).
+// A slice (or the slice a scatter writes into `shape`): the axis in range, a non-zero step, and
+// every index it reaches inside the axis.
+void check_slice(const NodeCheck& c) {
+  const bool scatter = c.op == "slice_scatter";
+  const Shape full = scatter ? c.dims("shape") : c.in[0].shape;
+  c.require(int64_t(full.size()) == c.ndim(0), "shape has another number of dimensions than the input");
+  const int ax = c.axis("axis", c.ndim(0));
+  const int64_t start = attr_int(c.op, c.attrs, "start"), step = attr_int(c.op, c.attrs, "step");
+  const int64_t len = scatter ? c.in[0].shape[size_t(ax)] : attr_int(c.op, c.attrs, "len");
+  for (size_t d = 0; scatter && d < full.size(); ++d)
+    c.require(int(d) == ax || full[d] == c.in[0].shape[d], "shape does not match the input off the axis");
+  c.require(step != 0 && len >= 0, "a zero step or a negative length");
+  if (len > 0) {
+    c.require(std::abs(start) < (int64_t(1) << 62) && std::abs(step) < (int64_t(1) << 31) && len < (int64_t(1) << 31),
+              "start, step or length out of range");
+    const int64_t n = full[size_t(ax)], last = start + (len - 1) * step;  // bounded above: no overflow
+    c.require(start >= 0 && start < n && last >= 0 && last < n, "the slice reaches outside the axis");
+  }
+}
+
 const bool registered = [] {
-  register_primitive("reshape", [](const std::string& n, const Attributes& a, const SharedState&) {
+  register_primitive("reshape", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Reshape>(attr_ints(n, a, "shape")));
-  });
-  register_primitive("permute", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {1}, [](const NodeCheck& c) {
+    c.require(numel(c.dims("shape")) == numel(c.in[0].shape), "shape holds another number of elements");
+  }});
+  register_primitive("permute", {[](const std::string& n, const Attributes& a, const SharedState&) {
     const std::vector<int64_t> p = attr_ints(n, a, "perm");
     return std::shared_ptr<Primitive>(std::make_shared<Permute>(std::vector<int>(p.begin(), p.end())));
-  });
-  register_primitive("broadcast_to", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {1}, [](const NodeCheck& c) {
+    std::vector<int64_t> perm = attr_ints(c.op, c.attrs, "perm"), sorted(perm.size());
+    std::iota(sorted.begin(), sorted.end(), 0);
+    std::sort(perm.begin(), perm.end());
+    c.require(perm == sorted && int64_t(perm.size()) == c.ndim(0), "perm is not a permutation of the input's axes");
+  }});
+  register_primitive("broadcast_to", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<BroadcastTo>(attr_ints(n, a, "shape")));
-  });
-  register_primitive("slice", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {1}, [](const NodeCheck& c) {
+    const Shape s = c.dims("shape");
+    c.require(broadcast_shapes(c.in[0].shape, s, "plan") == s, "the input does not broadcast to shape");
+  }});
+  register_primitive("slice", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Slice>(int(attr_int(n, a, "axis")), attr_int(n, a, "start"),
                                                               attr_int(n, a, "len"), attr_int(n, a, "step")));
-  });
-  register_primitive("slice_scatter", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {1}, check_slice});
+  register_primitive("slice_scatter", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<SliceScatter>(attr_ints(n, a, "shape"), int(attr_int(n, a, "axis")),
                                                                      attr_int(n, a, "start"), attr_int(n, a, "step")));
-  });
-  register_primitive("concatenate", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {1}, check_slice});
+  register_primitive("concatenate", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Concat>(int(attr_int(n, a, "axis"))));
-  });
-  register_primitive("split", [](const std::string& n, const Attributes& a, const SharedState&) {
+  }, {}, [](const NodeCheck& c) {
+    c.require(!c.in.empty(), "no inputs");
+    const int ax = c.axis("axis", c.ndim(0));
+    for (size_t i = 1; i < c.in.size(); ++i) {
+      const TensorSpec &x = c.in[i], &first = c.in[0];
+      c.require(x.shape.size() == first.shape.size() && x.dtype == first.dtype && x.device == first.device,
+                "inputs differ in dimensions, dtype or device");
+      for (size_t d = 0; d < first.shape.size(); ++d)
+        c.require(int(d) == ax || x.shape[d] == first.shape[d], "inputs differ off the axis");
+    }
+  }});
+  register_primitive("split", {[](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Split>(int(attr_int(n, a, "axis")), attr_ints(n, a, "lengths")));
-  });
+  }, {1}, [](const NodeCheck& c) {
+    const int ax = c.axis("axis", c.ndim(0));
+    int64_t total = 0;
+    for (int64_t l : attr_ints(c.op, c.attrs, "lengths")) {
+      c.require(l >= 0 && l <= c.in[0].shape[size_t(ax)], "a negative or too long section");
+      total += l;
+    }
+    c.require(total == c.in[0].shape[size_t(ax)], "sections that do not tile the axis");
+  }});
   return true;
 }();
 }  // namespace

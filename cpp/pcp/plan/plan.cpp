@@ -178,34 +178,24 @@ std::string Plan::str() const {
 }
 
 namespace {
-const bool registered = register_primitive("alias", [](const std::string& n, const Attributes& a, const SharedState&) {
+const bool registered = register_primitive("alias", {[](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(
       std::make_shared<AliasView>(attr_ints(n, a, "shape"), attr_ints(n, a, "strides"), attr_int(n, a, "offset"),
                                   a.count("base_strides") ? attr_ints(n, a, "base_strides") : Strides{}));
-});
+}, {1}, [](const NodeCheck& c) {
+  c.require(attr_ints(c.op, c.attrs, "strides").size() == c.dims("shape").size(), "strides do not match shape");
+}});
 
-// Whether a node has as many inputs as its primitive takes (and none left out where it needs
-// one), so that a plan file cannot make infer() or forward() read past its inputs.
+// Whether a node has as many inputs as its primitive's record takes (and none left out where it
+// needs one), so that a plan file cannot make infer() or forward() read past its inputs.
 bool inputs_fit(const NodeRecord& n) {
-  static const std::map<std::string, std::vector<size_t>> fixed = {
-      {"where", {3}}, {"astype", {1}}, {"copy", {1}}, {"to_device", {1}}, {"matmul", {2, 3}}, {"take", {2}},
-      {"scatter_add", {2}}, {"softmax", {1}}, {"log_softmax", {1}}, {"softmax_backward", {2}},
-      {"log_softmax_backward", {2}}, {"layer_norm", {3, 4}}, {"layer_norm_backward", {5, 6}}, {"cross_entropy", {2}},
-      {"cross_entropy_backward", {3, 4}}, {"dropout", {1}}, {"reshape", {1}}, {"permute", {1}},
-      {"broadcast_to", {1}}, {"slice", {1}}, {"slice_scatter", {1}}, {"split", {1}}, {"alias", {1}},
-      {"attention", {1, 3}}, {"attention_backward", {5, 7}}, {"sum", {1}}, {"max", {1}}, {"min", {1}},
-      {"argmax", {1}}, {"argmin", {1}}, {"searchsorted", {2}}, {"cumulative_prod_backward", {2}}};
+  const PrimitiveRecord* r = primitive_record(n.op);
+  if (!r) return true;  // making it names the unknown primitive
   const size_t k = n.inputs.size();
-  for (size_t i = 0; i < k; ++i)  // only layer norm's weight and bias (and its gradient's weight) may be left out
-    if (n.inputs[i] < 0 && !(n.op == "layer_norm" && i > 0) && !(n.op == "layer_norm_backward" && i == 1)) return false;
-  if (auto it = fixed.find(n.op); it != fixed.end())
-    return std::find(it->second.begin(), it->second.end(), k) != it->second.end();
-  if (n.op == "adam_step" || n.op == "adamw_step") return k % 4 == 0;
-  if (n.op == "sgd_step") return k % 2 == 0 || k % 3 == 0;
-  if (n.op == "concatenate" || n.op == "fused_elementwise" || n.op == "cast_multi" || n.op == "sum_rows_multi")
-    return k >= 1;
-  if (n.op == "clip_grad_norm") return true;
-  return k == (binary_op_named(n.op) ? 2u : 1u);  // elementwise
+  for (size_t i = 0; i < k; ++i)
+    if (n.inputs[i] < 0 && std::find(r->optional_inputs.begin(), r->optional_inputs.end(), i) == r->optional_inputs.end())
+      return false;
+  return r->inputs.empty() || std::find(r->inputs.begin(), r->inputs.end(), k) != r->inputs.end();
 }
 
 template <class T>
