@@ -7,6 +7,7 @@
 
 #include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/core/trace_hooks.h"
@@ -93,10 +94,7 @@ class Unary : public Primitive {
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
-    if (out.device().is_gpu())
-      gpu::unary(op_, in[0], out);
-    else
-      cpu::unary(op_, in[0], out);
+    backend::unary(op_, in[0], out);
     return {out};
   }
   bool runs_on_gpu() const override { return true; }
@@ -174,10 +172,7 @@ class Binary : public Primitive {
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
-    if (out.device().is_gpu())
-      gpu::binary(op_, in[0], in[1], out);
-    else
-      cpu::binary(op_, in[0], in[1], out);
+    backend::binary(op_, in[0], in[1], out);
     return {out};
   }
   bool runs_on_gpu() const override { return true; }
@@ -241,10 +236,7 @@ class Where : public Primitive {
   }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
-    if (out.device().is_gpu())
-      gpu::where(in[0], in[1], in[2], out);
-    else
-      cpu::where(in[0], in[1], in[2], out);
+    backend::where(in[0], in[1], in[2], out);
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,

@@ -5,6 +5,7 @@
 
 #include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/core/trace_hooks.h"
@@ -62,8 +63,7 @@ class Take : public Primitive {
     int64_t O, N, I;
     split_dims(x.shape(), axis_, O, N, I);
     const Tensor idx = checked_indices(in[1], N, axis_, op_);
-    if (x.device().is_gpu()) gpu::gather(x, idx, N, I, out);
-    else cpu::gather(x, idx, N, I, out);
+    backend::gather(x, idx, N, I, out);
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
@@ -94,8 +94,7 @@ class ScatterAdd : public Primitive {
     Tensor src = contiguous(in[0]);
     Tensor out = empty(specs[0]);
     const Tensor idx = checked_indices(in[1], N, axis_, "scatter_add");
-    if (src.device().is_gpu()) gpu::scatter_add(src, idx, N, I, out);
-    else cpu::scatter_add(src, idx, N, I, out);
+    backend::scatter_add(src, idx, N, I, out);
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,

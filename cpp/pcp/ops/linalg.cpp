@@ -1,5 +1,6 @@
 // matmul: 1-D, 2-D and batched with broadcast batch dimensions (host code in backend/cpu/linalg.cpp).
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/autocast.h"
@@ -90,12 +91,10 @@ class Matmul : public Primitive {
     if (fused) return gelu ? std::vector<Tensor>{out, aux} : std::vector<Tensor>{out};
     const Tensor p = product(a, b, spec);
     if (gelu) {
-      if (gpu) gpu::unary(UnaryOp::GeluTanh, p, out);
-      else cpu::unary(UnaryOp::GeluTanh, p, out);
+      backend::unary(UnaryOp::GeluTanh, p, out);
       return {out, p};
     }
-    if (gpu) gpu::binary(BinaryOp::GeluTanhGrad, h, p, out);
-    else cpu::binary(BinaryOp::GeluTanhGrad, h, p, out);
+    backend::binary(BinaryOp::GeluTanhGrad, h, p, out);
     return {out};
   }
 

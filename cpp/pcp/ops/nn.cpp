@@ -5,6 +5,7 @@
 
 #include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/random.h"
 #include "pcp/core/error.h"
@@ -32,8 +33,7 @@ class SoftmaxBackward : public Primitive {
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor gx = empty(specs[0]);
-    if (gx.device().is_gpu()) gpu::softmax_backward(in[0], in[1], gx, log_, causal_T_);
-    else cpu::softmax_backward(in[0], in[1], gx, log_, causal_T_);
+    backend::softmax_backward(in[0], in[1], gx, log_, causal_T_);
     return {gx};
   }
 
@@ -55,8 +55,7 @@ class Softmax : public Primitive {
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor y = empty(specs[0]);
-    if (y.device().is_gpu()) gpu::softmax(in[0], y, log_, causal_T_);
-    else cpu::softmax(in[0], y, log_, causal_T_);
+    backend::softmax(in[0], y, log_, causal_T_);
     return {y};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>& outs, const std::vector<Tensor>& gs,
@@ -470,8 +469,7 @@ class Dropout : public Primitive {
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
     const float prob = float(p_), scale = float(1.0 / (1.0 - p_));
-    if (out.device().is_gpu()) gpu::dropout(in[0], out, prob, scale, draw_->key, draw_->start);
-    else cpu::dropout(in[0], out, prob, scale, draw_->key, draw_->start);
+    backend::dropout(in[0], out, prob, scale, draw_->key, draw_->start);
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,

@@ -4,6 +4,7 @@
 
 #include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
@@ -84,10 +85,7 @@ class Reduce : public Primitive {
       src = copy(permute(x, perm));
       O = x.numel() / R;
     }
-    if (out.device().is_gpu())
-      gpu::reduce(op_, src, O, R, I, out);
-    else
-      cpu::reduce(op_, src, O, R, I, out);
+    backend::reduce(op_, src, O, R, I, out);
     return {out};
   }
   bool runs_on_gpu() const override { return true; }

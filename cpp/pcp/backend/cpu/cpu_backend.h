@@ -4,19 +4,16 @@
 #include "pcp/backend/cpu/kernel_table.h"
 #include <vector>
 
+#include "pcp/backend/shared_ops.h"
 #include "pcp/core/fused_program.h"
 #include "pcp/core/tensor.h"
 
 namespace pcp::cpu {
 
-// Elementwise ops write into a preallocated `out`; inputs are read through their strides,
-// broadcast to out's shape (stride 0 on broadcast axes).
-void unary(UnaryOp op, const Tensor& x, const Tensor& out);
-void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
-void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
-// Runs a fused elementwise program (core/fused_program.h) on float32 inputs into contiguous
-// outputs, in cache-sized blocks.
-void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
+// unary, binary, where, fused_elementwise, reduce, softmax, softmax_backward, dropout, gather
+// and scatter_add, as backend/shared_ops.h declares them.
+PCP_SHARED_BACKEND_OPS(PCP_DECLARE_BACKEND_OP)
+
 void cast_copy(const Tensor& src, const Tensor& dst);  // converts dtype; same dtype is a strided copy
 
 // Sorting, scans and searches along the last axis of contiguous tensors (backend/cpu/sort.cpp).
@@ -36,8 +33,6 @@ struct UniqueParts {
 };
 UniqueParts unique(const Tensor& flat);
 
-// Reduces contiguous x viewed as (O, R, I) along R into contiguous out (O, I).
-void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
 
 // out (batch..., M, N), contiguous = a (..., M, K) @ b (..., K, N), the operands' batch
 // dimensions broadcast to `batch`, any element strides; K > 0. float32, float64, or 16-bit
@@ -69,10 +64,7 @@ void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int
               int64_t rsb, int64_t csb, double* C, int64_t ldc);
 
 // Row kernels over contiguous (rows, n) tensors: the CPU halves of the neural-network
-// primitives, beside gpu::softmax and friends (backend/gpu/ops.h), with the same arguments.
-// causal_T > 0: row r keeps columns 0..(r % causal_T) and the rest become 0.
-void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
-void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T = 0);
+// primitives, beside gpu::layer_norm and friends (backend/gpu/ops.h).
 // w and b may be undefined; mean and rstd (float32) receive the per-row statistics. With r and
 // sum (a plan's residual form; contiguous, of x's type): sum = x + r is written and normalized,
 // each block of rows added as it is normalized.
@@ -87,8 +79,6 @@ void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, 
 // float32 or float64: gx = (softmax(logits) - one_hot(targets)) * g per row.
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& g,
                             const Tensor& gx);
-// float32: out = x * scale where Philox word (start + i / 4, i % 4) under `key` gives u >= prob, else 0.
-void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start);
 
 // Fused float32 attention (flash-style, no T x T matrix). q, k, v: (B, H, T, D) views of any
 // strides; o: a (B, T, H, D) contiguous buffer; lse (B, H, T) receives each row's log-sum-exp
@@ -103,11 +93,6 @@ void attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const
                         bool causal);
 void qkv_attention_backward(const Tensor& qkv, int64_t H, const Tensor& o, const Tensor& lse, const Tensor& g,
                             const Tensor& dqkv, double scale, bool causal);
-
-// Gathers along the middle axis of contiguous (O, N, I) -> (O, P, I), and their gradient (out
-// = zeros plus src added at the indexed rows); idx: P checked host int64 indices.
-void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
-void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
 
 // In-place optimizer updates of contiguous float32 tensors (see pcp/ops/optim.h), all CPU
 // tensors of the lists in one parallel loop (GPU ones are skipped: gpu::adam, gpu::sgd).

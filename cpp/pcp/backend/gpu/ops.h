@@ -2,11 +2,16 @@
 // (float32 math; any 32-bit type for fills and copies), packs shapes, strides and offsets into
 // push constants and records one kernel dispatch on the tensors' device.
 #pragma once
-#include "pcp/core/op_kinds.h"
+#include "pcp/backend/shared_ops.h"
 #include "pcp/core/fused_program.h"
+#include "pcp/core/op_kinds.h"
 #include "pcp/core/tensor.h"
 
 namespace pcp::gpu {
+
+// unary, binary (compare() for a bool out), where, fused_elementwise, reduce, softmax,
+// softmax_backward, dropout, gather and scatter_add, as backend/shared_ops.h declares them.
+PCP_SHARED_BACKEND_OPS(PCP_DECLARE_BACKEND_OP)
 
 // A copy of x on `device` (host <-> device through staging memory; any dtype and strides).
 Tensor to_device(const Tensor& x, Device device);
@@ -14,16 +19,9 @@ Tensor to_device(const Tensor& x, Device device);
 void fill(const Tensor& out, double value);
 // out = x elementwise; both may be strided views (same device and dtype).
 void copy(const Tensor& x, const Tensor& out);
-void unary(UnaryOp op, const Tensor& x, const Tensor& out);
-void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);  // compare() for bool out
 // Comparisons (and logical and / or as minimum / maximum of bools) of float32, int32 or bool
 // operands into a contiguous bool tensor.
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
-// out (contiguous) = cond ? a : b with broadcasting; cond bool, a and b of one 32-bit dtype.
-void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
-// A fused elementwise program (core/fused_program.h) in one dispatch (metal/fused.comp), within
-// the kernel's limits (kGpuFused*); float32 inputs, contiguous float32 outputs.
-void fused_elementwise(const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
 // out = x converted, between float32, float16, bfloat16, int32 and bool; both may be strided.
 void cast(const Tensor& x, const Tensor& out);
 // Checked host int64 class indices as int32 on `device`, in their shape: one upload, which a
@@ -33,8 +31,6 @@ Tensor device_class_indices(const Tensor& targets, Device device);
 // among float32, float16 and bfloat16 (a plan's batched casts): one dispatch for those a
 // multi-tensor table takes (metal/addr/cast_multi.comp), cast() for the rest.
 void cast_multi(const std::vector<Tensor>& xs, const std::vector<Tensor>& outs);
-// Contiguous (O, R, I) -> (O, I) along R (sum, max, min).
-void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out);
 // outs[i] (I_i) = the column sums of contiguous float32 xs[i] (R_i, I_i): a plan's batched layer
 // norm weight sums, one dispatch for those a multi-tensor table takes
 // (metal/addr/sum_rows_multi.comp), reduce() for the rest.
@@ -64,10 +60,7 @@ bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const T
                      float alpha = 1.0f);
 
 
-// Row kernels over contiguous float32 (rows, n) blocks. causal_T > 0: row r keeps columns
-// 0..(r % causal_T) and the rest become 0 (the causal mask of attention scores).
-void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T);
-void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T = 0);
+// Row kernels over contiguous float32 (rows, n) blocks (softmax: backend/shared_ops.h).
 // w and b may be undefined; mean and rstd receive the per-row statistics. With a residual r (a
 // plan's add folded in: x's shape, float32 or 16-bit), x + r is normalized and written to s.
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
@@ -117,13 +110,6 @@ void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, co
                         const Tensor& dq, const Tensor& dk, const Tensor& dv, double scale, bool causal,
                         const AttentionDropout& drop);
 
-// Gathers along the middle axis of contiguous (O, N, I) -> (O, P, I), and their gradient;
-// idx: P host int64 indices, checked.
-void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
-void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out);
-
-// out = x * scale where Philox word (start + i / 4, i % 4) under `key` gives u >= prob, else 0.
-void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start);
 
 // In-place optimizer updates of lists of contiguous float32 parameters on one device, one
 // dispatch for the list where the runtime has buffer addresses (see pcp/ops/optim.h); the lists

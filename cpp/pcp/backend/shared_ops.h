@@ -1,0 +1,43 @@
+// The operations the CPU and the GPU backends implement with the same arguments, declared here
+// once: backend/cpu/cpu_backend.h and backend/gpu/ops.h expand PCP_SHARED_BACKEND_OPS inside
+// their namespaces (cpu::<op>, gpu::<op>), and backend/dispatch.h makes backend::<op>, which runs
+// the one of its `on` tensor's device. X(name, parameters, arguments, on).
+//
+// - unary, binary, where: elementwise into a preallocated `out`; inputs are read through their
+//   strides, broadcast to out's shape (stride 0 on broadcast axes).
+// - fused_elementwise: a fused program (core/fused_program.h) on float32 inputs into contiguous
+//   outputs (on a GPU: contiguous inputs, within the kernel's limits).
+// - reduce: contiguous x viewed as (O, R, I) along R into contiguous out (O, I).
+// - softmax, softmax_backward: rows of contiguous (rows, n); causal_T > 0 keeps columns
+//   0..(r % causal_T) of row r and makes the rest 0 (the causal mask of attention scores).
+// - dropout: out = x * scale where Philox word (start + i / 4, i % 4) under `key` gives u >= prob,
+//   else 0.
+// - gather, scatter_add: along the middle axis of contiguous (O, N, I) -> (O, P, I), and the
+//   gradient (zeros plus src added at the indexed rows); idx: P checked host int64 indices.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "pcp/core/fused_program.h"
+#include "pcp/core/op_kinds.h"
+#include "pcp/core/tensor.h"
+
+#define PCP_SHARED_BACKEND_OPS(X)                                                                               \
+  X(unary, (UnaryOp op, const Tensor& x, const Tensor& out), (op, x, out), out)                               \
+  X(binary, (BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out), (op, a, b, out), out)         \
+  X(where, (const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out), (cond, a, b, out), out)  \
+  X(fused_elementwise, (const FusedProgram& p, const std::vector<Tensor>& in, const std::vector<Tensor>& out), \
+    (p, in, out), out.at(0))                                                                                   \
+  X(reduce, (ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out),               \
+    (op, x, O, R, I, out), out)                                                                                \
+  X(softmax, (const Tensor& x, const Tensor& y, bool log, int64_t causal_T), (x, y, log, causal_T), y)        \
+  X(softmax_backward, (const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T),       \
+    (y, g, gx, log, causal_T), gx)                                                                             \
+  X(dropout, (const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start),     \
+    (x, out, prob, scale, key, start), out)                                                                    \
+  X(gather, (const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out), (x, idx, N, I, out), \
+    x)                                                                                                         \
+  X(scatter_add, (const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out),             \
+    (src, idx, N, I, out), src)
+
+#define PCP_DECLARE_BACKEND_OP(name, params, args, on) void name params;
