@@ -14,6 +14,12 @@
 //   else 0.
 // - gather, scatter_add: along the middle axis of contiguous (O, N, I) -> (O, P, I), and the
 //   gradient (zeros plus src added at the indexed rows); idx: P checked host int64 indices.
+// - layer_norm: rows of x normalized into y (of x's type, or 16-bit for a float32 x); w and b may
+//   be undefined; mean and rstd (float32, one per row) receive the statistics. With r (any
+//   floating type, x's shape) and sum: sum = x + r is written and normalized (a plan's residual
+//   form), as it is read.
+// - matmul: out (batch..., M, N), contiguous = a @ b with the operands' batch dimensions broadcast
+//   to `batch`, any strides; alpha scales the products as they are written.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -38,6 +44,11 @@
   X(gather, (const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tensor& out), (x, idx, N, I, out), \
     x)                                                                                                         \
   X(scatter_add, (const Tensor& src, const Tensor& idx, int64_t N, int64_t I, const Tensor& out),             \
-    (src, idx, N, I, out), src)
+    (src, idx, N, I, out), src)                                                                                \
+  X(layer_norm, (const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,       \
+                 const Tensor& rstd, double eps, const Tensor& r, const Tensor& sum),                          \
+    (x, w, b, y, mean, rstd, eps, r, sum), x)                                                                  \
+  X(matmul, (const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha),           \
+    (a, b, out, batch, alpha), out)
 
 #define PCP_DECLARE_BACKEND_OP(name, params, args, on) void name params;

@@ -71,8 +71,7 @@ class Matmul : public Primitive {
     if (a.shape().back() == 0) return zeros(spec.shape, spec.dtype, spec.device);  // an empty sum
     Tensor out = empty(spec);
     if (out.numel() == 0) return out;
-    if (out.device().is_gpu()) gpu::matmul(a, b, out, batch_, float(alpha_));
-    else cpu::matmul(a, b, out, batch_, alpha_);
+    backend::matmul(a, b, out, batch_, alpha_);
     return out;
   }
 

@@ -223,21 +223,8 @@ class LayerNorm : public Primitive {
     Tensor b = in[2].defined() ? contiguous(in[2]) : Tensor();
     Tensor y = empty(specs[0]), mean = empty(specs[1]), rstd = empty(specs[2]);
     Tensor s = residual_ ? empty(specs[3]) : Tensor();
-    if (x.device().is_gpu()) {
-      // a 16-bit y for a float32 x: rounded as stored; a residual: added as read
-      gpu::layer_norm(x, w, b, y, mean, rstd, eps_, residual_ ? contiguous(in[3]) : Tensor(), s);
-      return residual_ ? std::vector<Tensor>{y, mean, rstd, s} : std::vector<Tensor>{y, mean, rstd};
-    }
-    // The residual form: x + r written and normalized a block of rows at a time.
-    const Tensor r = residual_ ? contiguous(astype(in[3], x.dtype())) : Tensor();
-    if (residual_) x = contiguous(x);
-    if (y.dtype() != x.dtype()) {
-      Tensor y_x = Tensor::empty(y.shape(), x.dtype());
-      cpu::layer_norm(x, w, b, y_x, mean, rstd, eps_, r, s);
-      cpu::cast_copy(y_x, y);
-    } else {
-      cpu::layer_norm(x, w, b, y, mean, rstd, eps_, r, s);
-    }
+    // A 16-bit y for a float32 x (a folded cast) and the residual form: the backends' business.
+    backend::layer_norm(x, w, b, y, mean, rstd, eps_, residual_ ? contiguous(in[3]) : Tensor(), s);
     return residual_ ? std::vector<Tensor>{y, mean, rstd, s} : std::vector<Tensor>{y, mean, rstd};
   }
   // A float32 layer norm whose output is only cast to 16 bits writes them itself.

@@ -34,10 +34,8 @@ struct UniqueParts {
 UniqueParts unique(const Tensor& flat);
 
 
-// out (batch..., M, N), contiguous = a (..., M, K) @ b (..., K, N), the operands' batch
-// dimensions broadcast to `batch`, any element strides; K > 0. float32, float64, or 16-bit
-// floats computed in float32 and rounded once; int32 and int64 wrap around, as NumPy's.
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha = 1.0);
+// matmul (backend/shared_ops.h) with K > 0: float32, float64, or 16-bit floats computed in
+// float32 and rounded once; int32 and int64 wrap around, as NumPy's.
 
 // A plan's product epilogue on the CPU: what a GEMM does to each block of C once the block is
 // final, while it is in cache. GeluTanh stores the product in aux and writes gelu(C); DGeluTanh
@@ -64,12 +62,7 @@ void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int
               int64_t rsb, int64_t csb, double* C, int64_t ldc);
 
 // Row kernels over contiguous (rows, n) tensors: the CPU halves of the neural-network
-// primitives, beside gpu::layer_norm and friends (backend/gpu/ops.h).
-// w and b may be undefined; mean and rstd (float32) receive the per-row statistics. With r and
-// sum (a plan's residual form; contiguous, of x's type): sum = x + r is written and normalized,
-// each block of rows added as it is normalized.
-void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
-                const Tensor& rstd, double eps, const Tensor& r = Tensor(), const Tensor& sum = Tensor());
+// primitives, beside gpu::layer_norm_backward and friends (backend/gpu/ops.h).
 // param_grads (2, n): the weight's gradient, then the bias's. With acc (a plan's accumulate
 // form; contiguous, of x's type), gx + acc is written.
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,

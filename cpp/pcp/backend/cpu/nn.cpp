@@ -57,8 +57,22 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
   });
 }
 
-void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
-                const Tensor& rstd, double eps, const Tensor& r, const Tensor& sum) {
+void layer_norm(const Tensor& x_in, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
+                const Tensor& rstd, double eps, const Tensor& r_in, const Tensor& sum) {
+  // The residual in x's type, both contiguous (x + r is summed a block of rows at a time); a y of
+  // another type (a plan's cast folded in) written through a copy in x's.
+  const auto dense = [](const Tensor& t, DType dt) {
+    if (!t.defined() || (t.dtype() == dt && t.is_contiguous())) return t;
+    Tensor c = Tensor::empty(t.shape(), dt, t.device());
+    cast_copy(t, c);
+    return c;
+  };
+  const Tensor r = dense(r_in, x_in.dtype()), x = r.defined() ? dense(x_in, x_in.dtype()) : x_in;
+  if (y.dtype() != x.dtype()) {
+    Tensor y_x = Tensor::empty(y.shape(), x.dtype(), y.device());
+    layer_norm(x, w, b, y_x, mean, rstd, eps, r, sum);
+    return cast_copy(y_x, y);
+  }
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   const auto& k = kernels();
   const size_t row = size_t(n) * x.itemsize();

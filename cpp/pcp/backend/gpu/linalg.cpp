@@ -142,7 +142,8 @@ bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const T
 
 // One dispatch covers the two innermost batch dimensions (a stride per operand for each);
 // further outer batch dimensions, rare in practice, loop here.
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha) {
+void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha_in) {
+  const float alpha = float(alpha_in);
   if (vendor::matmul(a, b, out, batch, alpha)) return;  // cuBLASLt, on NVIDIA with pcp[cuda]
   const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1], N = b.shape()[b.ndim() - 1];
   if (is_half(a) && !tensor_core_matmul(a, out, N)) {

@@ -93,7 +93,7 @@ static bool half_pairs(const Tensor& out) { return is_half(out) && out.shape().b
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps, const Tensor& r, const Tensor& s) {
   if (is_half(x)) {
-    return into_float32(y, [&](const Tensor& o) { layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps); });
+    return into_float32(y, [&](const Tensor& o) { layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps, {}, {}); });
   }
   require_f32("layer_norm", x);
   // A float32 x normalized into a 16-bit y (a plan's cast folded in): written as it is computed.

@@ -48,10 +48,8 @@ bool tensor_core_matmul(const Tensor& a, const Tensor& out, int64_t N);
 // alpha scales the products as they are written (a power of two costs no rounding).
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
             const MatmulBatch& batch, float alpha = 1.0f);
-// out (batch..., M, N), contiguous = a @ b with the operands' batch dimensions broadcast to
-// `batch` (as cpu::matmul): the loops over the batch, and 16-bit floats widened where there
-// are no tensor-core kernels.
-void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, float alpha = 1.0f);
+// matmul (backend/shared_ops.h) loops over the batch beyond the kernels' two dimensions, and
+// widens 16-bit floats where there are no tensor-core kernels.
 // A 2-D product with GELU (tanh) in its epilogue, where a library's product takes it (cuBLASLt):
 // GeluTanh writes out = gelu(a @ b) and aux = a @ b; DGeluTanh reads aux (the GELU's input)
 // and writes out = gelu'(aux) (a @ b). False where not taken: the caller runs the ops apart.
@@ -60,11 +58,8 @@ bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const T
                      float alpha = 1.0f);
 
 
-// Row kernels over contiguous float32 (rows, n) blocks (softmax: backend/shared_ops.h).
-// w and b may be undefined; mean and rstd receive the per-row statistics. With a residual r (a
-// plan's add folded in: x's shape, float32 or 16-bit), x + r is normalized and written to s.
-void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
-                const Tensor& rstd, double eps, const Tensor& r = {}, const Tensor& s = {});
+// Row kernels over contiguous float32 (rows, n) blocks (softmax and layer_norm:
+// backend/shared_ops.h).
 // param_grads (2, n): the weight's gradient, then the bias's. With acc (float32, gx's shape: a
 // plan's add of another gradient folded in), gx + acc is written to gx; with low (16-bit, gx's
 // shape: a plan's cast folded in), gx in that type too.
