@@ -685,6 +685,16 @@ def _plan_ops(step):
     return ops
 
 
+def test_unique_is_refused_in_a_plan_rather_than_replayed(device):
+    # unique's result size depends on the values: a plan would replay the example's answer
+    # ([7, 9, 7] for [7, 7, 5, 9] after tracing [3, 1, 3, 2]), so tracing and export refuse it.
+    x = pcp.tensor([3, 1, 3, 2], device=device)
+    for make in (lambda: pcp.compile(pcp.unique)(x), lambda: pcp.export.stablehlo(pcp.unique, x)):
+        with pytest.raises(ValueError, match="unique"):
+            make()
+    assert pcp.unique(pcp.tensor([7, 7, 5, 9], device=device)).tolist() == [5, 7, 9]
+
+
 @pytest.mark.cpu_only
 def test_every_primitive_has_one_record():
     """Each primitive's record (beside its class) says the input counts it takes, or checks them

@@ -8,6 +8,7 @@
 #include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/core/error.h"
+#include "pcp/core/trace_hooks.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
 
@@ -286,6 +287,9 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right) {
 
 std::vector<Tensor> unique_all(const Tensor& x) {
   check(x, "unique");
+  // Its outputs' shapes depend on the values, read on the host: a plan could only replay the
+  // example's answer, so a trace refuses it here (naming unique).
+  report_host_read(x, "unique (its result's size depends on the values)");
   NoGradGuard no_grad;
   if (x.device().is_gpu()) {
     // How many values there are depends on the data, so the host finds them (one copy each way,
