@@ -227,6 +227,18 @@ def test_cross_entropy_keeps_its_uploaded_targets_for_the_gradient():
         close(g, w.numpy(), f"output {i}")
 
 
+def test_numpy_examples_become_arguments_and_an_empty_export_raises():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    exported = pcp.export.stablehlo(lambda t: t * 2.0, x)  # converted as an eager call converts it
+    assert (exported.arguments[0].role, exported.arguments[0].shape) == ("argument", (3, 4))
+    inputs = inputs_of(exported)
+    inputs[0] = x + 1.0  # new data through the argument, not a constant baked in
+    close(run_xla(exported.text, inputs)[0], (x + 1.0) * 2.0, "doubled")
+    for fn in (lambda t: 3.0, lambda t: None):
+        with pytest.raises(ExportError, match="returned no tensor"):
+            pcp.export.stablehlo(fn, pcp.ones(2))
+
+
 def test_dropout_is_refused_naming_it():
     with pytest.raises(ExportError, match="dropout"):
         pcp.export.stablehlo(lambda x: pcp.dropout(x, 0.5) * 2.0, rnd(4, 4))

@@ -8,6 +8,8 @@ host scalars its ops read (an optimizer's step count and learning rate) are 0-d 
 arguments after those, and what the plan writes in place (parameters and state updated by an
 optimizer step) and the .grad it leaves are results after the function's own outputs.
 """
+import numpy as np
+
 from .. import _core
 from .._compile import _signature, scalar_names, trace
 from . import _mlir
@@ -64,7 +66,7 @@ def stablehlo(fn, *args, **kwargs):
             pcp.compile; a whole training step (forward, backward, clipping, optimizer step)
             exports, its parameter and state updates becoming results.
         args, kwargs: example arguments: the exported function takes tensors of their shapes
-            and dtypes.
+            and dtypes (a NumPy array is one, converted as an eager call converts it).
 
     Returns:
         An Exported: .text is the module (one public function @main); .arguments and .results
@@ -73,7 +75,8 @@ def stablehlo(fn, *args, **kwargs):
     Raises:
         ValueError (pcp.export.ExportError): a primitive that no exported function can hold as
             PCP runs it (dropout: its random draws), a view of memory that is not dense, or a
-            tensor read again after another view of its memory was written in place; and the
+            tensor read again after another view of its memory was written in place; a function
+            that returns no tensor and updates none (the module would compute nothing); and the
             trace's own errors (see pcp.compile).
 
     Example:
@@ -86,9 +89,28 @@ def stablehlo(fn, *args, **kwargs):
     """
     if not callable(fn):
         raise TypeError(f"export.stablehlo: expected a callable, got {type(fn).__name__}")
+    # NumPy arrays become tensors, as an eager call converts them: the module's arguments (not
+    # constants baked into it).
+    args, kwargs = _arrays_as_tensors(args), _arrays_as_tensors(kwargs)
     leaves, _, _ = _signature(args, kwargs)
-    _, plan, _, _ = trace(fn, leaves, args, kwargs)
-    return export_plan(plan, leaves)
+    out, plan, _, _ = trace(fn, leaves, args, kwargs)
+    exported = export_plan(plan, leaves)
+    if not exported.results:
+        raise ExportError(f"export.stablehlo: the function returned no tensor (it returned {type(out).__name__}) "
+                          "and updated none: the module would compute nothing")
+    return exported
+
+
+def _arrays_as_tensors(obj):
+    """obj with each NumPy array (nested in tuples, lists and dicts) made a tensor."""
+    if isinstance(obj, np.ndarray):
+        from .. import asarray
+        return asarray(obj)
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_arrays_as_tensors(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _arrays_as_tensors(x) for k, x in obj.items()}
+    return obj
 
 
 def export_plan(plan, examples=None):
