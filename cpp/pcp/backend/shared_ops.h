@@ -20,6 +20,11 @@
 //   form), as it is read.
 // - matmul: out (batch..., M, N), contiguous = a @ b with the operands' batch dimensions broadcast
 //   to `batch`, any strides; alpha scales the products as they are written.
+// - layer_norm_backward: gx, and param_grads (2, n): the weight's gradient, then the bias's; g of
+//   x's type, or 16-bit for a float32 x (a folded cast). With acc (float32, gx's shape: a plan's
+//   add of another gradient), gx + acc is written; with low (16-bit, gx's shape: a folded cast),
+//   gx in that type too; with partial (float32 (G, 2n), float32 x: a plan's form whose sums run
+//   batched), G rows whose column sums are param_grads' rows are written instead of param_grads.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -49,6 +54,10 @@
                  const Tensor& rstd, double eps, const Tensor& r, const Tensor& sum),                          \
     (x, w, b, y, mean, rstd, eps, r, sum), x)                                                                  \
   X(matmul, (const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha),           \
-    (a, b, out, batch, alpha), out)
+    (a, b, out, batch, alpha), out)                                                                            \
+  X(layer_norm_backward, (const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean,               \
+                          const Tensor& rstd, const Tensor& gx, const Tensor& param_grads, const Tensor& acc,   \
+                          const Tensor& low, const Tensor& partial),                                            \
+    (x, w, g, mean, rstd, gx, param_grads, acc, low, partial), x)
 
 #define PCP_DECLARE_BACKEND_OP(name, params, args, on) void name params;

@@ -145,13 +145,7 @@ class LayerNormBackward : public Primitive {
     Tensor param_grads = Tensor::empty({2, n}, x.dtype(), x.device());  // dw and db, as rows
     const Tensor acc = accumulate_ ? contiguous(in[5]) : Tensor();
     const Tensor low = low_ ? empty(specs[3]) : Tensor();
-    if (x.device().is_gpu()) {
-      gpu::layer_norm_backward(x, w, in[2], mean, rstd, gx, param_grads, acc, low);  // g as it is
-    } else {
-      cpu::layer_norm_backward(x, w, x.dtype() == DType::Float32 ? as_float32_if_half(in[2]) : in[2], mean, rstd, gx,
-                               param_grads, acc);
-      if (low_) cpu::cast_copy(gx, low);
-    }
+    backend::layer_norm_backward(x, w, in[2], mean, rstd, gx, param_grads, acc, low, Tensor());  // g as it is
     std::vector<Tensor> out{gx, param_grads.alias({n}, {1}, 0), param_grads.alias({n}, {1}, n)};
     if (low_) out.push_back(low);
     return out;
@@ -172,19 +166,9 @@ class LayerNormBackward : public Primitive {
   // row 0 and zeros below.
   std::vector<Tensor> with_partial_rows(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs,
                                         const Tensor& gx) const {
-    const Tensor &x = in[0], &w = in[1], &mean = in[3], &rstd = in[4];
-    const int64_t n = x.shape().back();
     const Tensor acc = accumulate_ ? contiguous(in[5]) : Tensor();
-    const Tensor low = low_ ? empty(specs[2]) : Tensor();
-    Tensor part;
-    if (x.device().is_gpu()) {
-      part = empty(specs[1]);
-      gpu::layer_norm_backward(x, w, in[2], mean, rstd, gx, Tensor(), acc, low, part);
-    } else {
-      part = zeros(specs[1].shape, DType::Float32, x.device());
-      cpu::layer_norm_backward(x, w, as_float32_if_half(in[2]), mean, rstd, gx, part.alias({2, n}, {n, 1}, 0), acc);
-      if (low_) cpu::cast_copy(gx, low);
-    }
+    const Tensor low = low_ ? empty(specs[2]) : Tensor(), part = empty(specs[1]);
+    backend::layer_norm_backward(in[0], in[1], in[2], in[3], in[4], gx, Tensor(), acc, low, part);
     return low_ ? std::vector<Tensor>{gx, part, low} : std::vector<Tensor>{gx, part};
   }
 

@@ -63,10 +63,6 @@ void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int
 
 // Row kernels over contiguous (rows, n) tensors: the CPU halves of the neural-network
 // primitives, beside gpu::layer_norm_backward and friends (backend/gpu/ops.h).
-// param_grads (2, n): the weight's gradient, then the bias's. With acc (a plan's accumulate
-// form; contiguous, of x's type), gx + acc is written.
-void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc = Tensor());
 // targets: checked host int64 class indices, one per row; rows whose target is `ignore` give 0.
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss);
 // float32 or float64: gx = (softmax(logits) - one_hot(targets)) * g per row.

@@ -90,9 +90,22 @@ void layer_norm(const Tensor& x_in, const Tensor& w, const Tensor& b, const Tens
   });
 }
 
-void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc) {
+void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g_in, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& gx, const Tensor& param_grads_in, const Tensor& acc, const Tensor& low,
+                         const Tensor& partial) {
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
+  // g in x's type (a folded cast's 16-bit g widened, exactly); with partial, the sums in its
+  // row 0 and zeros below; with low, gx cast to it at the end.
+  Tensor g = g_in;
+  if (g.dtype() != x.dtype()) {
+    g = Tensor::empty(g_in.shape(), x.dtype());
+    cast_copy(g_in, g);
+  }
+  Tensor param_grads = param_grads_in;
+  if (partial.defined()) {
+    std::fill(partial.data<float>(), partial.data<float>() + partial.numel(), 0.0f);
+    param_grads = partial.alias({2, n}, {n, 1}, partial.offset());
+  }
   const auto& k = kernels();
   const size_t row = size_t(n) * x.itemsize();
   const char *px = bytes(x), *pg = bytes(g), *pw = bytes(w);
@@ -101,11 +114,11 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   // Each chunk of rows sums its own dw, db; the partial sums are added in chunk order, so the
   // result does not depend on the thread count's scheduling.
   const int64_t chunks = std::min<int64_t>(get_num_threads(), std::max<int64_t>(1, rows / row_grain(n)));
-  std::vector<float> partial(size_t(chunks * 2 * n), 0.0f);
+  std::vector<float> partial_sums(size_t(chunks * 2 * n), 0.0f);
   parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
       const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
-      float* dw = partial.data() + c * 2 * n;
+      float* dw = partial_sums.data() + c * 2 * n;
       k.layer_norm_backward_rows(x.dtype(), px + r0 * row, pw, pg + r0 * row, pm + r0, pr + r0, pgx + r0 * row, dw,
                                  dw + n, r1 - r0, n);
       if (acc.defined())  // the other gradient added while gx's rows are in cache
@@ -116,8 +129,9 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   float* total = sums.data<float>();
   std::fill(total, total + 2 * n, 0.0f);
   for (int64_t c = 0; c < chunks; ++c)
-    for (int64_t i = 0; i < 2 * n; ++i) total[i] += partial[size_t(c * 2 * n + i)];
+    for (int64_t i = 0; i < 2 * n; ++i) total[i] += partial_sums[size_t(c * 2 * n + i)];
   cast_copy(sums, param_grads);
+  if (low.defined()) cast_copy(gx, low);
 }
 
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss) {

@@ -125,19 +125,19 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
   if (partial.defined() && (n > kShortRow || is_half(x) || (low.defined() && !half_pairs(low)))) {
     // The partial rows' form where the one-pass kernel does not run: the sums in row 0.
     Tensor sums = Tensor::empty({2, n}, DType::Float32, x.device());
-    layer_norm_backward(x, w, g, mean, rstd, gx, sums, acc, low);
+    layer_norm_backward(x, w, g, mean, rstd, gx, sums, acc, low, {});
     fill(partial, 0.0);
     return copy(sums.alias({1, 2 * n}, {2 * n, 1}, 0), partial.alias({1, 2 * n}, {2 * n, 1}, partial.offset()));
   }
   if (low.defined() && !half_pairs(low)) {  // odd rows: the copy cast apart
-    layer_norm_backward(x, w, g, mean, rstd, gx, param_grads, acc);
+    layer_norm_backward(x, w, g, mean, rstd, gx, param_grads, acc, {}, {});
     return cast(gx, low);
   }
   // g may be 16-bit for a float32 x (a plan's cast folded in): the kernels widen it as they read.
   if (is_half(x)) {
     return into_float32(gx, [&](const Tensor& gx32) {
       into_float32(param_grads, [&](const Tensor& pg32) {
-        layer_norm_backward(widened(x), widened(w), widened(g), mean, rstd, gx32, pg32);
+        layer_norm_backward(widened(x), widened(w), widened(g), mean, rstd, gx32, pg32, {}, {}, {});
       });
     });
   }

@@ -60,14 +60,6 @@ bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const T
 
 // Row kernels over contiguous float32 (rows, n) blocks (softmax and layer_norm:
 // backend/shared_ops.h).
-// param_grads (2, n): the weight's gradient, then the bias's. With acc (float32, gx's shape: a
-// plan's add of another gradient folded in), gx + acc is written to gx; with low (16-bit, gx's
-// shape: a plan's cast folded in), gx in that type too.
-// With partial (float32 (G, 2n), for float32 x: a plan's form whose sums run batched), G rows
-// whose column sums are param_grads' two rows are written instead of param_grads.
-void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean, const Tensor& rstd,
-                         const Tensor& gx, const Tensor& param_grads, const Tensor& acc = {}, const Tensor& low = {},
-                         const Tensor& partial = {});
 // targets: host int64 class indices (checked), one per row of logits.
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse);
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
