@@ -25,6 +25,10 @@
 //   add of another gradient), gx + acc is written; with low (16-bit, gx's shape: a folded cast),
 //   gx in that type too; with partial (float32 (G, 2n), float32 x: a plan's form whose sums run
 //   batched), G rows whose column sums are param_grads' rows are written instead of param_grads.
+// - cross_entropy, cross_entropy_backward: per row of logits (..., C) against its class index
+//   (checked host int64 targets, or on a GPU int32 ones it checks itself); rows whose target is
+//   `ignore` give 0. Logits and gx may be 16-bit (folded casts). The GPU keeps each row's (max,
+//   log-sum-exp) in lse for the gradient; the CPU takes an undefined lse and recomputes.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -58,6 +62,12 @@
   X(layer_norm_backward, (const Tensor& x, const Tensor& w, const Tensor& g, const Tensor& mean,               \
                           const Tensor& rstd, const Tensor& gx, const Tensor& param_grads, const Tensor& acc,   \
                           const Tensor& low, const Tensor& partial),                                            \
-    (x, w, g, mean, rstd, gx, param_grads, acc, low, partial), x)
+    (x, w, g, mean, rstd, gx, param_grads, acc, low, partial), x)                                             \
+  X(cross_entropy, (const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss,           \
+                    const Tensor& lse),                                                                        \
+    (logits, targets, ignore, loss, lse), loss)                                                                \
+  X(cross_entropy_backward, (const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,   \
+                             const Tensor& g, const Tensor& gx),                                               \
+    (logits, targets, ignore, lse, g, gx), gx)
 
 #define PCP_DECLARE_BACKEND_OP(name, params, args, on) void name params;

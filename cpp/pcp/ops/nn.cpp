@@ -107,8 +107,6 @@ std::optional<DType> out_dtype_attr(const std::string& prim, const Attributes& a
     fail<ValueError>(prim, ": out_dtype ", dtype_name(t), " is not float32, float16 or bfloat16");
   return t;
 }
-// x widened to float32 where a folded cast left it 16-bit (the CPU kernels read float32).
-Tensor as_float32_if_half(const Tensor& x) { return is_half_float(x.dtype()) ? astype(x, DType::Float32) : x; }
 
 class LayerNormBackward : public Primitive {
  public:
@@ -314,15 +312,7 @@ class CrossEntropyBackward : public Primitive {
     const Tensor t = on_device ? in[2] : prepared_targets(in[2], logits.shape().back(), ignore_);
     const int64_t ignore = on_device ? ignore_ : -1;
     Tensor gx = empty(specs[0]);
-    if (gx.device().is_gpu()) {
-      gpu::cross_entropy_backward(logits, t, ignore, in[3], g, gx);  // logits and gx in their own types
-    } else if (is_half_float(logits.dtype()) || is_half_float(gx.dtype())) {  // a folded cast: in float32, then cast
-      Tensor g32 = Tensor::empty(gx.shape(), DType::Float32);
-      cpu::cross_entropy_backward(as_float32_if_half(logits), t, ignore, g, g32);
-      cpu::cast_copy(g32, gx);
-    } else {
-      cpu::cross_entropy_backward(logits, t, ignore, g, gx);
-    }
+    backend::cross_entropy_backward(logits, t, ignore, in.size() > 3 ? in[3] : Tensor(), g, gx);
     return {gx};
   }
   // Logits that reach it only through a float32 cast are read as they are; a gradient that is
@@ -388,12 +378,8 @@ class CrossEntropy : public Primitive {
     const bool keep = keep_targets_ && logits.device().is_gpu() && !on_device;
     if (keep) t = gpu::device_class_indices(t, logits.device());
     std::vector<Tensor> out{empty(specs[0])};
-    if (!logits.device().is_gpu()) {
-      cpu::cross_entropy(out[0].dtype() == DType::Float32 ? as_float32_if_half(logits) : logits, t, ignore, out[0]);
-    } else {
-      out.push_back(empty(specs[1]));
-      gpu::cross_entropy(logits, t, ignore, out[0], out[1]);
-    }
+    if (logits.device().is_gpu()) out.push_back(empty(specs[1]));  // each row's (max, log-sum-exp)
+    backend::cross_entropy(logits, t, ignore, out[0], out.size() > 1 ? out[1] : Tensor());
     if (!on_device) out.push_back(full({}, double(valid), specs[out.size()].dtype, logits.device()));
     if (keep) out.push_back(t);
     return out;

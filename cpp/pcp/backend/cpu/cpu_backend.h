@@ -63,11 +63,6 @@ void gemm_f64(int64_t M, int64_t N, int64_t K, const double* A, int64_t rsa, int
 
 // Row kernels over contiguous (rows, n) tensors: the CPU halves of the neural-network
 // primitives, beside gpu::layer_norm_backward and friends (backend/gpu/ops.h).
-// targets: checked host int64 class indices, one per row; rows whose target is `ignore` give 0.
-void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss);
-// float32 or float64: gx = (softmax(logits) - one_hot(targets)) * g per row.
-void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& g,
-                            const Tensor& gx);
 
 // Fused float32 attention (flash-style, no T x T matrix). q, k, v: (B, H, T, D) views of any
 // strides; o: a (B, T, H, D) contiguous buffer; lse (B, H, T) receives each row's log-sum-exp

@@ -134,7 +134,17 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g_in, c
   if (low.defined()) cast_copy(gx, low);
 }
 
-void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss) {
+// A float32 copy of a 16-bit x (exact), x itself otherwise.
+static Tensor widened_if_half(const Tensor& x) {
+  if (x.dtype() != DType::Float16 && x.dtype() != DType::BFloat16) return x;
+  Tensor w = Tensor::empty(x.shape(), DType::Float32);
+  cast_copy(x, w);
+  return w;
+}
+
+void cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor&) {
+  // 16-bit logits (a folded cast) read widened for a float32 loss; no per-row statistics kept.
+  const Tensor logits = loss.dtype() == DType::Float32 ? widened_if_half(logits_in) : logits_in;
   const int64_t C = logits.shape().back(), rows = rows_of(logits.shape());
   const auto& k = kernels();
   const size_t row = size_t(C) * logits.itemsize(), isz = loss.itemsize();
@@ -146,8 +156,14 @@ void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, 
   });
 }
 
-void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& g,
-                            const Tensor& gx) {
+void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
+                            const Tensor& g, const Tensor& gx) {
+  const auto half = [](const Tensor& t) { return t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16; };
+  if (half(logits) || half(gx)) {  // a folded cast: computed in float32, then cast
+    Tensor g32 = Tensor::empty(gx.shape(), DType::Float32);
+    cross_entropy_backward(widened_if_half(logits), targets, ignore, lse, g, g32);
+    return cast_copy(g32, gx);
+  }
   // (softmax(logits) - one_hot(target)) g per row, zero for ignored rows: one pass over the
   // softmax's output instead of five ops.
   softmax(logits, gx, false, 0);

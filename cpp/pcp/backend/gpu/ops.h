@@ -60,10 +60,6 @@ bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const T
 
 // Row kernels over contiguous float32 (rows, n) blocks (softmax and layer_norm:
 // backend/shared_ops.h).
-// targets: host int64 class indices (checked), one per row of logits.
-void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse);
-void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
-                            const Tensor& g, const Tensor& gx);
 
 // Fused attention (flash-style, no T x T matrix) over float32, float16 or bfloat16 heads of
 // width D <= 64 (even). Head element (b, h, t, d) of q, k, v is at off + b sb + h sh + t st + d in
