@@ -29,6 +29,17 @@ def _refused(path, tensors, meta, graph, message):
         pcp.load_plan(path)
 
 
+def _refused_edit(path, tensors, meta, graph, node, key, bad, message):
+    """With node's `key` (its inputs, or an attribute) set to `bad`, the plan file is refused
+    with a ValueError matching message; the graph is left as it was."""
+    where = node if key == "inputs" else node["attrs"]
+    saved, where[key] = where[key], bad
+    try:
+        _refused(path, tensors, meta, graph, message)
+    finally:
+        where[key] = saved
+
+
 def test_elementwise_chains_fuse_into_one_node_each(device):
     w = pcp.tensor(rnd(6, 3, seed=3), device=device)
 
@@ -278,10 +289,7 @@ def test_a_plan_file_with_bad_folded_forms_is_refused(tmp_path):
                                     (grad, "low_dtype", "int32", "low_dtype int32 is not float16 or bfloat16"),
                                     (ce, "out_dtype", "int64", "out_dtype int64 is not"),
                                     (ce, "out_dtype", 3, "out_dtype")):
-        saved = node["attrs"][key]
-        node["attrs"][key] = bad
-        _refused(path, tensors, meta, graph, message)
-        node["attrs"][key] = saved
+        _refused_edit(path, tensors, meta, graph, node, key, bad, message)
     if grad["attrs"]["low_dtype"] is None:
         del grad["attrs"]["low_dtype"]
     _write(path, tensors, meta, graph)
@@ -387,16 +395,7 @@ def test_a_plan_file_with_a_bad_epilogue_is_refused(tmp_path):
                                     (fwd, "epilogue", "dgelu_tanh", "third input without the dgelu_tanh"),
                                     (bwd, "epilogue", "gelu_tanh", "third input without the dgelu_tanh"),
                                     (bwd, "inputs", bwd["inputs"][:2] + [bwd["inputs"][0]], "GELU's input is not")):
-        saved = node[key] if key == "inputs" else node["attrs"][key]
-        if key == "inputs":
-            node[key] = bad
-        else:
-            node["attrs"][key] = bad
-        _refused(path, tensors, meta, graph, message)
-        if key == "inputs":
-            node[key] = saved
-        else:
-            node["attrs"][key] = saved
+        _refused_edit(path, tensors, meta, graph, node, key, bad, message)
     _write(path, tensors, meta, graph)
     want = pcp.value_and_grad(lambda x: (pcp.gelu(x @ w1, approximate="tanh") @ w2).sum())(x)
     for got, w in zip(pcp.load_plan(path)(x), want):
@@ -470,16 +469,7 @@ def test_a_plan_file_with_batched_norm_sums_runs_on_the_cpu_and_bad_forms_are_re
     for node, key, bad, message in ((grads[0], "partial_rows", 0, "fewer than one"),
                                     (grads[0], "partial_rows", 70000, "not in 0..65535"),
                                     (sum_node, "inputs", [sum_node["inputs"][0], grads[0]["inputs"][1]], "float32 matrices")):
-        saved = node[key] if key == "inputs" else node["attrs"][key]
-        if key == "inputs":
-            node[key] = bad
-        else:
-            node["attrs"][key] = bad
-        _refused(path, tensors, meta, graph, message)
-        if key == "inputs":
-            node[key] = saved
-        else:
-            node["attrs"][key] = saved
+        _refused_edit(path, tensors, meta, graph, node, key, bad, message)
 
 
 def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
@@ -496,10 +486,7 @@ def test_a_fused_plan_saves_and_a_crafted_program_is_refused(tmp_path):
                               ("code", [0, 17, 0, 0], "an op it cannot run"),
                               ("outputs", [0], "outputs a register it does not write"),
                               ("code", [1, 2], "4 per instruction")):
-        saved = node["attrs"][key]
-        node["attrs"][key] = bad
-        _refused(path, tensors, meta, graph, message)
-        node["attrs"][key] = saved
+        _refused_edit(path, tensors, meta, graph, node, key, bad, message)
     # Typed programs (float16 / bfloat16 registers) name a type per instruction and input.
     count = len(node["attrs"]["code"]) // 4
     for types, inputs, message in (([7] * count, [0] * node["attrs"]["inputs"], "type 7 is not 0"),
