@@ -57,17 +57,22 @@ void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool l
   });
 }
 
+// t as a contiguous tensor of dtype dt: itself where it is one (and where it is undefined), else a
+// converted copy (the 16-bit operands a plan's folded casts leave are widened exactly).
+static Tensor dense_as(const Tensor& t, DType dt) {
+  if (!t.defined() || (t.dtype() == dt && t.is_contiguous())) return t;
+  Tensor c = Tensor::empty(t.shape(), dt, t.device());
+  cast_copy(t, c);
+  return c;
+}
+
+static bool is_half(const Tensor& t) { return t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16; }
+
 void layer_norm(const Tensor& x_in, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps, const Tensor& r_in, const Tensor& sum) {
   // The residual in x's type, both contiguous (x + r is summed a block of rows at a time); a y of
   // another type (a plan's cast folded in) written through a copy in x's.
-  const auto dense = [](const Tensor& t, DType dt) {
-    if (!t.defined() || (t.dtype() == dt && t.is_contiguous())) return t;
-    Tensor c = Tensor::empty(t.shape(), dt, t.device());
-    cast_copy(t, c);
-    return c;
-  };
-  const Tensor r = dense(r_in, x_in.dtype()), x = r.defined() ? dense(x_in, x_in.dtype()) : x_in;
+  const Tensor r = dense_as(r_in, x_in.dtype()), x = r.defined() ? dense_as(x_in, x_in.dtype()) : x_in;
   if (y.dtype() != x.dtype()) {
     Tensor y_x = Tensor::empty(y.shape(), x.dtype(), y.device());
     layer_norm(x, w, b, y_x, mean, rstd, eps, r, sum);
@@ -96,11 +101,7 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g_in, c
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   // g in x's type (a folded cast's 16-bit g widened, exactly); with partial, the sums in its
   // row 0 and zeros below; with low, gx cast to it at the end.
-  Tensor g = g_in;
-  if (g.dtype() != x.dtype()) {
-    g = Tensor::empty(g_in.shape(), x.dtype());
-    cast_copy(g_in, g);
-  }
+  const Tensor g = g_in.dtype() == x.dtype() ? g_in : dense_as(g_in, x.dtype());
   Tensor param_grads = param_grads_in;
   if (partial.defined()) {
     std::fill(partial.data<float>(), partial.data<float>() + partial.numel(), 0.0f);
@@ -134,17 +135,9 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g_in, c
   if (low.defined()) cast_copy(gx, low);
 }
 
-// A float32 copy of a 16-bit x (exact), x itself otherwise.
-static Tensor widened_if_half(const Tensor& x) {
-  if (x.dtype() != DType::Float16 && x.dtype() != DType::BFloat16) return x;
-  Tensor w = Tensor::empty(x.shape(), DType::Float32);
-  cast_copy(x, w);
-  return w;
-}
-
 void cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor&) {
   // 16-bit logits (a folded cast) read widened for a float32 loss; no per-row statistics kept.
-  const Tensor logits = loss.dtype() == DType::Float32 ? widened_if_half(logits_in) : logits_in;
+  const Tensor logits = loss.dtype() == DType::Float32 && is_half(logits_in) ? dense_as(logits_in, DType::Float32) : logits_in;
   const int64_t C = logits.shape().back(), rows = rows_of(logits.shape());
   const auto& k = kernels();
   const size_t row = size_t(C) * logits.itemsize(), isz = loss.itemsize();
@@ -158,10 +151,9 @@ void cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ignor
 
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
                             const Tensor& g, const Tensor& gx) {
-  const auto half = [](const Tensor& t) { return t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16; };
-  if (half(logits) || half(gx)) {  // a folded cast: computed in float32, then cast
+  if (is_half(logits) || is_half(gx)) {  // a folded cast: computed in float32, then cast
     Tensor g32 = Tensor::empty(gx.shape(), DType::Float32);
-    cross_entropy_backward(widened_if_half(logits), targets, ignore, lse, g, g32);
+    cross_entropy_backward(is_half(logits) ? dense_as(logits, DType::Float32) : logits, targets, ignore, lse, g, g32);
     return cast_copy(g32, gx);
   }
   // (softmax(logits) - one_hot(target)) g per row, zero for ignored rows: one pass over the
