@@ -58,6 +58,23 @@ def test_policy_per_op(case):
     assert got.dtype == want
 
 
+@pytest.mark.cpu_only
+def test_the_records_policies_are_documented_and_each_has_a_case():
+    """The autocast policy each primitive's record declares (_core.primitives()) is the one
+    pcp.amp's docstring states, and every primitive that casts has a case above."""
+    import re
+    declared = {p: {r["name"] for r in pcp._core.primitives() if r["autocast"] == p} for p in ("low", "float32")}
+    doc = pcp.amp.__doc__
+    bullets = {"low": doc.split("- products compute")[1].split("\n- ")[0],
+               "float32": doc.split("- touchy ops compute")[1].split("\n- ")[0]}
+    for policy, text in bullets.items():
+        stated = set(re.findall(r"``(\w+)``", re.sub(r"\([^)]*\)", "", text)))
+        assert stated == declared[policy], f"{policy}: documented {sorted(stated)}, records {sorted(declared[policy])}"
+    cased = {c[0].split()[0] for c in POLICY}
+    missing = (declared["low"] | declared["float32"]) - cased
+    assert not missing, f"no POLICY case for {sorted(missing)}"
+
+
 def test_fused_cpu_attention_keeps_float32():
     q = _x((1, 2, 5, 4))
     with pcp.autocast():

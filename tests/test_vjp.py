@@ -536,6 +536,45 @@ def test_every_public_function_has_a_vjp_case_or_says_why_not():
         assert callable(globals().get(test)), f"{name}: its dedicated test {test} is gone"
 
 
+# Primitives no VJP case reaches, and why. Every other primitive must be reached (forward or
+# backward) by a case of CASES run in float32 and float64.
+PRIMITIVES_WITHOUT_A_VJP_CASE = {
+    **{n: "integer or boolean results: no gradient flows" for n in (
+        "argmax", "argmin", "searchsorted", "ne", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "bitwise_not", "bitwise_left_shift", "bitwise_right_shift")},
+    **{n: "an optimizer step, writing parameters in place (tests/test_optim.py checks it against PyTorch)"
+       for n in ("adam_step", "adamw_step", "sgd_step", "clip_grad_norm")},
+    **{n: "made only by a plan's passes (tests/test_plan_passes.py checks each against the unfused ops)"
+       for n in ("alias", "cast_multi", "sum_rows_multi", "fused_elementwise")},
+    "dropout": "random: its dedicated tests (test_dropout_*) check the gradient is the mask over keep",
+    "to_device": "a move between devices (tests/test_gpu.py checks gradients across the move)",
+}
+
+
+@pytest.mark.cpu_only
+def test_every_primitive_is_reached_by_a_vjp_case_or_says_why_not():
+    """The VJP cases are written per public function; this walks _core.primitives() so a new
+    primitive (or one a refactor stops using) cannot go untested by them."""
+    names = set(pcp._core.primitive_names())
+    pcp._core.reset_profile()
+    pcp._core.set_profiling(True)
+    try:
+        for c in CASES:
+            xs, wrt, rng = c.inputs()
+            _pcp_run(c, xs, wrt, F64, rng=rng)
+            _pcp_run(c, [a.astype(np.float32).astype(np.float64) for a in xs], wrt, pcp.float32, rng=rng)
+    finally:
+        pcp._core.set_profiling(False)
+    seen = {name for name, *_ in pcp._core.profile_results()}
+    pcp._core.reset_profile()
+    missing = sorted(names - seen - set(PRIMITIVES_WITHOUT_A_VJP_CASE))
+    assert not missing, f"primitives no case in tests/test_vjp.py reaches: {missing}"
+    stale = sorted(set(PRIMITIVES_WITHOUT_A_VJP_CASE) - names)
+    assert not stale, f"declared without a case but no longer primitives: {stale}"
+    reached = sorted(set(PRIMITIVES_WITHOUT_A_VJP_CASE) & seen)
+    assert not reached, f"declared without a case but a case reaches them (remove them): {reached}"
+
+
 # --------------------------------------------------------------------------- the checks
 
 

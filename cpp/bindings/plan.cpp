@@ -101,12 +101,15 @@ void bind_plan(py::module_& m) {
       d["inputs"] = r.inputs.empty() ? py::object(py::none()) : py::object(py::cast(r.inputs));
       d["optional_inputs"] = r.optional_inputs;
       d["checked"] = r.check != nullptr;
+      d["gpu"] = r.gpu;
+      d["autocast"] = r.autocast == CastPolicy::Low ? "low" : r.autocast == CastPolicy::Float32 ? "float32" : "keep";
       out.append(d);
     }
     return out;
   }, "Every primitive's record, sorted by name: a dict of its name, the input counts it takes (None: "
-     "any, which its check decides), the inputs a plan file may leave out, and whether its attributes "
-     "are checked against its inputs when a plan file is loaded");
+     "any, which its check decides), the inputs a plan file may leave out, whether its attributes "
+     "are checked against its inputs when a plan file is loaded, whether it runs on a GPU (gpu), and "
+     "how autocast casts its floating inputs (autocast: 'low', 'float32' or 'keep')");
   m.def("is_tracing", [] { return plan::Trace::active() != nullptr; }, "Whether a trace is open on this thread");
 }
 

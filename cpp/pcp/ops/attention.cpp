@@ -119,7 +119,6 @@ class AttentionBackward : public Primitive {
     if (packed_heads_) return {in[0]};
     return {in[0], in[1], in[2]};
   }
-  bool runs_on_gpu() const override { return true; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     if (in[0].device().is_gpu()) {
       // The gradients are contiguous; the kernels write them with the heads' strides, so the heads
@@ -172,7 +171,6 @@ class Attention : public Primitive {
   SharedState shared_state() const override { return drop_.draw ? SharedState{{}, {drop_.draw}} : SharedState{}; }
   bool draws_random() const override { return drop_.p != 0.0; }
   bool differentiable_output(size_t i) const override { return i == 0; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape b = head_buffer_shape(in[0].shape, packed_heads_);  // (B, T, H, D)
     const Shape o = packed_heads_ ? Shape{b[0], b[1], b[2] * b[3]} : Shape{b[0], b[2], b[1], b[3]};
@@ -372,18 +370,18 @@ void check_attention(const NodeCheck& c) {
   }
 }
 
-const bool registered = register_primitive("attention", {[](const std::string& n, const Attributes& a,
+const bool registered = register_primitive("attention", {.make = [](const std::string& n, const Attributes& a,
                                                             const SharedState& s) {
   const double p = attr_double(n, a, "dropout_p");
   return std::shared_ptr<Primitive>(std::make_shared<Attention>(
       attr_double(n, a, "scale"), attr_bool(n, a, "causal"), attr_int(n, a, "packed_heads"),
       WeightDropout{p, p != 0.0 ? shared_draw(n, s, 0) : nullptr}));
-}, {1, 3}, check_attention}) && register_primitive("attention_backward", {[](const std::string& n, const Attributes& a,
+}, .inputs = {1, 3}, .check = check_attention, .gpu = true}) && register_primitive("attention_backward", {.make = [](const std::string& n, const Attributes& a,
                                                                           const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<AttentionBackward>(
       attr_double(n, a, "scale"), attr_bool(n, a, "causal"), attr_int(n, a, "packed_heads"),
       gpu::AttentionDropout{attr_double(n, a, "dropout_p"), 0, 0}));  // the backward reads the forward's mask
-}, {5, 7}, check_attention});
+}, .inputs = {5, 7}, .check = check_attention, .gpu = true});
 }  // namespace
 
 }  // namespace pcp

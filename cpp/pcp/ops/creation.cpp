@@ -44,7 +44,6 @@ class Copy : public Primitive {
                           const std::vector<bool>&) override {
     return {gs[0]};
   }
-  bool runs_on_gpu() const override { return true; }
 };
 
 // Moves values between devices; the gradient moves back.
@@ -65,7 +64,6 @@ class ToDevice : public Primitive {
                           const std::vector<bool>&) override {
     return {to_device(gs[0], in[0].device())};
   }
-  bool runs_on_gpu() const override { return true; }
 
  private:
   Device device_;
@@ -273,11 +271,11 @@ Tensor to_device(const Tensor& x, Device device) {
 
 namespace {
 // Plan files make these again by name (ops/primitive.h).
-const bool registered = register_primitive("copy", {[](const std::string&, const Attributes&, const SharedState&) {
+const bool registered = register_primitive("copy", {.make = [](const std::string&, const Attributes&, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<Copy>());
-}, {1}}) && register_primitive("to_device", {[](const std::string& n, const Attributes& a, const SharedState&) {
+}, .inputs = {1}, .gpu = true}) && register_primitive("to_device", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<ToDevice>(parse_device(attr_str(n, a, "device"))));
-}, {1}});
+}, .inputs = {1}, .gpu = true});
 }  // namespace
 
 }  // namespace pcp

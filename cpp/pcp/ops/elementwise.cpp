@@ -82,9 +82,6 @@ class Unary : public Primitive {
   explicit Unary(UnaryOp op) : op_(op) {}
   const char* name() const override { return unary_name(op_); }
   Attributes attributes() const override { return {}; }
-  CastPolicy cast_policy() const override {
-    return op_ == UnaryOp::Exp || op_ == UnaryOp::Log || op_ == UnaryOp::Rsqrt ? CastPolicy::Float32 : CastPolicy::Keep;
-  }
   bool vjp_reads_inputs() const override { return op_ != UnaryOp::Neg && op_ != UnaryOp::Sign && !reads_output(); }
   bool vjp_reads_output() const override { return reads_output(); }
   bool reads_output() const {
@@ -97,7 +94,6 @@ class Unary : public Primitive {
     backend::unary(op_, in[0], out);
     return {out};
   }
-  bool runs_on_gpu() const override { return true; }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>&) override {
     const Tensor &x = in[0], &y = outs[0], &g = gs[0];
@@ -175,7 +171,6 @@ class Binary : public Primitive {
     backend::binary(op_, in[0], in[1], out);
     return {out};
   }
-  bool runs_on_gpu() const override { return true; }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>& needs) override {
     const Tensor &a = in[0], &b = in[1], &y = outs[0], &g = gs[0];
@@ -230,7 +225,6 @@ class Where : public Primitive {
   explicit Where(Shape shape) : shape_(std::move(shape)) {}
   const char* name() const override { return "where"; }
   Attributes attributes() const override { return {{"shape", shape_}}; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, in[1].dtype, in[1].device}};
   }
@@ -256,7 +250,6 @@ class Cast : public Primitive {
   Attributes attributes() const override { return {{"dtype", std::string(dtype_name(to_))}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{in[0].shape, to_, in[0].device}};
   }
@@ -296,7 +289,6 @@ class CastMulti : public Primitive {
   explicit CastMulti(DType to) : to_(to) {}
   const char* name() const override { return "cast_multi"; }
   Attributes attributes() const override { return {{"dtype", std::string(dtype_name(to_))}}; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     std::vector<TensorSpec> out;
     for (const TensorSpec& s : in) out.push_back({s.shape, to_, s.device});
@@ -564,40 +556,45 @@ std::optional<BinaryOp> binary_op_named(const std::string& name) {
 }
 
 namespace {
+// Under autocast, exponentials and logarithms compute in float32 (as PyTorch's autocast lists).
+CastPolicy unary_cast_policy(UnaryOp op) {
+  return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Rsqrt ? CastPolicy::Float32 : CastPolicy::Keep;
+}
+
 // Plan files make these again by name (ops/primitive.h).
 const bool registered = [] {
   for (int i = 0; i <= int(kLastUnaryOp); ++i)
-    register_primitive(unary_name(UnaryOp(i)), {[](const std::string& n, const Attributes&, const SharedState&) {
+    register_primitive(unary_name(UnaryOp(i)), {.make = [](const std::string& n, const Attributes&, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Unary>(*unary_op_named(n)));
-    }, {1}});
+    }, .inputs = {1}, .gpu = true, .autocast = unary_cast_policy(UnaryOp(i))});
   for (int i = 0; i <= int(kLastBinaryOp); ++i)
-    register_primitive(binary_name(BinaryOp(i)), {[](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(binary_name(BinaryOp(i)), {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Binary>(*binary_op_named(n),
                                                                  attr_ints(n, a, "shape"),
                                                                  dtype_from_name(attr_str(n, a, "dtype"))));
-    }, {2}, [](const NodeCheck& c) {
+    }, .inputs = {2}, .check = [](const NodeCheck& c) {
       c.require(broadcast_shapes(c.in[0].shape, c.in[1].shape, "plan") == c.dims("shape"),
                 "shape is not the inputs' broadcast");
-    }});
-  register_primitive("where", {[](const std::string& n, const Attributes& a, const SharedState&) {
+    }, .gpu = true});
+  register_primitive("where", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Where>(attr_ints(n, a, "shape")));
-  }, {3}, [](const NodeCheck& c) {
+  }, .inputs = {3}, .check = [](const NodeCheck& c) {
     const Shape s = broadcast_shapes(broadcast_shapes(c.in[0].shape, c.in[1].shape, "plan"), c.in[2].shape, "plan");
     c.require(s == c.dims("shape"), "shape is not the inputs' broadcast");
-  }});
-  register_primitive("astype", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .gpu = true});
+  register_primitive("astype", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Cast>(dtype_from_name(attr_str(n, a, "dtype"))));
-  }, {1}});
-  register_primitive("cast_multi", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .inputs = {1}, .gpu = true});
+  register_primitive("cast_multi", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<CastMulti>(dtype_from_name(attr_str(n, a, "dtype"))));
-  }, {}, [](const NodeCheck& c) {
+  }, .inputs = {}, .check = [](const NodeCheck& c) {
     const auto float_type = [](DType t) { return t == DType::Float32 || is_half_float(t); };
     c.require(float_type(dtype_from_name(attr_str(c.op, c.attrs, "dtype"))), "dtype is not float32, float16 or bfloat16");
     c.require(!c.in.empty(), "no inputs");
     for (const TensorSpec& s : c.in)
       c.require(float_type(s.dtype) && s.dtype == c.in[0].dtype && s.device == c.in[0].device,
                 "inputs must share one of float32, float16 or bfloat16 and one device");
-  }});
+  }, .gpu = true});
   return true;
 }();
 }  // namespace

@@ -115,7 +115,7 @@ std::vector<Tensor> FusedElementwise::forward(const std::vector<Tensor>& in, con
 }
 
 namespace {
-const bool registered = register_primitive("fused_elementwise", {[](const std::string& n, const Attributes& a,
+const bool registered = register_primitive("fused_elementwise", {.make = [](const std::string& n, const Attributes& a,
                                                                     const SharedState&) {
   FusedProgram p;
   p.shape = attr_ints(n, a, "shape");
@@ -139,7 +139,8 @@ const bool registered = register_primitive("fused_elementwise", {[](const std::s
       p.immediates.push_back(std::bit_cast<float>(uint32_t(bits)));
     }
   return std::shared_ptr<Primitive>(std::make_shared<FusedElementwise>(std::move(p)));
-}, {}, [](const NodeCheck& c) { c.require(!c.in.empty(), "no inputs"); }});
+}, .inputs = {}, .check = [](const NodeCheck& c) { c.require(!c.in.empty(), "no inputs"); },
+   .gpu = true});  // within the GPU kernel's limits (kGpuFused*), which the fusion pass keeps
 }  // namespace
 
 }  // namespace pcp

@@ -16,7 +16,6 @@ class FusedElementwise : public Primitive {
  public:
   explicit FusedElementwise(FusedProgram program);
   const char* name() const override { return "fused_elementwise"; }
-  bool runs_on_gpu() const override { return true; }  // within the GPU kernel's limits (kGpuFused*)
   Attributes attributes() const override;
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override;
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override;

@@ -49,7 +49,6 @@ class Take : public Primitive {
   Take(int axis, const char* op) : axis_(axis), op_(op) {}
   const char* name() const override { return "take"; }
   Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"op", std::string(op_)}}; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape& xs = in[0].shape;
     Shape s(xs.begin(), xs.begin() + axis_);
@@ -84,7 +83,6 @@ class ScatterAdd : public Primitive {
   ScatterAdd(Shape shape, int axis) : shape_(std::move(shape)), axis_(axis) {}
   const char* name() const override { return "scatter_add"; }
   Attributes attributes() const override { return {{"shape", shape_}, {"axis", int64_t(axis_)}}; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, in[0].dtype, in[0].device}};
   }
@@ -419,11 +417,11 @@ void check_scatter_add(const NodeCheck& c) {
   c.require(expect == c.in[0].shape, "the source does not match shape and indices");
 }
 
-const bool registered = register_primitive("take", {[](const std::string& n, const Attributes& a, const SharedState&) {
+const bool registered = register_primitive("take", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<Take>(int(attr_int(n, a, "axis")), take_op(attr_str(n, a, "op"))));
-}, {2}, check_take}) && register_primitive("scatter_add", {[](const std::string& n, const Attributes& a, const SharedState&) {
+}, .inputs = {2}, .check = check_take, .gpu = true}) && register_primitive("scatter_add", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<ScatterAdd>(attr_ints(n, a, "shape"), int(attr_int(n, a, "axis"))));
-}, {2}, check_scatter_add});
+}, .inputs = {2}, .check = check_scatter_add, .gpu = true});
 }  // namespace
 
 }  // namespace pcp

@@ -30,7 +30,6 @@ class Matmul : public Primitive {
     if (epilogue_ != Epilogue::None) a["epilogue"] = std::string(epilogue_name(epilogue_));
     return a;
   }
-  CastPolicy cast_policy() const override { return CastPolicy::Low; }
 
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const Shape &a = in[0].shape, &b = in[1].shape;
@@ -48,7 +47,6 @@ class Matmul : public Primitive {
     return {product(a, b, specs[0])};
   }
 
-  bool runs_on_gpu() const override { return true; }
 
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
                           const std::vector<bool>& needs) override {
@@ -181,7 +179,7 @@ void check_matmul(const NodeCheck& c) {
               "the GELU's input is not the product's shape and dtype");
 }
 
-const bool registered = register_primitive("matmul", {[](const std::string& n, const Attributes& a, const SharedState&) {
+const bool registered = register_primitive("matmul", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
   Epilogue e = Epilogue::None;
   if (a.count("epilogue")) {
     const std::string name = attr_str(n, a, "epilogue");
@@ -191,7 +189,7 @@ const bool registered = register_primitive("matmul", {[](const std::string& n, c
   }
   return std::shared_ptr<Primitive>(
       std::make_shared<Matmul>(attr_ints(n, a, "batch"), a.count("alpha") ? attr_double(n, a, "alpha") : 1.0, e));
-}, {2, 3}, check_matmul});
+}, .inputs = {2, 3}, .check = check_matmul, .gpu = true, .autocast = CastPolicy::Low});
 }  // namespace
 
 }  // namespace pcp

@@ -29,7 +29,6 @@ class SoftmaxBackward : public Primitive {
   SoftmaxBackward(bool log, int64_t causal_T) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax_backward" : "softmax_backward"; }
   Attributes attributes() const override { return {{"causal_T", causal_T_}}; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor gx = empty(specs[0]);
@@ -50,8 +49,6 @@ class Softmax : public Primitive {
   Softmax(bool log, int64_t causal_T = 0) : log_(log), causal_T_(causal_T) {}
   const char* name() const override { return log_ ? "log_softmax" : "softmax"; }
   Attributes attributes() const override { return {{"causal_T", causal_T_}}; }
-  CastPolicy cast_policy() const override { return CastPolicy::Float32; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor y = empty(specs[0]);
@@ -126,7 +123,6 @@ class LayerNormBackward : public Primitive {
     if (partial_rows_) a["partial_rows"] = partial_rows_;
     return a;
   }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const TensorSpec& x = in[0];
     const TensorSpec param{{x.shape.back()}, x.dtype, x.device};
@@ -190,8 +186,6 @@ class LayerNorm : public Primitive {
     if (residual_) a["residual"] = true;
     return a;
   }
-  CastPolicy cast_policy() const override { return CastPolicy::Float32; }
-  bool runs_on_gpu() const override { return true; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     TensorSpec y = in[0];
@@ -299,7 +293,6 @@ class CrossEntropyBackward : public Primitive {
     put_out_dtype(a, out_);
     return a;
   }
-  bool runs_on_gpu() const override { return true; }
   bool host_input(size_t i) const override { return i == 2; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     TensorSpec gx = in[0];
@@ -348,8 +341,6 @@ class CrossEntropy : public Primitive {
     if (keep_targets_) a["keep_targets"] = true;
     return a;
   }
-  CastPolicy cast_policy() const override { return CastPolicy::Float32; }
-  bool runs_on_gpu() const override { return true; }
   bool host_input(size_t i) const override { return i == 1; }
   bool differentiable_output(size_t i) const override { return i == 0; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -421,7 +412,6 @@ class Dropout : public Primitive {
   Attributes attributes() const override { return {{"p", p_}}; }
   SharedState shared_state() const override { return {{}, {draw_}}; }
   bool draws_random() const override { return true; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
@@ -606,19 +596,20 @@ void check_cross_entropy(const NodeCheck& c) {
 // Plan files make these again by name (ops/primitive.h).
 const bool registered = [] {
   for (const char* name : {"softmax", "log_softmax"})
-    register_primitive(name, {[](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(name, {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Softmax>(n == "log_softmax", attr_int(n, a, "causal_T")));
-    }, {1}, check_softmax});
+    }, .inputs = {1}, .check = check_softmax, .gpu = true, .autocast = CastPolicy::Float32});
   for (const char* name : {"softmax_backward", "log_softmax_backward"})
-    register_primitive(name, {[](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(name, {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(
           std::make_shared<SoftmaxBackward>(n == "log_softmax_backward", attr_int(n, a, "causal_T")));
-    }, {2}, check_softmax});
-  register_primitive("layer_norm", {[](const std::string& n, const Attributes& a, const SharedState&) {
+    }, .inputs = {2}, .check = check_softmax, .gpu = true});
+  register_primitive("layer_norm", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<LayerNorm>(attr_double(n, a, "eps"), out_dtype_attr(n, a),
                                                                   a.count("residual") && attr_bool(n, a, "residual")));
-  }, {3, 4}, check_layer_norm, {1, 2}});
-  register_primitive("layer_norm_backward", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .inputs = {3, 4}, .check = check_layer_norm, .optional_inputs = {1, 2}, .gpu = true,
+                     .autocast = CastPolicy::Float32});
+  register_primitive("layer_norm_backward", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     const bool accumulate = a.count("accumulate") && attr_bool(n, a, "accumulate");
     std::optional<DType> low;
     if (a.count("low_dtype")) {
@@ -629,21 +620,21 @@ const bool registered = [] {
     if (partial_rows < 0 || partial_rows > 65535)
       fail<ValueError>(n, ": partial_rows ", partial_rows, " is not in 0..65535 (a GPU dispatch's workgroups)");
     return std::shared_ptr<Primitive>(std::make_shared<LayerNormBackward>(accumulate, low, partial_rows));
-  }, {5, 6}, check_layer_norm_backward, {1}});
-  register_primitive("cross_entropy", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .inputs = {5, 6}, .check = check_layer_norm_backward, .optional_inputs = {1}, .gpu = true});
+  register_primitive("cross_entropy", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<CrossEntropy>(
         attr_int(n, a, "ignore_index"), out_dtype_attr(n, a), a.count("keep_targets") && attr_bool(n, a, "keep_targets")));
-  }, {2}, check_cross_entropy});
-  register_primitive("cross_entropy_backward", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .inputs = {2}, .check = check_cross_entropy, .gpu = true, .autocast = CastPolicy::Float32});
+  register_primitive("cross_entropy_backward", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(
         std::make_shared<CrossEntropyBackward>(attr_int(n, a, "ignore_index"), out_dtype_attr(n, a)));
-  }, {3, 4}, check_cross_entropy});
-  register_primitive("dropout", {[](const std::string& n, const Attributes& a, const SharedState& s) {
+  }, .inputs = {3, 4}, .check = check_cross_entropy, .gpu = true});
+  register_primitive("dropout", {.make = [](const std::string& n, const Attributes& a, const SharedState& s) {
     return std::shared_ptr<Primitive>(std::make_shared<Dropout>(attr_double(n, a, "p"), shared_draw(n, s, 0)));
-  }, {1}, [](const NodeCheck& c) {
+  }, .inputs = {1}, .check = [](const NodeCheck& c) {
     const double p = attr_double(c.op, c.attrs, "p");
     c.require(p >= 0.0 && p < 1.0, "p " + std::to_string(p) + " is not in [0, 1)");
-  }});
+  }, .gpu = true});
   return true;
 }();
 }  // namespace

@@ -56,7 +56,6 @@ class AdamStep : public Primitive {
   const char* name() const override { return cfg_.decoupled ? "adamw_step" : "adam_step"; }
   Attributes attributes() const override { return {{"beta1", cfg_.beta1}, {"beta2", cfg_.beta2}, {"eps", cfg_.eps}, {"weight_decay", cfg_.weight_decay}}; }
   SharedState shared_state() const override { return {{step_, lr_}, {}}; }
-  bool runs_on_gpu() const override { return true; }
   bool writes_inputs() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>&) const override { return {}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
@@ -89,7 +88,6 @@ class SgdStep : public Primitive {
   const char* name() const override { return "sgd_step"; }
   Attributes attributes() const override { return {{"momentum", cfg_.momentum}, {"dampening", cfg_.dampening}, {"weight_decay", cfg_.weight_decay}, {"nesterov", cfg_.nesterov}}; }
   SharedState shared_state() const override { return {{first_, lr_}, {}}; }
-  bool runs_on_gpu() const override { return true; }
   bool writes_inputs() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>&) const override { return {}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
@@ -122,7 +120,6 @@ class ClipGradNorm : public Primitive {
   ClipGradNorm(double max_norm, double eps) : max_norm_(max_norm), eps_(eps) {}
   const char* name() const override { return "clip_grad_norm"; }
   Attributes attributes() const override { return {{"max_norm", max_norm_}, {"eps", eps_}}; }
-  bool runs_on_gpu() const override { return true; }
   bool writes_inputs() const override { return true; }
   bool differentiable_output(size_t) const override { return false; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
@@ -243,21 +240,21 @@ void check_step(const NodeCheck& c) {
 
 const bool registered = [] {
   for (const char* name : {"adam_step", "adamw_step"})
-    register_primitive(name, {[](const std::string& n, const Attributes& a, const SharedState& s) {
+    register_primitive(name, {.make = [](const std::string& n, const Attributes& a, const SharedState& s) {
       return std::shared_ptr<Primitive>(
           std::make_shared<AdamStep>(adam_config(n, a), shared_scalar(n, s, 0), shared_scalar(n, s, 1)));
-    }, {}, check_step});
-  register_primitive("sgd_step", {[](const std::string& n, const Attributes& a, const SharedState& s) {
+    }, .inputs = {}, .check = check_step, .gpu = true});
+  register_primitive("sgd_step", {.make = [](const std::string& n, const Attributes& a, const SharedState& s) {
     SgdConfig c;
     c.momentum = attr_double(n, a, "momentum"), c.dampening = attr_double(n, a, "dampening");
     c.weight_decay = attr_double(n, a, "weight_decay"), c.nesterov = attr_bool(n, a, "nesterov");
     return std::shared_ptr<Primitive>(std::make_shared<SgdStep>(c, shared_scalar(n, s, 0), shared_scalar(n, s, 1)));
-  }, {}, check_step});
-  register_primitive("clip_grad_norm", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .inputs = {}, .check = check_step, .gpu = true});
+  register_primitive("clip_grad_norm", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<ClipGradNorm>(attr_double(n, a, "max_norm"), attr_double(n, a, "eps")));
-  }, {}, [](const NodeCheck& c) {
+  }, .inputs = {}, .check = [](const NodeCheck& c) {
     for (const TensorSpec& s : c.in) c.require(s.dtype == DType::Float32, "gradients must be float32");
-  }});
+  }, .gpu = true});
   return true;
 }();
 }  // namespace

@@ -229,6 +229,19 @@ const PrimitiveRecord* primitive_record(const std::string& name) {
   return it == records().end() ? nullptr : &it->second;
 }
 
+const PrimitiveRecord& Primitive::record() const {
+  const PrimitiveRecord* r = record_.load(std::memory_order_relaxed);
+  if (!r) {
+    r = primitive_record(name());
+    if (!r) fail<RuntimeError>(name(), ": internal error: the primitive has no record (register_primitive)");
+    record_.store(r, std::memory_order_relaxed);
+  }
+  return *r;
+}
+
+bool Primitive::runs_on_gpu() const { return record().gpu; }
+CastPolicy Primitive::cast_policy() const { return record().autocast; }
+
 std::vector<std::string> primitive_names() {
   std::vector<std::string> names;
   for (const auto& [name, record] : records()) names.push_back(name);

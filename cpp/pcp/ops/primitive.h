@@ -9,6 +9,7 @@
 // recorded node keeps every output, so nothing is stashed in the primitive object, and one
 // object can be applied again (create_graph re-applies it) without clobbering state.
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,6 +56,8 @@ struct SharedState {
   std::vector<RandomDrawPtr> draws;
 };
 
+struct PrimitiveRecord;
+
 class Primitive {
  public:
   virtual ~Primitive() = default;
@@ -73,8 +76,10 @@ class Primitive {
                                   const std::vector<Tensor>& cotangents, const std::vector<bool>& needs);
   // Whether gradients flow through output i (false for saved statistics and indices).
   virtual bool differentiable_output(size_t) const { return true; }
-  // Whether forward() has a GPU path; apply() refuses GPU inputs otherwise, with a clear error.
-  virtual bool runs_on_gpu() const { return false; }
+  // Its record (below), found by name() on first use: what it declares beside its class.
+  const PrimitiveRecord& record() const;
+  // Whether forward() has a GPU path (the record's `gpu`); apply() refuses GPU inputs otherwise.
+  bool runs_on_gpu() const;
   // Whether vjp() reads the inputs' or the outputs' values (not only their shapes): backward
   // then refuses them when they were written in place after the forward pass.
   virtual bool vjp_reads_inputs() const { return true; }
@@ -90,8 +95,8 @@ class Primitive {
   // Whether input i may stay on the host while the others are on a GPU (a gather's indices,
   // which are checked on the host as it runs).
   virtual bool host_input(size_t) const { return false; }
-  // How autocast casts the floating inputs before forward() (ops/autocast.h).
-  virtual CastPolicy cast_policy() const { return CastPolicy::Keep; }
+  // How autocast casts the floating inputs before forward() (the record's `autocast`).
+  CastPolicy cast_policy() const;
   // What make_primitive(name(), ...) needs to make this primitive again (a plan file holds it).
   virtual Attributes attributes() const { return {}; }
   virtual SharedState shared_state() const { return {}; }
@@ -114,6 +119,9 @@ class Primitive {
                                                       DType /*from*/) const {
     return nullptr;
   }
+
+ private:
+  mutable std::atomic<const PrimitiveRecord*> record_{nullptr};
 };
 
 // A plan file's node as its primitive's check sees it: the attributes against the inputs'
@@ -135,8 +143,9 @@ struct NodeCheck {
 };
 
 // A primitive's one record beside its class: how a plan file makes it again by name, the input
-// counts it takes, which inputs a file may leave out, and what its attributes must satisfy
-// against its inputs. Each op family registers a record for each name its primitives take.
+// counts it takes, which inputs a file may leave out, what its attributes must satisfy against
+// its inputs, whether it runs on a GPU and how autocast casts its inputs. Each op family
+// registers a record for each name its primitives take.
 using PrimitiveMaker = std::shared_ptr<Primitive> (*)(const std::string& name, const Attributes& attrs,
                                                       const SharedState& shared);
 struct PrimitiveRecord {
@@ -144,6 +153,8 @@ struct PrimitiveRecord {
   std::vector<size_t> inputs;                   // the counts it takes; empty: any (check decides)
   void (*check)(const NodeCheck&) = nullptr;    // nullptr: nothing beyond the inputs' count
   std::vector<size_t> optional_inputs = {};     // inputs a file may leave out (-1)
+  bool gpu = false;                             // forward() has a GPU path
+  CastPolicy autocast = CastPolicy::Keep;       // how autocast casts its floating inputs
 };
 bool register_primitive(const std::string& name, PrimitiveRecord record);
 // make_primitive raises ValueError for an unknown name or missing attributes.

@@ -47,7 +47,6 @@ class Reduce : public Primitive {
   Reduce(ReduceOp op, std::vector<int> axes, bool keepdims) : op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
   const char* name() const override { return reduce_name(op_); }
   Attributes attributes() const override { return {{"axes", std::vector<int64_t>(axes_.begin(), axes_.end())}, {"keepdims", keepdims_}}; }
-  CastPolicy cast_policy() const override { return op_ == ReduceOp::Sum ? CastPolicy::Float32 : CastPolicy::Keep; }
   bool vjp_reads_inputs() const override { return op_ != ReduceOp::Sum; }
   bool vjp_reads_output() const override { return op_ != ReduceOp::Sum; }
 
@@ -88,7 +87,6 @@ class Reduce : public Primitive {
     backend::reduce(op_, src, O, R, I, out);
     return {out};
   }
-  bool runs_on_gpu() const override { return true; }
 
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
                           const std::vector<Tensor>& gs, const std::vector<bool>&) override {
@@ -219,7 +217,6 @@ class SumRowsMulti : public Primitive {
  public:
   const char* name() const override { return "sum_rows_multi"; }
   Attributes attributes() const override { return {}; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     std::vector<TensorSpec> out;
     for (const TensorSpec& s : in) out.push_back({{s.shape[1]}, DType::Float32, s.device});
@@ -243,28 +240,28 @@ class SumRowsMulti : public Primitive {
 
 // Plan files make it again by name (ops/primitive.h).
 const bool registered = [] {
-  register_primitive("sum_rows_multi", {[](const std::string&, const Attributes&, const SharedState&) {
+  register_primitive("sum_rows_multi", {.make = [](const std::string&, const Attributes&, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<SumRowsMulti>());
-  }, {}, [](const NodeCheck& c) {
+  }, .inputs = {}, .check = [](const NodeCheck& c) {
     c.require(!c.in.empty(), "no inputs");
     for (const TensorSpec& s : c.in)
       c.require(s.shape.size() == 2 && s.dtype == DType::Float32 && s.device == c.in[0].device,
                 "inputs must be float32 matrices on one device");
-  }});
+  }, .gpu = true});
   for (int i = 0; i <= int(ReduceOp::ArgMin); ++i)
-    register_primitive(reduce_name(ReduceOp(i)), {[](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(reduce_name(ReduceOp(i)), {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
       ReduceOp op = ReduceOp::Sum;
       for (int k = 0; k <= int(ReduceOp::ArgMin); ++k)
         if (n == reduce_name(ReduceOp(k))) op = ReduceOp(k);
       const std::vector<int64_t> axes = attr_ints(n, a, "axes");
       return std::shared_ptr<Primitive>(
           std::make_shared<Reduce>(op, std::vector<int>(axes.begin(), axes.end()), attr_bool(n, a, "keepdims")));
-    }, {1}, [](const NodeCheck& c) {
+    }, .inputs = {1}, .check = [](const NodeCheck& c) {
       const std::vector<int64_t> axes = attr_ints(c.op, c.attrs, "axes");
       c.require(std::is_sorted(axes.begin(), axes.end()) && std::adjacent_find(axes.begin(), axes.end()) == axes.end(),
                 "axes must be sorted and unique");
       for (int64_t x : axes) c.require(x >= 0 && x < c.ndim(0), "an axis out of range");
-    }});
+    }, .gpu = true, .autocast = ReduceOp(i) == ReduceOp::Sum ? CastPolicy::Float32 : CastPolicy::Keep});
   return true;
 }();
 }  // namespace

@@ -59,7 +59,6 @@ class Reshape : public Primitive {
   Attributes attributes() const override { return {{"shape", shape_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }  // a view (reshape may copy)
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, in[0].dtype, in[0].device}};
   }
@@ -87,7 +86,6 @@ class Permute : public Primitive {
   Attributes attributes() const override { return {{"perm", std::vector<int64_t>(perm_.begin(), perm_.end())}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }  // a view
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     Shape s(perm_.size());
     for (size_t i = 0; i < perm_.size(); ++i) s[i] = in[0].shape[size_t(perm_[i])];
@@ -118,7 +116,6 @@ class BroadcastTo : public Primitive {
   Attributes attributes() const override { return {{"shape", shape_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }  // a view
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, in[0].dtype, in[0].device}};
   }
@@ -145,7 +142,6 @@ class Slice : public Primitive {
   Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"start", start_}, {"len", len_}, {"step", step_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }  // a view
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     TensorSpec out = in[0];
     out.shape[size_t(axis_)] = len_;
@@ -177,7 +173,6 @@ class SliceScatter : public Primitive {
   Attributes attributes() const override { return {{"shape", shape_}, {"axis", int64_t(axis_)}, {"start", start_}, {"step", step_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     return {{shape_, in[0].dtype, in[0].device}};
   }
@@ -213,7 +208,6 @@ class Concat : public Primitive {
   Attributes attributes() const override { return {{"axis", int64_t(axis_)}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     TensorSpec out = in[0];
     out.shape[size_t(axis_)] = 0;
@@ -258,7 +252,6 @@ class Split : public Primitive {
   Attributes attributes() const override { return {{"axis", int64_t(axis_)}, {"lengths", lengths_}}; }
   bool vjp_reads_inputs() const override { return false; }  // only shapes, devices, dtypes
   bool vjp_reads_output() const override { return false; }
-  bool runs_on_gpu() const override { return true; }  // views
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     std::vector<TensorSpec> out;
     for (int64_t len : lengths_) {
@@ -553,37 +546,37 @@ void check_slice(const NodeCheck& c) {
 }
 
 const bool registered = [] {
-  register_primitive("reshape", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  register_primitive("reshape", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Reshape>(attr_ints(n, a, "shape")));
-  }, {1}, [](const NodeCheck& c) {
+  }, .inputs = {1}, .check = [](const NodeCheck& c) {
     c.require(numel(c.dims("shape")) == numel(c.in[0].shape), "shape holds another number of elements");
-  }});
-  register_primitive("permute", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .gpu = true});
+  register_primitive("permute", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     const std::vector<int64_t> p = attr_ints(n, a, "perm");
     return std::shared_ptr<Primitive>(std::make_shared<Permute>(std::vector<int>(p.begin(), p.end())));
-  }, {1}, [](const NodeCheck& c) {
+  }, .inputs = {1}, .check = [](const NodeCheck& c) {
     std::vector<int64_t> perm = attr_ints(c.op, c.attrs, "perm"), sorted(perm.size());
     std::iota(sorted.begin(), sorted.end(), 0);
     std::sort(perm.begin(), perm.end());
     c.require(perm == sorted && int64_t(perm.size()) == c.ndim(0), "perm is not a permutation of the input's axes");
-  }});
-  register_primitive("broadcast_to", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .gpu = true});
+  register_primitive("broadcast_to", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<BroadcastTo>(attr_ints(n, a, "shape")));
-  }, {1}, [](const NodeCheck& c) {
+  }, .inputs = {1}, .check = [](const NodeCheck& c) {
     const Shape s = c.dims("shape");
     c.require(broadcast_shapes(c.in[0].shape, s, "plan") == s, "the input does not broadcast to shape");
-  }});
-  register_primitive("slice", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .gpu = true});
+  register_primitive("slice", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Slice>(int(attr_int(n, a, "axis")), attr_int(n, a, "start"),
                                                               attr_int(n, a, "len"), attr_int(n, a, "step")));
-  }, {1}, check_slice});
-  register_primitive("slice_scatter", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .inputs = {1}, .check = check_slice, .gpu = true});
+  register_primitive("slice_scatter", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<SliceScatter>(attr_ints(n, a, "shape"), int(attr_int(n, a, "axis")),
                                                                      attr_int(n, a, "start"), attr_int(n, a, "step")));
-  }, {1}, check_slice});
-  register_primitive("concatenate", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .inputs = {1}, .check = check_slice, .gpu = true});
+  register_primitive("concatenate", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Concat>(int(attr_int(n, a, "axis"))));
-  }, {}, [](const NodeCheck& c) {
+  }, .inputs = {}, .check = [](const NodeCheck& c) {
     c.require(!c.in.empty(), "no inputs");
     const int ax = c.axis("axis", c.ndim(0));
     for (size_t i = 1; i < c.in.size(); ++i) {
@@ -593,10 +586,10 @@ const bool registered = [] {
       for (size_t d = 0; d < first.shape.size(); ++d)
         c.require(int(d) == ax || x.shape[d] == first.shape[d], "inputs differ off the axis");
     }
-  }});
-  register_primitive("split", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  }, .gpu = true});
+  register_primitive("split", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<Split>(int(attr_int(n, a, "axis")), attr_ints(n, a, "lengths")));
-  }, {1}, [](const NodeCheck& c) {
+  }, .inputs = {1}, .check = [](const NodeCheck& c) {
     const int ax = c.axis("axis", c.ndim(0));
     int64_t total = 0;
     for (int64_t l : attr_ints(c.op, c.attrs, "lengths")) {
@@ -604,7 +597,7 @@ const bool registered = [] {
       total += l;
     }
     c.require(total == c.in[0].shape[size_t(ax)], "sections that do not tile the axis");
-  }});
+  }, .gpu = true});
   return true;
 }();
 }  // namespace

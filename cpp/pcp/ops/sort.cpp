@@ -310,24 +310,24 @@ namespace {
 const bool registered = [] {
   // An axis of the input (axis 0 of a 0-d one).
   const auto check_axis = [](const NodeCheck& c) { c.axis("axis", std::max<int64_t>(1, c.ndim(0))); };
-  register_primitive("argsort", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  register_primitive("argsort", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(
         std::make_shared<Argsort>(int(attr_int(n, a, "axis")), attr_bool(n, a, "descending")));
-  }, {1}, check_axis});
+  }, .inputs = {1}, .check = check_axis});
   for (const char* name : {"cumulative_sum", "cumulative_prod"})
-    register_primitive(name, {[](const std::string& n, const Attributes& a, const SharedState&) {
+    register_primitive(name, {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
       return std::shared_ptr<Primitive>(std::make_shared<Cumulative>(
           int(attr_int(n, a, "axis")), n == "cumulative_prod", attr_bool(n, a, "reverse")));
-    }, {1}, check_axis});
-  register_primitive("cumulative_prod_backward", {[](const std::string& n, const Attributes& a, const SharedState&) {
+    }, .inputs = {1}, .check = check_axis});
+  register_primitive("cumulative_prod_backward", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<CumprodBackward>(int(attr_int(n, a, "axis"))));
-  }, {2}, [](const NodeCheck& c) {
+  }, .inputs = {2}, .check = [](const NodeCheck& c) {
     c.axis("axis", std::max<int64_t>(1, c.ndim(0)));
     c.same_shapes(0, 1);
   }});
-  register_primitive("searchsorted", {[](const std::string& n, const Attributes& a, const SharedState&) {
+  register_primitive("searchsorted", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
     return std::shared_ptr<Primitive>(std::make_shared<SearchSorted>(attr_bool(n, a, "right")));
-  }, {2}, [](const NodeCheck& c) {
+  }, .inputs = {2}, .check = [](const NodeCheck& c) {
     c.require(c.ndim(0) == 1 && c.in[0].dtype == c.in[1].dtype && c.in[0].device == c.in[1].device,
               "the sorted tensor must be 1-D, of the values' dtype and device");
   }});

@@ -178,13 +178,13 @@ std::string Plan::str() const {
 }
 
 namespace {
-const bool registered = register_primitive("alias", {[](const std::string& n, const Attributes& a, const SharedState&) {
+const bool registered = register_primitive("alias", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(
       std::make_shared<AliasView>(attr_ints(n, a, "shape"), attr_ints(n, a, "strides"), attr_int(n, a, "offset"),
                                   a.count("base_strides") ? attr_ints(n, a, "base_strides") : Strides{}));
-}, {1}, [](const NodeCheck& c) {
+}, .inputs = {1}, .check = [](const NodeCheck& c) {
   c.require(attr_ints(c.op, c.attrs, "strides").size() == c.dims("shape").size(), "strides do not match shape");
-}});
+}, .gpu = true});
 
 // Whether a node has as many inputs as its primitive's record takes (and none left out where it
 // needs one), so that a plan file cannot make infer() or forward() read past its inputs.

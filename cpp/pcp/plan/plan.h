@@ -34,7 +34,6 @@ class AliasView : public Primitive {
   Attributes attributes() const override {
     return {{"shape", shape_}, {"strides", strides_}, {"offset", offset_}, {"base_strides", base_strides_}};
   }
-  bool runs_on_gpu() const override { return true; }
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override;
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override;
 
