@@ -107,3 +107,36 @@ def test_bounded_fuzz_runs_find_nothing(tmp_path):
                          f"{' '.join(cmd[3:-4])}):\n{out[-20000:]}")
     if found:
         pytest.fail("\n\n".join(found), pytrace=False)
+
+
+# Primitives no public call makes: the plan passes make them (test_plan_passes.py checks each
+# against the unfused ops; test_compile.py fuzzes plan files that hold them).
+PLAN_ONLY = {"alias", "cast_multi", "sum_rows_multi"}
+
+_REACHED = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))  # a case's huge request fails, as in a worker
+import pcp
+from fuzz.cases import OPS, Ctx, grid
+from fuzz.worker import run_case
+pcp._core.set_profiling(True)
+for op in OPS.values():
+    for case in grid(op, Ctx("cpu")):
+        if case.must_work and not case.expect:
+            run_case(case)
+pcp._core.set_profiling(False)
+print(json.dumps(sorted({name for name, *_ in pcp._core.profile_results()})))
+"""
+
+
+def test_the_grid_reaches_every_primitive():
+    """The fuzzer's table is written per public function; walking _core.primitives() here means
+    a primitive no public call reaches (a fused backward kernel that runs only in float32, say)
+    cannot go unfuzzed. The grid's valid cases run in one process, under the op profiler."""
+    run = subprocess.run([sys.executable, "-c", _REACHED], cwd=TESTS_DIR, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    reached = set(json.loads(run.stdout.strip().splitlines()[-1]))
+    names = set(pcp._core.primitive_names())
+    assert not names - reached - PLAN_ONLY, f"primitives no fuzzer case reaches: {sorted(names - reached - PLAN_ONLY)}"
+    assert not PLAN_ONLY & reached, f"declared plan-only but reached: {sorted(PLAN_ONLY & reached)}"
+    assert PLAN_ONLY <= names, f"declared plan-only but no longer primitives: {sorted(PLAN_ONLY - names)}"
