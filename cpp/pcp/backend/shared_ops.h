@@ -29,6 +29,10 @@
 //   (checked host int64 targets, or on a GPU int32 ones it checks itself); rows whose target is
 //   `ignore` give 0. Logits and gx may be 16-bit (folded casts). The GPU keeps each row's (max,
 //   log-sum-exp) in lse for the gradient; the CPU takes an undefined lse and recomputes.
+// - copy: out (any strides) = x, one dtype and shape.
+// - adam, sgd: one step over every parameter of the lists (at least one), in place: p, and
+//   AdamW's moments m and v or SGD's momentum buffers (empty without momentum). bc1 and bc2 are
+//   Adam's bias corrections; decoupled: AdamW's weight decay.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -68,6 +72,14 @@
     (logits, targets, ignore, loss, lse), loss)                                                                \
   X(cross_entropy_backward, (const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,   \
                              const Tensor& g, const Tensor& gx),                                               \
-    (logits, targets, ignore, lse, g, gx), gx)
+    (logits, targets, ignore, lse, g, gx), gx)                                                                \
+  X(copy, (const Tensor& x, const Tensor& out), (x, out), out)                                                 \
+  X(adam, (const std::vector<Tensor>& p, const std::vector<Tensor>& g, const std::vector<Tensor>& m,          \
+           const std::vector<Tensor>& v, float lr, double b1, double b2, float eps, float wd, float bc1,        \
+           float bc2, bool decoupled),                                                                         \
+    (p, g, m, v, lr, b1, b2, eps, wd, bc1, bc2, decoupled), p.at(0))                                          \
+  X(sgd, (const std::vector<Tensor>& p, const std::vector<Tensor>& g, const std::vector<Tensor>& buf, float lr, \
+          float momentum, float dampening, float wd, bool nesterov, bool first_step),                         \
+    (p, g, buf, lr, momentum, dampening, wd, nesterov, first_step), p.at(0))
 
 #define PCP_DECLARE_BACKEND_OP(name, params, args, on) void name params;

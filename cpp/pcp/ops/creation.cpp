@@ -3,6 +3,7 @@
 
 #include "pcp/core/grad_mode.h"
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/error.h"
@@ -34,10 +35,7 @@ class Copy : public Primitive {
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override { return {in[0]}; }
   std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>& specs) override {
     Tensor out = empty(specs[0]);
-    if (out.device().is_gpu())
-      gpu::copy(in[0], out);
-    else
-      cpu::cast_copy(in[0], out);
+    backend::copy(in[0], out);
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>& gs,

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "pcp/backend/cpu/cpu_backend.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/backend/gpu/ops.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -66,13 +67,9 @@ class AdamStep : public Primitive {
     bump_versions(name(), {&params, &m, &v});
     const float lr = float(lr_->value);
     const float bc1 = float(1.0 - std::pow(cfg_.beta1, step)), bc2 = float(1.0 - std::pow(cfg_.beta2, step));
-    if (n && params[0].device().is_gpu()) {
-      gpu::adam(params, grads, m, v, lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps), float(cfg_.weight_decay), bc1, bc2,
-                cfg_.decoupled);
-    } else {
-      cpu::adam(params, grads, m, v, lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps), float(cfg_.weight_decay), bc1, bc2,
-                cfg_.decoupled);
-    }
+    if (n)
+      backend::adam(params, grads, m, v, lr, cfg_.beta1, cfg_.beta2, float(cfg_.eps), float(cfg_.weight_decay), bc1,
+                    bc2, cfg_.decoupled);
     return {};
   }
 
@@ -98,13 +95,9 @@ class SgdStep : public Primitive {
     bump_versions(name(), {&params, &bufs});
     const float lr = float(lr_->value);
     const bool first = first_->value != 0;
-    if (n && params[0].device().is_gpu()) {
-      gpu::sgd(params, grads, bufs, lr, float(cfg_.momentum), float(cfg_.dampening), float(cfg_.weight_decay),
-               cfg_.nesterov, first);
-    } else {
-      cpu::sgd(params, grads, bufs, lr, float(cfg_.momentum), float(cfg_.dampening), float(cfg_.weight_decay),
-               cfg_.nesterov, first);
-    }
+    if (n)
+      backend::sgd(params, grads, bufs, lr, float(cfg_.momentum), float(cfg_.dampening), float(cfg_.weight_decay),
+                   cfg_.nesterov, first);
     return {};
   }
 

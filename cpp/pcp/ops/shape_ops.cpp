@@ -5,8 +5,7 @@
 #include <numeric>
 
 #include "pcp/core/grad_mode.h"
-#include "pcp/backend/cpu/cpu_backend.h"
-#include "pcp/backend/gpu/ops.h"
+#include "pcp/backend/dispatch.h"
 #include "pcp/core/error.h"
 #include "pcp/ops/ops.h"
 #include "pcp/ops/primitive.h"
@@ -43,13 +42,6 @@ std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, 
   return out;
 }
 
-// dst (a view, maybe strided) = src, on either device; same shape.
-void copy_into(const Tensor& src, const Tensor& dst) {
-  if (dst.device().is_gpu())
-    gpu::copy(src, dst);
-  else
-    cpu::cast_copy(src, dst);
-}
 
 class Reshape : public Primitive {
  public:
@@ -66,7 +58,7 @@ class Reshape : public Primitive {
     const Tensor& x = in[0];
     if (auto st = view_strides(x.shape(), x.strides(), shape_)) return {x.alias(shape_, *st, x.offset())};
     Tensor c = Tensor::empty(x.shape(), x.dtype(), x.device());
-    copy_into(x, c);
+    backend::copy(x, c);
     return {c.alias(shape_, contiguous_strides(shape_), 0)};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
@@ -181,7 +173,7 @@ class SliceScatter : public Primitive {
     Strides st = out.strides();
     int64_t off = start_ * st[axis_];
     st[axis_] *= step_;
-    copy_into(in[0], out.alias(in[0].shape(), st, off));
+    backend::copy(in[0], out.alias(in[0].shape(), st, off));
     return {out};
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>&, const std::vector<Tensor>& gs,
@@ -218,7 +210,7 @@ class Concat : public Primitive {
     Tensor out = empty(specs[0]);
     int64_t pos = 0;
     for (const Tensor& t : in) {
-      copy_into(t, out.alias(t.shape(), out.strides(), pos * out.strides()[axis_]));
+      backend::copy(t, out.alias(t.shape(), out.strides(), pos * out.strides()[axis_]));
       pos += t.shape()[axis_];
     }
     return {out};

@@ -81,11 +81,6 @@ void qkv_attention_backward(const Tensor& qkv, int64_t H, const Tensor& o, const
 // In-place optimizer updates of contiguous float32 tensors (see pcp/ops/optim.h), all CPU
 // tensors of the lists in one parallel loop (GPU ones are skipped: gpu::adam, gpu::sgd).
 // bufs may be empty (no momentum).
-void adam(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& m,
-          const std::vector<Tensor>& v, float lr, double b1, double b2, float eps, float wd, float bc1, float bc2,
-          bool decoupled);
-void sgd(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
-         float lr, float momentum, float dampening, float wd, bool nesterov, bool first_step);
 // Sum of squares of every CPU float32 tensor of xs, in float64, independent of the thread count.
 double sum_squares(const std::vector<Tensor>& xs);
 void scale_in_place(const std::vector<Tensor>& xs, float s);

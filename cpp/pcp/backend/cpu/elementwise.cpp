@@ -231,6 +231,8 @@ void cast_copy(const Tensor& src, const Tensor& dst) {
                  });
 }
 
+void copy(const Tensor& x, const Tensor& out) { cast_copy(x, out); }
+
 void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
   const auto& k = kernels();
   const char* px = ptr(x);

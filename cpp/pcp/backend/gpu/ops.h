@@ -18,7 +18,6 @@ Tensor to_device(const Tensor& x, Device device);
 // out (contiguous, on a GPU) = value.
 void fill(const Tensor& out, double value);
 // out = x elementwise; both may be strided views (same device and dtype).
-void copy(const Tensor& x, const Tensor& out);
 // Comparisons (and logical and / or as minimum / maximum of bools) of float32, int32 or bool
 // operands into a contiguous bool tensor.
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
@@ -98,11 +97,6 @@ void attention_backward(const AttentionHeads& a, const AttentionHeads& grads, co
 // dispatch for the list where the runtime has buffer addresses (see pcp/ops/optim.h); the lists
 // have equal lengths (buf: empty without momentum). b1, b2 in double: 1 - b is computed before
 // rounding (1 - float(0.999) is 1.3e-5 off).
-void adam(const std::vector<Tensor>& p, const std::vector<Tensor>& g, const std::vector<Tensor>& m,
-          const std::vector<Tensor>& v, float lr, double b1, double b2, float eps, float wd, float bc1, float bc2,
-          bool decoupled);
-void sgd(const std::vector<Tensor>& p, const std::vector<Tensor>& g, const std::vector<Tensor>& buf, float lr,
-         float momentum, float dampening, float wd, bool nesterov, bool first_step);
 // Scales contiguous float32 gradients in place by min(max_norm / (norm + eps), 1), norm their
 // global L2 norm; returns the norm (0-d float32), all without waiting for the GPU.
 Tensor clip_grad_norm(const std::vector<Tensor>& grads, double max_norm, double eps);
