@@ -45,11 +45,13 @@ def shapes_case():
 
 def sorting_case():
     """Sorts and searches with NaNs and ties; running sums and products (of finite values: the
-    checks' tolerance scales by the largest)."""
+    checks' tolerance scales by the largest) and the products' gradient; a gather at indices
+    checked on each call."""
     def f(x, y, i, s):
         return [pcp.argsort(x), pcp.argsort(x, axis=0, descending=True), pcp.sort(x, axis=1), pcp.argsort(i),
                 pcp.searchsorted(s, x), pcp.searchsorted(s, x, side="right"), pcp.cumsum(y, axis=1),
-                pcp.cumsum(i, axis=0), pcp.cumsum(y), pcp.cumprod(y * 0.5, axis=0), pcp.prod(i + 1, axis=1)]
+                pcp.cumsum(i, axis=0), pcp.cumsum(y), pcp.cumprod(y * 0.5, axis=0), pcp.prod(i + 1, axis=1),
+                pcp.grad(lambda a: (pcp.cumprod(a, axis=1) * y).sum())(y), pcp.take_along_axis(y, i, axis=1)]
     x = np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32)
     x[1, 2], x[2, 3] = np.nan, x[2, 1]
     return f, (pcp.tensor(x), rnd(4, 5, seed=3), pcp.tensor(np.arange(20).reshape(4, 5) % 3),

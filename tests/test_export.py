@@ -267,3 +267,95 @@ def test_the_cases_reach_every_rule():
         seen |= {"cast_multi", "sum_rows_multi"}  # made by GPU plans only
     missing = set(RULES) - seen - {"to_device", "adamw_step", "copy", "alias", "dropout", "gelu_grad", "log_softmax_backward"}
     assert not missing, sorted(missing)
+
+
+def _idioms():
+    """The usual ways to pick each row's target: take_along_axis, a one-hot product and advanced
+    indexing with arange, as functions of (logits, targets)."""
+    return {
+        "take_along_axis": lambda x, y: pcp.take_along_axis(x, pcp.reshape(y, (-1, 1)), axis=1).sum(),
+        "one_hot": lambda x, y: (pcp.one_hot(y, x.shape[1]) * x).sum(),
+        "x[arange(n), y]": lambda x, y: x[pcp.arange(x.shape[0]), y].sum(),
+        "negative targets": lambda x, y: x[pcp.arange(x.shape[0]), y - x.shape[1]].sum(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_idioms()))
+def test_target_picking_idioms_compile_and_export_without_host_reads(name):
+    """Each idiom compiles and exports; replayed on new targets, the plan and the XLA module
+    give eager's loss and gradient; the plan still refuses a target out of range on every call."""
+    fn = _idioms()[name]
+    loss_and_grad = pcp.value_and_grad(fn)
+    x, y = rnd(4, 5, seed=30), pcp.tensor([1, 0, 4, 2])
+    step = pcp.compile(loss_and_grad)
+    step(x, y)
+    exported = pcp.export.stablehlo(loss_and_grad, x, y)
+    x2, y2 = rnd(4, 5, seed=31), pcp.tensor([3, 3, 0, 1])
+    want = [t.numpy() for t in loss_and_grad(x2, y2)]
+    for got, w in zip(step(x2, y2), want):
+        np.testing.assert_allclose(got.numpy(), w, rtol=1e-6, atol=1e-6, err_msg=name)
+    # the two arguments only: the aranges and numbers the function made are embedded
+    assert [(a.role, a.index) for a in exported.arguments] == [("argument", 0), ("argument", 1)], exported.signature()
+    for i, (got, w) in enumerate(zip(run_xla(exported.text, [x2.numpy(), y2.numpy()]), want)):
+        close(got, w, f"{name}: output {i}")
+    with pytest.raises(IndexError, match="out of bounds"):
+        step(x2, pcp.tensor([3, 3, 10, 1]))
+
+
+def test_cumprod_gradient_exports_with_zeros_in_its_input():
+    """cumulative_prod_backward's lowering (no division) against eager on data with zeros, along
+    both axes, through XLA on new inputs."""
+    for axis in (0, 1):
+        grad = pcp.grad(lambda a, axis=axis: (pcp.cumprod(a, axis=axis) * pcp.arange(12.0).reshape((3, 4))).sum())
+        exported = pcp.export.stablehlo(grad, rnd(3, 4, seed=32))
+        assert "cumulative_prod_backward" in exported.ops
+        x = rnd(3, 4, seed=33).numpy()
+        x[1, 1] = x[2, 3] = 0.0
+        close(run_xla(exported.text, [x] + inputs_of(exported)[1:])[0], grad(pcp.tensor(x)).numpy(), f"axis {axis}")
+
+
+def test_constants_the_function_makes_are_embedded_exactly():
+    """Constants of every dtype the function makes (bool, 16-bit floats, int32, float64, a
+    number) are embedded with their exact bits; one over CONSTANT_LIMIT elements is passed as an
+    argument of role "constant"; the signature lists each with its origin."""
+    from pcp.export import CONSTANT_LIMIT
+    w = rnd(3, seed=40)  # read from outside: captured
+
+    def f(x):
+        mask = pcp.arange(3) % 2 == 0
+        third, seventh = (pcp.arange(3.0) / 3.0).astype(pcp.bfloat16), (pcp.arange(3.0) / 7.0).astype(pcp.float16)
+        low = (x.astype(pcp.bfloat16) * third).astype(pcp.float32) + (x.astype(pcp.float16) * seventh).astype(pcp.float32)
+        big = pcp.arange(float(CONSTANT_LIMIT + 1), dtype=pcp.float64)
+        return pcp.where(mask, x * 0.1, x + low + pcp.arange(3, dtype=pcp.int32)) * w, (big * x.sum().astype(pcp.float64)).sum()
+
+    x = rnd(3, seed=41)
+    exported = pcp.export.stablehlo(f, x)
+    roles = [a.role for a in exported.arguments]
+    assert roles == ["argument", "captured", "constant"], exported.signature()
+    assert exported.constants and all(c.role == "embedded" for c in exported.constants)
+    assert "constant 0" not in exported.signature() and "captured" in exported.signature()
+    x2 = rnd(3, seed=42)
+    got = run_xla(exported.text, [x2.numpy()] + [a.tensor.numpy() for a in exported.arguments[1:]])
+    for i, (g, want) in enumerate(zip(got, f(x2))):
+        close(g, want.numpy(), f"output {i}", rtol=1e-7)
+
+
+def test_optimizer_state_a_first_step_makes_stays_an_argument():
+    """AdamW's moments, made by the traced first step and updated by it, are state the caller
+    passes back in (role "constant", and an "updated" result each), never embedded."""
+    w = rnd(4, 3, seed=43)
+    w.requires_grad = True
+    opt = pcp.optim.AdamW([w], lr=0.01)
+
+    def step(x):
+        loss = (x @ w).square().sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    exported = pcp.export.stablehlo(step, rnd(2, 4, seed=44))
+    moments = [a for a in exported.arguments if a.role == "constant"]
+    assert len(moments) == 2 and all(a.shape == (4, 3) for a in moments), exported.signature()
+    updated = {r.index for r in exported.results if r.role == "updated"}
+    assert {a.index for a in moments} <= updated

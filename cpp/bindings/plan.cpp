@@ -57,7 +57,8 @@ void bind_plan(py::module_& m) {
     for (const auto& [k, id] : r.grads) grads.append(py::make_tuple(k, id));
     for (const HostScalarPtr& h : r.scalars) scalars.append(h);
     return py::dict(py::arg("values") = values, py::arg("args") = r.args, py::arg("arg_strides") = r.arg_strides,
-                    py::arg("captured") = captured, py::arg("nodes") = nodes, py::arg("outputs") = r.outputs,
+                    py::arg("captured") = captured, py::arg("constants") = r.constants, py::arg("nodes") = nodes,
+                    py::arg("outputs") = r.outputs,
                     py::arg("grads") = grads, py::arg("scalars") = scalars, py::arg("draws") = r.draws,
                     py::arg("traced_nodes") = r.traced_nodes);
   }, arg("plan"), "The plan as plain data: what a plan file holds");
@@ -74,6 +75,7 @@ void bind_plan(py::module_& m) {
       auto t = c.cast<py::tuple>();
       r.captured.push_back({t[0].cast<int>(), t[1].cast<Tensor>()});
     }
+    if (d.contains("constants")) r.constants = d["constants"].cast<std::vector<int>>();  // older files have none
     for (py::handle n : d["nodes"]) {
       auto nd = n.cast<py::dict>();
       r.nodes.push_back({nd["op"].cast<std::string>(), nd["attrs"].cast<Attributes>(), nd["inputs"].cast<std::vector<int>>(),

@@ -18,7 +18,7 @@ namespace {
 // Indices as contiguous host int64 with negatives wrapped; IndexError names `op` when out of
 // range. Indices are metadata of the gathers: they are checked on the host (a GPU index tensor is
 // copied back first), and a gather of GPU data takes host indices without waiting for the GPU.
-Tensor checked_indices(const Tensor& idx, int64_t size, int axis, const char* op, const char* what = "index") {
+Tensor checked_indices(const Tensor& idx, int64_t size, int64_t axis, const char* op, bool negatives = true) {
   if (!is_integral(idx.dtype()))
     fail<TypeError>(op, ": indices must be an integer tensor, got ", dtype_name(idx.dtype()));
   Tensor out = Tensor::empty(idx.shape(), DType::Int64);
@@ -26,12 +26,37 @@ Tensor checked_indices(const Tensor& idx, int64_t size, int axis, const char* op
   int64_t* p = out.data<int64_t>();
   for (int64_t i = 0; i < out.numel(); ++i) {
     int64_t v = p[i];
-    if (v < -size || v >= size)
-      fail<IndexError>(op, ": ", what, " ", v, " is out of bounds for axis ", axis, " with size ", size);
+    if (v < (negatives ? -size : 0) || v >= size)
+      fail<IndexError>(op, ": index ", v, " is out of bounds for axis ", axis, " with size ", size,
+                       negatives ? "" : " (expected 0 <= index < size)");
     if (v < 0) p[i] = v + size;
   }
   return out;
 }
+
+// The indices an op computes with, checked (checked_indices) each time it runs: in a plan the
+// check replays on every call's indices rather than running once on the example's.
+class CheckIndices : public Primitive {
+ public:
+  CheckIndices(int64_t size, int64_t axis, const char* op, bool negatives)
+      : size_(size), axis_(axis), op_(op), negatives_(negatives) {}
+  const char* name() const override { return "check_indices"; }
+  Attributes attributes() const override {
+    return {{"size", size_}, {"axis", axis_}, {"op", std::string(op_)}, {"negatives", negatives_}};
+  }
+  std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
+    return {{in[0].shape, DType::Int64, cpu_device()}};
+  }
+  std::vector<Tensor> forward(const std::vector<Tensor>& in, const std::vector<TensorSpec>&) override {
+    return {checked_indices(in[0], size_, axis_, op_, negatives_)};
+  }
+  bool differentiable_output(size_t) const override { return false; }
+
+ private:
+  int64_t size_, axis_;
+  const char* op_;
+  bool negatives_;
+};
 
 // Views x as (O, N, I) around `axis`.
 void split_dims(const Shape& s, int axis, int64_t& O, int64_t& N, int64_t& I) {
@@ -166,21 +191,26 @@ Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src,
   return pcp::apply<ScatterAdd>({src, idx}, shape, a);
 }
 
+Tensor check_indices(const Tensor& idx, int64_t size, int64_t axis, const char* op, bool negatives) {
+  if (!is_integral(idx.dtype()))
+    fail<TypeError>(op, ": indices must be an integer tensor, got ", dtype_name(idx.dtype()));
+  return pcp::apply<CheckIndices>({idx}, size, axis, op, negatives);
+}
+
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
   if (!is_integral(indices.dtype()))
     fail<TypeError>("one_hot: indices must be an integer tensor, got ", dtype_name(indices.dtype()));
   if (num_classes < 0) fail<ValueError>("one_hot: num_classes must be non-negative, got ", num_classes);
-  const Tensor c = contiguous(astype(indices.host_copy(), DType::Int64));
-  for (int64_t i = 0; i < c.numel(); ++i)
-    if (c.data<int64_t>()[i] < 0 || c.data<int64_t>()[i] >= num_classes)
-      fail<IndexError>("one_hot: class ", c.data<int64_t>()[i], " is out of range for ", num_classes,
-                       " classes (expected 0 <= index < ", num_classes, ")");
   Shape out_shape = indices.shape();
   out_shape.push_back(num_classes);
   if (indices.numel() == 0) return zeros(out_shape, dtype, indices.device());
+  // The classes compared are the checked ones, so a plan checks every call's (and an exported
+  // module, which cannot raise, gives a row of zeros for a class out of range).
   const DType cdt = num_classes - 1 <= INT32_MAX ? indices.dtype() : DType::Int64;
+  const Tensor checked =
+      to_device(astype(check_indices(indices, num_classes, indices.ndim(), "one_hot", false), cdt), indices.device());
   Tensor classes = to_device(arange_int(0, num_classes, 1, cdt), indices.device());
-  return astype(eq(unsqueeze(indices, -1), classes), dtype);
+  return astype(eq(unsqueeze(checked, -1), classes), dtype);
 }
 
 Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
@@ -305,7 +335,7 @@ Tensor index(const Tensor& x, const std::vector<IndexItem>& items_in) {
   int64_t stride = 1;
   for (int k = int(arrays.size()) - 1; k >= 0; --k) {
     int64_t n = y.shape()[arrays[k].first];
-    Tensor idx = checked_indices(arrays[k].second, n, arrays[k].first, "index");
+    Tensor idx = check_indices(arrays[k].second, n, arrays[k].first, "index");
     linear = add(linear, mul(idx, weak_scalar_int(stride)));
     stride *= n;
   }
@@ -398,7 +428,7 @@ namespace {
 // Plan files make these again by name (ops/primitive.h); the op name in index errors is one of
 // these (Take keeps a pointer to it).
 const char* take_op(const std::string& op) {
-  for (const char* known : {"take", "embedding", "index", "scatter_add"})
+  for (const char* known : {"take", "embedding", "index", "scatter_add", "one_hot", "take_along_axis"})
     if (op == known) return known;
   return "take";
 }
@@ -421,7 +451,13 @@ const bool registered = register_primitive("take", {.make = [](const std::string
   return std::shared_ptr<Primitive>(std::make_shared<Take>(int(attr_int(n, a, "axis")), take_op(attr_str(n, a, "op"))));
 }, .inputs = {2}, .check = check_take, .gpu = true}) && register_primitive("scatter_add", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
   return std::shared_ptr<Primitive>(std::make_shared<ScatterAdd>(attr_ints(n, a, "shape"), int(attr_int(n, a, "axis"))));
-}, .inputs = {2}, .check = check_scatter_add, .gpu = true});
+}, .inputs = {2}, .check = check_scatter_add, .gpu = true}) && register_primitive("check_indices", {.make = [](const std::string& n, const Attributes& a, const SharedState&) {
+  return std::shared_ptr<Primitive>(std::make_shared<CheckIndices>(attr_int(n, a, "size"), attr_int(n, a, "axis"),
+                                                                   take_op(attr_str(n, a, "op")), attr_bool(n, a, "negatives")));
+}, .inputs = {1}, .check = [](const NodeCheck& c) {
+  c.require(is_integral(c.in[0].dtype), "indices must be integers");
+  c.require(attr_int(c.op, c.attrs, "size") >= 0, "size is negative");
+}, .gpu = true});
 }  // namespace
 
 }  // namespace pcp

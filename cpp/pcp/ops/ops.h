@@ -197,6 +197,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 // Zeros of `shape` with `src` added at `indices` along `axis` (the gradient of take).
 Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src, int64_t axis);
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = kDefaultFloat);
+// idx (integers, any device) as host int64 in [0, size), negatives counted from the end (or,
+// without `negatives`, refused); an IndexError names `op` (one of "index", "one_hot",
+// "take_along_axis") and `axis` otherwise. A primitive, so a plan checks each call's indices.
+Tensor check_indices(const Tensor& idx, int64_t size, int64_t axis, const char* op, bool negatives = true);
 
 // ---- neural network (nn.cpp)
 Tensor softmax(const Tensor& x, int64_t axis = -1);

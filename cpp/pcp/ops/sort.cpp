@@ -177,8 +177,7 @@ Tensor argsort(const Tensor& x, int64_t axis, bool descending) {
 }
 
 namespace {
-// x at indices along axis; `known_in_range` skips the host check (argsort's indices are in range,
-// and a traced plan cannot read values on the host).
+// x at indices along axis; `known_in_range` skips the check of the indices (argsort's are in range).
 Tensor gather_along_axis(const Tensor& x, const Tensor& indices, int64_t axis, bool known_in_range) {
   check(x, "take_along_axis");
   check(indices, "take_along_axis");
@@ -205,10 +204,7 @@ Tensor gather_along_axis(const Tensor& x, const Tensor& indices, int64_t axis, b
     NoGradGuard no_grad;
     Tensor idx = astype(broadcast_to(to_device(indices, cpu_device()), shape), DType::Int64);
     const int64_t n = x.shape()[size_t(a)];
-    idx = where(lt(idx, weak_scalar_int(0)), add(idx, weak_scalar_int(n)), idx);  // from the end
-    if (!known_in_range && idx.numel() &&
-        any(logical_or(lt(idx, weak_scalar_int(0)), ge(idx, weak_scalar_int(n)))).item_double() != 0)
-      fail<IndexError>("take_along_axis: an index is out of range for axis ", a, " of size ", n);
+    idx = known_in_range ? idx : check_indices(idx, n, a, "take_along_axis");  // checked on every call of a plan
     Tensor total;
     int64_t stride = 1;
     for (int i = x.ndim() - 1; i >= 0; --i) {

@@ -210,7 +210,7 @@ int index_in(std::vector<std::shared_ptr<T>>& all, const std::shared_ptr<T>& x) 
 PlanRecord record_of(const Plan& plan) {
   PlanRecord r;
   r.values = plan.values, r.args = plan.args, r.arg_strides = plan.arg_strides, r.captured = plan.captured;
-  r.outputs = plan.outputs, r.traced_nodes = plan.traced_nodes;
+  r.constants = plan.constants, r.outputs = plan.outputs, r.traced_nodes = plan.traced_nodes;
   std::vector<RandomDrawPtr> draws = plan.draws;  // in the order the plan draws them
   for (const Node& n : plan.nodes) {
     NodeRecord nr{n.prim->name(), n.prim->attributes(), n.inputs, n.outputs, {}, {}};
@@ -248,6 +248,10 @@ std::shared_ptr<Plan> plan_from(const PlanRecord& r) {
     if (!t.defined() || !(spec_of(t) == r.values[id]))
       fail<ValueError>("plan: captured tensor for value ", id, " does not match its spec");
   }
+  for (int id : r.constants)
+    if (std::none_of(r.captured.begin(), r.captured.end(), [&](const auto& c) { return c.first == id; }))
+      fail<ValueError>("plan: constant ", id, " is not a captured value");
+  p->constants = r.constants;
   for (uint64_t count : r.draws) p->draws.push_back(std::make_shared<RandomDraw>(RandomDraw{count, 0, 0}));
   for (const NodeRecord& nr : r.nodes) {
     SharedState shared;

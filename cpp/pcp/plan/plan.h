@@ -51,6 +51,9 @@ struct Plan {
   // Tensors the traced code read that are not arguments (parameters, constants it made), held by
   // reference: a replay reads what they hold then, so a parameter updated between calls is seen.
   std::vector<std::pair<int, Tensor>> captured;
+  // The captured values the traced code made itself (an arange, a Python number, a folded
+  // constant, optimizer state it created): an export embeds those no node writes.
+  std::vector<int> constants;
   std::vector<Node> nodes;
   std::vector<int> outputs;
   // .grad the traced code left on captured tensors (backward() in a training step): a replay
@@ -107,6 +110,7 @@ struct PlanRecord {
   std::vector<int> args;
   std::vector<Strides> arg_strides;
   std::vector<std::pair<int, Tensor>> captured;
+  std::vector<int> constants;  // value ids, each a captured one
   std::vector<NodeRecord> nodes;
   std::vector<int> outputs;
   std::vector<std::pair<int, int>> grads;  // (index into captured, value; -1: none)

@@ -201,6 +201,8 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
   if (fuse_elementwise(*plan_, constant)) eliminate_dead_code(*plan_);  // drops the scalars now immediates
   batch_casts(*plan_);
   batch_layer_norm_sums(*plan_);
+  for (const auto& [id, t] : plan_->captured)
+    if (made_here(t)) plan_->constants.push_back(id);
   plan_->check();  // the passes kept every node's inputs made before it and its shapes
   plan_->plan_releases();
   return plan_;

@@ -25,12 +25,15 @@ _VIEWS = {"reshape", "permute", "broadcast_to", "slice", "split", "alias"}
 class ExportedValue:
     """An argument or result of the exported function: its name, role, shape and dtype.
 
-    role is "argument" (the traced function's tensor argument `index`, flattened: .tensor is the
-    example given), "captured" (a tensor the function reads from outside, e.g. a parameter:
-    .tensor is it), "scalar" (a host scalar:
-    .value is what it held when traced; index: its name, e.g. "adamw_step.lr") for arguments; "output" (the function's output `index`,
-    flattened), "updated" (the new value of captured tensor `index`, written in place by the
-    traced code) or "grad" (the .grad left on captured tensor `index`) for results."""
+    role is, for arguments: "argument" (the traced function's tensor argument `index`,
+    flattened: .tensor is the example given), "captured" (a tensor the function reads from
+    outside, e.g. a parameter: .tensor is it), "constant" (a tensor the function made itself,
+    over CONSTANT_LIMIT elements, passed rather than embedded: .tensor is its value), "scalar" (a
+    host scalar: .value is what it held when traced; index: its name, e.g. "adamw_step.lr");
+    for results: "output" (the function's output `index`, flattened), "updated" (the new value of
+    captured tensor `index`, written in place by the traced code) or "grad" (the .grad left on
+    captured tensor `index`); and "embedded" for the constants the module holds (.tensor is the
+    value: an `arange`, a Python number, a mask the function made)."""
 
     def __init__(self, name, role, index, shape, dtype, tensor=None, value=None):
         self.name, self.role, self.index = name, role, index
@@ -45,8 +48,18 @@ class Exported:
     (ExportedValue each, in the order of @main's arguments and results), .ops (the plan's
     primitives, in order, each fused node followed by the ops it runs)."""
 
-    def __init__(self, text, arguments, results, ops):
+    def __init__(self, text, arguments, results, ops, constants=()):
         self.text, self.arguments, self.results, self.ops = text, arguments, results, ops
+        self.constants = list(constants)  # the embedded ones (role "embedded")
+
+    def signature(self):
+        """@main's arguments and results, one a line, each with its origin, and the constants
+        the module embeds (a scalar's value shown)."""
+        def line(v):
+            value = f" = {v.tensor.item()!r}" if v.role == "embedded" and v.tensor is not None and not v.shape else ""
+            return f"  {v.name}: {v.role} {v.index}, {v.shape} {v.dtype}{value}"
+        return "\n".join(["arguments:"] + [line(a) for a in self.arguments] + ["results:"] +
+                         [line(r) for r in self.results] + ["embedded constants:"] + [line(c) for c in self.constants])
 
     def save(self, path):
         """Writes .text to path (conventionally a .mlir file)."""
@@ -113,13 +126,32 @@ def _arrays_as_tensors(obj):
     return obj
 
 
+# Constants a function makes are embedded in the module up to this many elements; larger ones
+# (a causal mask of a long context, say) are passed as arguments of role "constant".
+CONSTANT_LIMIT = 1 << 16
+
+
 def export_plan(plan, examples=None):
     """The StableHLO of a traced plan (a pcp.compile CacheEntry's .plan; examples: its tensor
-    arguments, for .arguments' .tensor); see stablehlo()."""
+    arguments, for .arguments' .tensor); see stablehlo(). Lowered twice: the first pass finds
+    which constants the plan writes (optimizer state a first step made), which stay arguments."""
     rec = _core.plan_record(plan)
+    first = _lower(rec, examples, embed=set())
+    written = {i for i, (vid, _) in enumerate(rec["captured"]) if any(r.role == "updated" and r.index == i
+                                                                        for r in first.results)}
+    grads = {k for k, vid in rec["grads"]}
+    constants = set(rec.get("constants", ()))
+    embed = {i for i, (vid, t) in enumerate(rec["captured"])
+             if vid in constants and i not in written and i not in grads and t.size <= CONSTANT_LIMIT}
+    return _lower(rec, examples, embed) if embed or constants else first
+
+
+def _lower(rec, examples, embed):
+    """The module of a plan record, the captured tensors at indices `embed` as constants in it."""
     specs = [(tuple(shape), dtype) for shape, dtype, _ in rec["values"]]
+    constants = set(rec.get("constants", ()))
     em = _mlir.Emitter()
-    env, arguments, params = {}, [], []
+    env, arguments, params, embedded = {}, [], [], []
 
     def argument(vid, role, index, shape, dtype, **extra):
         v = _mlir.Value(f"%arg{len(params)}", shape, dtype)
@@ -131,8 +163,14 @@ def export_plan(plan, examples=None):
 
     for i, vid in enumerate(rec["args"]):
         argument(vid, "argument", i, *specs[vid], tensor=examples[i] if examples else None)
+    captured_params = {}  # captured index -> its parameter (embedded ones have none)
     for i, (vid, t) in enumerate(rec["captured"]):
-        argument(vid, "captured", i, *specs[vid], tensor=t)
+        if i in embed:
+            values = t.astype(_core.DType.float32).numpy() if specs[vid][1] == "bfloat16" else t.numpy()  # exact
+            env[vid] = em.array(values, *specs[vid])
+            embedded.append(ExportedValue(env[vid].name, "embedded", i, *specs[vid], tensor=t))
+        else:
+            captured_params[i] = argument(vid, "constant" if vid in constants else "captured", i, *specs[vid], tensor=t)
     names, _ = scalar_names(rec)
     scalars = [argument(None, "scalar", name, (), "float64", value=h.value) for name, h in zip(names, rec["scalars"])]
 
@@ -176,7 +214,7 @@ def export_plan(plan, examples=None):
     for i, vid in enumerate(rec["outputs"]):
         result(vid, "output", i)
     for i, (vid, _) in enumerate(rec["captured"]):
-        if env[vid] is not params[len(rec["args"]) + i]:
+        if i in captured_params and env[vid] is not captured_params[i]:
             result(vid, "updated", i)
     for k, vid in rec["grads"]:
         if vid >= 0:
@@ -184,7 +222,7 @@ def export_plan(plan, examples=None):
     ops = []
     for n in rec["nodes"]:
         ops += [n["op"]] + (fused_ops(n["attrs"]) if n["op"] == "fused_elementwise" else [])
-    return Exported(_mlir.module("pcp_plan", params, values, em.lines), arguments, results, ops)
+    return Exported(_mlir.module("pcp_plan", params, values, em.lines), arguments, results, ops, embedded)
 
 
 def _check(op, v, spec):

@@ -6,6 +6,8 @@ MLIR parser reads, whatever the dialect's version prints for its pretty form.
 """
 import math
 
+import numpy as np
+
 _TYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
           "int32": "i32", "int64": "i64", "bool": "i1"}
 # Bit patterns of the non-finite floats (MLIR reads a hex literal as the element's bits).
@@ -56,6 +58,10 @@ class Value:
         return mlir_type(self.shape, self.dtype)
 
 
+def _nested(x):
+    return "[" + ", ".join(_nested(i) for i in x) + "]" if isinstance(x, list) else ("true" if x else "false")
+
+
 def _ints(xs):
     return "array<i64" + (": " + ", ".join(str(int(x)) for x in xs) if len(xs) else "") + ">"
 
@@ -88,6 +94,24 @@ class Emitter:
         return self._emit("stablehlo." + op, operands, [(shape, dtype)], attrs)
 
     # ----- values
+    def array(self, data, shape, dtype):
+        """A constant holding data (a NumPy array of the values, shape `shape`), exactly: its
+        elements' bits as hex (little-endian), or true/false for bool."""
+        shape = tuple(shape)
+        if 0 in shape:
+            return self.const(0, dtype, shape)
+        a = np.asarray(data).reshape(shape)
+        if dtype == "bool":
+            body = _nested(a.tolist())
+        else:
+            if dtype == "bfloat16":  # exact in float32: its upper 16 bits
+                bits = (np.asarray(a, np.float32).view(np.uint32) >> 16).astype("<u2")
+            else:
+                bits = np.asarray(a, {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int32": "<i4",
+                                      "int64": "<i8"}[dtype])
+            body = '"0x' + bits.tobytes().hex().upper() + '"'
+        return self._emit("stablehlo.constant", [], [(shape, dtype)], f"value = dense<{body}> : {mlir_type(shape, dtype)}")
+
     def const(self, value, dtype, shape=()):
         c = self._emit("stablehlo.constant", [], [((), dtype)], f"value = dense<{literal(value, dtype)}> : {mlir_type((), dtype)}")
         return self.broadcast(c, shape)
@@ -194,8 +218,8 @@ class Emitter:
         return " ({\n    " + head + "\n      " + "\n      ".join(inner) + "\n    })"
 
     def reduce(self, x, axes, kind, keepdims=False):
-        """Sum ("add"), "maximum" or "minimum" of x over axes."""
-        init = {"add": 0, "maximum": lowest(x.dtype), "minimum": highest(x.dtype)}[kind]
+        """Sum ("add"), product ("multiply"), "maximum" or "minimum" of x over axes."""
+        init = {"add": 0, "multiply": 1, "maximum": lowest(x.dtype), "minimum": highest(x.dtype)}[kind]
         if x.dtype == "bool":
             init, kind = (0, "or") if kind in ("add", "maximum") else (1, "and")
         axes = sorted(a % len(x.shape) for a in axes) if x.shape else []

@@ -289,6 +289,13 @@ def _take(em, ins, attrs, outs, scalars):
     return [em.gather(x, _positive(em, idx, x.shape[axis]), axis)]
 
 
+def _check_indices(em, ins, attrs, outs, scalars):
+    """The indices as int64, negatives counted from the end. A module cannot raise: an index out
+    of range is not refused there (XLA's gathers clamp it; a one_hot row of it is zeros)."""
+    idx = em.convert(ins[0], "int64")
+    return [_positive(em, idx, attrs["size"]) if attrs["negatives"] else idx]
+
+
 def _scatter_add(em, ins, attrs, outs, scalars):
     src, idx, axis, shape = ins[0], ins[1], attrs["axis"], attrs["shape"]
     return [em.scatter_add(em.const(0, src.dtype, shape), _positive(em, idx, shape[axis]), src, axis)]
@@ -322,6 +329,29 @@ def _cumulative(kind):
         x = ins[0]
         return [em.running(x, attrs["axis"], kind, attrs["reverse"]) if x.shape else x]
     return rule
+
+
+def _cumulative_prod_backward(em, ins, attrs, outs, scalars):
+    """dx_i = prod_{k<i} x_k * sum_{j>=i} g_j prod_{i<k<=j} x_k, with no division (zeros in x
+    are exact), in float64 as the CPU's kernel: per row an (n, n) matrix [i, k] of x_k where
+    k > i (1 elsewhere), whose running products along k are the products over (i, j]."""
+    x, g = ins
+    if not x.shape:
+        return [g]
+    nd, axis, dtype = len(x.shape), attrs["axis"] % len(x.shape), x.dtype
+    perm = [d for d in range(nd) if d != axis] + [axis]
+    x64, g64 = (em.convert(em.transpose(t, perm), "float64") for t in (x, g))
+    lead, n = list(x64.shape[:-1]), x64.shape[-1]
+    square = lead + [n, n]
+    i, k = em.iota(square, nd - 1), em.iota(square, nd)
+    xk = em.broadcast(em.reshape(x64, lead + [1, n]), square)
+    gk = em.broadcast(em.reshape(g64, lead + [1, n]), square)
+    one, zero = em.const(1, "float64", square), em.const(0, "float64", square)
+    spans = em.running(em.select(em.compare(k, i, "GT"), xk, one), nd, "multiply")
+    prefix = em.reduce(em.select(em.compare(k, i, "LT"), xk, one), [nd], "multiply")
+    tail = em.reduce(em.select(em.compare(k, i, "GE"), em.mul(gk, spans), zero), [nd], "add")
+    dx = em.convert(em.mul(prefix, tail), dtype)
+    return [em.transpose(dx, [perm.index(d) for d in range(nd)])]
 
 
 def _searchsorted(em, ins, attrs, outs, scalars):
@@ -632,6 +662,7 @@ RULES = {
     "argmax": _reduce("argmax"), "argmin": _reduce("argmin"),
     "matmul": _matmul, "take": _take, "scatter_add": _scatter_add, "argsort": _argsort,
     "cumulative_sum": _cumulative("add"), "cumulative_prod": _cumulative("multiply"), "searchsorted": _searchsorted,
+    "cumulative_prod_backward": _cumulative_prod_backward, "check_indices": _check_indices,
     "softmax": _softmax(False), "log_softmax": _softmax(True),
     "softmax_backward": _softmax_backward(False), "log_softmax_backward": _softmax_backward(True),
     "layer_norm": _layer_norm, "layer_norm_backward": _layer_norm_backward,
@@ -646,4 +677,4 @@ for _op in BINARY_OPS:
     RULES[_op] = _binary(_op)
 # Primitives with no StableHLO rule, with why (dropout and attention with dropout are refused by
 # their rules, for their random draws).
-REFUSED = {"cumulative_prod_backward": "no StableHLO rule yet (a compiled cumprod's gradient is refused)"}
+REFUSED = {}
