@@ -782,3 +782,31 @@ def test_a_plan_file_whose_kernel_would_read_a_broadcast_view_runs_it_dense(tmp_
     softmax["inputs"] = [view]  # past the copy the trace recorded
     save_safetensors(tensors, path, metadata=dict(meta, graph=json.dumps(graph)))
     np.testing.assert_allclose(pcp.load_plan(path)(x).numpy(), want, rtol=1e-6)
+
+
+@pytest.mark.cpu_only
+def test_state_a_replay_would_carry_over_is_refused_at_trace_time():
+    """Two things a plan would replay differently from eager are refused while tracing: a .grad
+    set on an argument (the replay's arguments are other tensors) and an optimizer made inside
+    the function (eager starts it anew each call; a plan would keep its moments)."""
+    def grad_on_argument(x):
+        (x * x).sum().backward()
+        return x.grad
+
+    x = pcp.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(ValueError, match="set the .grad of its argument 0"):
+        pcp.compile(grad_on_argument)(x)
+    w = pcp.tensor([1.0, 2.0], requires_grad=True)
+
+    def local_optimizer(x):
+        opt = pcp.optim.Adam([w], lr=0.1)
+        (w * x).sum().backward()
+        opt.step()
+        return w
+
+    with pytest.raises(ValueError, match="Adam: created inside a function pcp.compile traces"):
+        pcp.compile(local_optimizer)(pcp.tensor([1.0, 1.0]))
+    # returned instead, the gradient replays: eager's on new values
+    step = pcp.compile(pcp.grad(lambda x: (x * x).sum()))
+    step(pcp.tensor([1.0, 2.0]))
+    np.testing.assert_array_equal(step(pcp.tensor([3.0, -1.0])).numpy(), [6.0, -2.0])

@@ -1,5 +1,6 @@
 """The fuzzer (tests/fuzz, see its README) covers every public op, and a bounded run of it on
-each device finds no crash, hang, wrong result or unclear error.
+each device finds no crash, hang, wrong result or unclear error; each valid case is also
+compiled and replayed on new values, against eager (--replay).
 
 The run takes about half a minute per device: a fixed 1-in-PCP_FUZZ_SAMPLE subset of the grid (20 by
 default; 1 runs all of it) and PCP_FUZZ_CASES (default 3,000) seeded random cases (PCP_FUZZ_SEED,
@@ -92,7 +93,7 @@ def test_bounded_fuzz_runs_find_nothing(tmp_path):
     for device in DEVICES:
         report = tmp_path / f"fuzz-{device}.json"
         cmd = [sys.executable, "-m", "fuzz", "--device", device, "--grid", "--sample", sample, "--seconds", seconds,
-               "--cases", cases, "--seed", seed, "--report", str(report), "--limit", "50"]
+               "--cases", cases, "--seed", seed, "--report", str(report), "--limit", "50", "--replay"]
         runs[device] = (cmd, report, subprocess.Popen(cmd, cwd=TESTS_DIR, stdout=subprocess.PIPE,
                                                       stderr=subprocess.PIPE, text=True))
     found = []

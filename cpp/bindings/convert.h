@@ -20,6 +20,12 @@ struct Int {
   operator int64_t() const;
   int64_t clamped() const;  // to int64's range (where NumPy accepts any int: tril's k, split points)
 };
+// A Python str argument, and only a str: pybind11 turns bytes into std::string as well, so a
+// name given as b'high' would pass unseen (NumPy and PyTorch refuse it); a TypeError instead.
+struct Str {
+  std::string value;
+  operator const std::string&() const { return value; }
+};
 inline std::optional<int64_t> opt(const std::optional<Int>& v) {
   return v ? std::optional<int64_t>(int64_t(*v)) : std::nullopt;
 }
@@ -80,5 +86,20 @@ struct type_caster<pcp::bindings::Int> {
     return true;
   }
   static handle cast(const pcp::bindings::Int& v, return_value_policy, handle) { return PyLong_FromLongLong(v.value); }
+};
+}  // namespace pybind11::detail
+
+namespace pybind11::detail {
+template <>
+struct type_caster<pcp::bindings::Str> {
+  PYBIND11_TYPE_CASTER(pcp::bindings::Str, const_name("str"));
+  bool load(handle src, bool) {
+    if (!src || !PyUnicode_Check(src.ptr())) return false;
+    value.value = src.cast<std::string>();
+    return true;
+  }
+  static handle cast(const pcp::bindings::Str& s, return_value_policy, handle) {
+    return PyUnicode_FromStringAndSize(s.value.data(), Py_ssize_t(s.value.size()));
+  }
 };
 }  // namespace pybind11::detail

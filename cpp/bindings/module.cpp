@@ -96,9 +96,9 @@ PYBIND11_MODULE(_core, m) {
       for (int i = 0; i < rt->device_count(); ++i) out.emplace_back(gpu_device(i).str(), rt->device_info(i).name);
     return out;
   }, "[(device, description)] for the CPU and every GPU");
-  def(m, "device", [](const std::string& name) { return parse_device(name).str(); }, py::arg("name"),
+  def(m, "device", [](const Str& name) { return parse_device(name).str(); }, py::arg("name"),
         "The canonical name of a device: 'gpu' -> 'vulkan:0'; a ValueError when it does not exist");
-  def(m, "gpu_info", [](const std::string& name) {
+  def(m, "gpu_info", [](const Str& name) {
     const Device d = parse_device(name);
     if (!d.is_gpu()) fail<ValueError>("gpu_info: ", d.str(), " is not a GPU");
     const gpu::DeviceInfo info = gpu::runtime()->device_info(d.index);
@@ -131,7 +131,7 @@ PYBIND11_MODULE(_core, m) {
     return out;
   }, py::arg("device") = "gpu");
   def(m, "gpu_unavailable_reason", [] { return gpu_unavailable_reason(); });
-  def(m, "set_default_device", [](const std::string& name) { set_default_device(parse_device(name)); },
+  def(m, "set_default_device", [](const Str& name) { set_default_device(parse_device(name)); },
         py::arg("device"));
   def(m, "get_default_device", [] { return default_device().str(); });
   def(m, "synchronize", [](py::object device) {
@@ -200,7 +200,8 @@ PYBIND11_MODULE(_core, m) {
 
   // Threads and SIMD.
   def(m, "set_num_threads", [](Int n) { set_num_threads(n); }, py::arg("n"));
-  def(m, "set_float32_matmul_precision", [](const std::string& p) {
+  def(m, "set_float32_matmul_precision", [](const Str& precision) {
+    const std::string& p = precision;
     if (p != "highest" && p != "high" && p != "medium")
       fail<ValueError>("set_float32_matmul_precision: expected 'highest', 'high' or 'medium', got '", p, "'");
     gpu::vendor::set_allow_tf32(p != "highest");
@@ -218,7 +219,7 @@ PYBIND11_MODULE(_core, m) {
     return d;
   }, "The SIMD level the CPU kernels run at, the levels available, and whether bfloat16 matmuls run on "
      "AVX512_BF16 dot products (else on float32 copies)");
-  def(m, "set_isa", [](const std::string& isa) { cpu::set_isa(isa.c_str()); }, py::arg("isa"),
+  def(m, "set_isa", [](const Str& isa) { cpu::set_isa(isa.value.c_str()); }, py::arg("isa"),
         "Force the CPU kernels' instruction set (baseline, avx2, avx512; neon on arm64); for tests and benchmarks");
 
   // Random numbers.

@@ -96,7 +96,7 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   m.def("_tensor", named("tensor", [=](py::handle data, py::object dtype, py::object device) {
     return asarray_fn(data, dtype, device, true);
   }), arg("data"), arg("dtype") = py::none(), arg("device") = py::none());
-  def(m, "to_device", [](const Tensor& x, const std::string& device) { return to_device(x, parse_device(device)); },
+  def(m, "to_device", [](const Tensor& x, const Str& device) { return to_device(x, parse_device(device)); },
         arg("x"), arg("device"));
   def_op(m, cls, "copy", [](const Tensor& x) { return copy(x); }, arg("x"));
   cls.def("clone", named("clone", [](const Tensor& x) { return copy(x); }), py::doc(tensor_doc("clone")));

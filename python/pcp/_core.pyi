@@ -4642,7 +4642,7 @@ def primitive_names() -> list[str]:
 
 def primitives() -> list[typing.Any]:
     """
-    Every primitive's record, sorted by name: a dict of its name, the input counts it takes (None: any, which its check decides), the inputs a plan file may leave out, and whether its attributes are checked against its inputs when a plan file is loaded
+    Every primitive's record, sorted by name: a dict of its name, the input counts it takes (None: any, which its check decides), the inputs a plan file may leave out, whether its attributes are checked against its inputs when a plan file is loaded, whether it runs on a GPU (gpu), and how autocast casts its floating inputs (autocast: 'low', 'float32' or 'keep')
     """
 
 def prod(x: typing.Any, axis: typing.Any = None, keepdims: bool = False) -> Tensor:

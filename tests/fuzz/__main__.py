@@ -39,6 +39,8 @@ def parse(argv):
     ap.add_argument("--sample", type=int, default=1, help="grid: a fixed 1-in-N subset of the cases")
     ap.add_argument("--case", action="append", help="run these grid case ids only (repeatable)")
     ap.add_argument("--list", action="store_true", help="print the grid's case ids and exit")
+    ap.add_argument("--replay", action="store_true",
+                    help="also compile each valid case and replay it on new values, against eager")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds per case before it is a HANG")
     ap.add_argument("--mem-gb", type=float, default=4.0, help="address-space limit of the worker (0: none)")
     ap.add_argument("--report", help="write every failure to this JSON file")
@@ -58,6 +60,8 @@ def devices(arg):
 
 def main(argv=None):
     args = parse(argv)
+    if args.replay:
+        os.environ["PCP_FUZZ_REPLAY"] = "1"  # the workers it starts replay each valid case compiled
     names = sorted(n for n in OPS if not args.ops or re.search(args.ops, n))
     devs, has_gpu = devices(args.device)
     report = Report()

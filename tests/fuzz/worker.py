@@ -174,7 +174,101 @@ def run_case(case):
                                              f"{type(e).__name__}: {str(e)[:150]}"}
     if diff:
         return {"status": "WRONG", "detail": diff}
+    if os.environ.get("PCP_FUZZ_REPLAY") == "1":
+        return _replay(case, named, stmt, expr, env)
     return {"status": "OK", "detail": ""}
+
+
+def _fresh(t):
+    """Other values of t's shape, dtype, device and layout, a leaf as t is: floats x 1.5 + 0.25,
+    integers + 1, booleans negated (an index may then be out of range: eager and the plan must
+    both refuse)."""
+    import pcp
+    with pcp.no_grad():
+        if t.dtype == pcp.bool_:
+            f = pcp.logical_not(t)
+        elif t.dtype in (pcp.int32, pcp.int64):
+            f = t + 1
+        else:
+            f = (t * 1.5 + 0.25).astype(t.dtype)
+    if t.requires_grad:
+        f.requires_grad = True
+    return f
+
+
+def _outcome(fn, args, seed):
+    """(the tensors it returns as NumPy arrays, flattened; None) or (None, the exception). Python
+    ints and others it returns are the trace's in a plan (a hash, a shape), so they are not
+    compared; a Python float is (clip_grad_norm's norm, a 0-d tensor in a plan)."""
+    import pcp
+    pcp.random.seed(seed)  # a plan draws what eager draws from the same generator state
+    try:
+        out = fn(*args)
+        flat = []
+
+        def walk(v):
+            if isinstance(v, dict):
+                v = list(v.values())
+            if isinstance(v, (list, tuple)):
+                for x in v:
+                    walk(x)
+            elif isinstance(v, pcp.Tensor):
+                flat.append(v.astype(pcp.float64).numpy() if v.dtype == pcp.bfloat16 else v.to("cpu").numpy())
+            elif isinstance(v, float):
+                flat.append(np.asarray(v))
+        walk(out)
+        return flat, None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:
+        return None, e
+
+
+def _replay(case, named, stmt, expr, env):
+    """The call compiled (pcp.compile) on this case's tensors, then replayed on fresh values of
+    them: it must give what eager gives on those (or raise what eager raises), so a plan never
+    replays a value it read on the host once. A refusal at trace time is an answer too."""
+    import pcp
+    names = [n for n, t in named if isinstance(env.get(n), pcp.Tensor) and env[n].is_contiguous()]
+    if not names or len(names) != len(named):
+        return {"status": "OK", "detail": "replay: no contiguous tensor arguments"}
+    body = "".join(f"    {line}\n" for line in stmt.splitlines()) if stmt else ""
+    scope = dict(env)
+    exec(f"def __fn({', '.join(names)}):\n{body}    return {expr}\n", scope)
+    fn = scope["__fn"]
+    tensors = [env[n] for n in names]
+    try:  # one set for eager, one for the plan: a call may write into its arguments or their .grad
+        fresh, fresh_too = [_fresh(t) for t in tensors], [_fresh(t) for t in tensors]
+    except Exception:
+        return {"status": "OK", "detail": "replay: no fresh values of this dtype"}
+    step = pcp.compile(fn)
+    _, traced = _outcome(step, tensors, 1)
+    if traced is not None:
+        if "pcp.compile" in str(traced) or "traced" in str(traced):
+            return {"status": "OK", "detail": f"replay: refused at trace time: {str(traced)[:150]}"}
+        return {"status": "OK", "detail": f"replay: the trace raised {type(traced).__name__}"}
+    want, want_err = _outcome(fn, fresh, 2)
+    got, got_err = _outcome(step, fresh_too, 2)
+    if got_err is not None and want_err is None and "pcp.compile" in str(got_err):
+        # new values of another signature (a leaf where a view was traced) trace anew: refused there
+        return {"status": "OK", "detail": f"replay: refused when traced again: {str(got_err)[:150]}"}
+    if want_err is not None or got_err is not None:
+        if want_err is not None and got_err is not None and type(want_err) is type(got_err):
+            return {"status": "OK", "detail": f"replay: both raise {type(got_err).__name__}"}
+        what = lambda e: "returns" if e is None else f"raises {type(e).__name__}: {str(e)[:150]}"
+        return {"status": "WRONG", "detail": f"replayed on new values the plan {what(got_err)}; eager {what(want_err)}"}
+    if len(got) != len(want):
+        return {"status": "WRONG", "detail": f"replay: {len(got)} outputs, eager {len(want)}"}
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.shape == w.shape and w.size > 2**24:
+            continue  # a broadcast view of a huge shape: its values are the few it views
+        same = g.shape == w.shape and np.array_equal(g, w, equal_nan=w.dtype.kind in "fc")
+        if not same and g.shape == w.shape and w.dtype.kind in "fc":
+            same = np.allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True)  # a fused chain on a GPU
+        if not same:
+            return {"status": "WRONG", "detail": f"replayed on new values, output {i} differs from eager: "
+                                                 f"{str(g)[:120]} against {str(w)[:120]}"}
+    return {"status": "OK", "detail": "replay: equal"}
 
 
 def _deferred_error(result, device):

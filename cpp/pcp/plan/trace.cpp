@@ -55,6 +55,7 @@ Trace::Trace(const std::vector<Tensor>& args) : plan_(std::make_shared<Plan>()) 
       plan_->args.push_back(id);
     } else {
       plan_->args.push_back(add_value(args[i], false));
+      grads_.push_back({args[i], args[i].impl()->grad, args[i].impl()->grad != nullptr, int(i)});
     }
     plan_->arg_strides.push_back(args[i].strides());
   }
@@ -177,11 +178,16 @@ std::shared_ptr<Plan> Trace::finish(const std::vector<Tensor>& outputs) {
     plan_->outputs.push_back(value_of(t));
   }
   // .grad left on captured tensors becomes an effect of the plan. Gradients accumulated into a
-  // .grad the tensor had before would add that old tensor on every replay: refused.
-  for (const auto& [t, was, had_grad] : grads_) {
+  // .grad the tensor had before would add that old tensor on every replay: refused. So is a
+  // .grad set on an argument: a replay's arguments are other tensors.
+  for (const auto& [t, was, had_grad, arg] : grads_) {
     const std::shared_ptr<TensorImpl> before = was.lock();  // null if gone: then not the .grad now
     const TensorImpl* now = t.impl()->grad.get();
     if (had_grad ? before && now == before.get() : !now) continue;  // unchanged
+    if (arg >= 0)
+      fail<ValueError>("pcp.compile: the compiled function set the .grad of its argument ", arg, " ", shape_of(t),
+                       " (backward() or an assignment); a plan sets .grad only on tensors it reads from outside, "
+                       "such as parameters: return the gradient instead (pcp.grad, pcp.value_and_grad)");
     if (before && impl_value(Tensor(before)) >= 0)
       fail<ValueError>("pcp.compile: backward() inside the compiled function added to the .grad a tensor ",
                        shape_of(t), " had before the call; a replay would add that old gradient again: call "

@@ -61,11 +61,13 @@ class Trace {
   // Values that may fold into constants (computed from constants the code made): kept, since
   // fold_constants captures their traced values; undefined for the others.
   std::vector<Tensor> foldable_;
-  // Captured tensors and their .grad when captured (not kept alive: zero_grad() frees it).
+  // Captured tensors and arguments, and their .grad when first seen (not kept alive:
+  // zero_grad() frees it).
   struct GradBefore {
     Tensor tensor;
     std::weak_ptr<TensorImpl> grad;
     bool had_grad;
+    int arg = -1;  // its argument index, or -1 for a captured tensor
   };
   std::vector<GradBefore> grads_;
   std::unordered_set<const Storage*> made_;  // storages allocated during the trace

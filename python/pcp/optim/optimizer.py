@@ -52,6 +52,12 @@ class Optimizer:
     _state_keys = None  # the names of a parameter's state, where the subclass has a fixed set
 
     def __init__(self, params, defaults):
+        if pcp._core.is_tracing():
+            # Eager, such an optimizer starts anew on every call; a plan would carry its state
+            # (moments, step count) from one call to the next.
+            raise ValueError(f"{type(self).__name__}: created inside a function pcp.compile traces; its state would "
+                             "carry over between the plan's calls, where each eager call starts anew: create the "
+                             "optimizer outside the compiled function")
         self.defaults = dict(defaults)
         params = list(params)
         if not params:
