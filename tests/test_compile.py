@@ -810,3 +810,24 @@ def test_state_a_replay_would_carry_over_is_refused_at_trace_time():
     step = pcp.compile(pcp.grad(lambda x: (x * x).sum()))
     step(pcp.tensor([1.0, 2.0]))
     np.testing.assert_array_equal(step(pcp.tensor([3.0, -1.0])).numpy(), [6.0, -2.0])
+
+
+@pytest.mark.cpu_only
+def test_a_constant_may_be_read_on_the_host_but_not_state_a_step_writes():
+    """Reading a value computed from constants the function made is the same on every call (it
+    traces); reading optimizer state after the step wrote it would replay the first call's value
+    (it is refused), as is any traced value however an op reads it."""
+    step = pcp.compile(lambda x: x * pcp.arange(4.0).sum().item())
+    step(pcp.ones(2))
+    np.testing.assert_array_equal(step(pcp.tensor([1.0, 2.0])).numpy(), [6.0, 12.0])
+    w = pcp.tensor([1.0, 2.0], requires_grad=True)
+    opt = pcp.optim.Adam([w], lr=0.1)
+
+    def train(x):
+        opt.zero_grad()
+        (w * x).sum().backward()
+        opt.step()
+        return opt.state[id(w)]["exp_avg"].max().item()
+
+    with pytest.raises(ValueError, match="item\\(\\) of a traced tensor"):
+        pcp.compile(train)(pcp.ones(2))

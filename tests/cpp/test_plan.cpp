@@ -93,6 +93,8 @@ TEST(Plan, RefusesWhatAReplayWouldNotRedo) {
     plan::Trace trace({x});
     Tensor y = mul(x, scalar(3.0));
     EXPECT_THROW(y.item_double(), ValueError);  // a host read of a traced value
+    EXPECT_THROW(y.data<float>(), ValueError);  // any, however an op's front end reads it
+    EXPECT_THROW(x.raw_data(), ValueError);     // an argument's too
     EXPECT_THROW(rand({2}), ValueError);        // random numbers
     EXPECT_THROW(index_assign(x, {IndexItem{IndexItem::Int, 0}}, scalar(0.0)), ValueError);  // an argument, in place
     Tensor fresh = make({2}, {0, 0});  // memory made here and not yet read by an op: a constant being built

@@ -9,6 +9,7 @@
 #include "pcp/core/dtype.h"
 #include "pcp/core/shape.h"
 #include "pcp/core/storage.h"
+#include "pcp/core/trace_hooks.h"
 
 namespace pcp {
 
@@ -70,8 +71,11 @@ class Tensor {
 
   // Pointer to element [0, ..., 0] (storage data + offset); host memory only: a GPU tensor
   // throws here, so a CPU code path reached with GPU data fails cleanly instead of crashing.
+  // Outside a primitive's forward(), a traced tensor's data read here is reported to the
+  // tracer (core/trace_hooks.h), which refuses it: a plan would replay the value read once.
   void* raw_data() const {
     if (impl_->storage->device().is_gpu()) not_on_host();
+    if (!impl_->weak) report_host_read(*this, "a read of its values on the host");
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * int64_t(itemsize());
   }
   template <class T>

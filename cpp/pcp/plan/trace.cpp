@@ -17,7 +17,8 @@ void on_record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>
 }
 
 void on_host_read(const Tensor& t, const char* what) {
-  if (forward_depth() > 0 || !g_active->knows(t)) return;  // a kernel's own read, or a constant
+  // a kernel's own read, memory the code made that no op has read, or a constant it computed
+  if (forward_depth() > 0 || !g_active->knows(t) || g_active->is_constant(t)) return;
   fail<ValueError>("pcp.compile: ", what, " of a traced tensor ", shape_of(t),
                    " inside the compiled function: a plan cannot replay a value read on the host (compute "
                    "with tensors instead, or move the read out of the function)");
@@ -87,6 +88,12 @@ void Trace::note_draw(const RandomDrawPtr& d) { plan_->draws.push_back(d); }
 bool Trace::knows(const Tensor& t) const {
   Trace& self = const_cast<Trace&>(*this);  // forgets dead entries as it looks
   return self.impl_value(t) >= 0 || self.storage_values(t) != nullptr;
+}
+
+bool Trace::is_constant(const Tensor& t) {
+  if (const int id = impl_value(t); id >= 0) return foldable_[size_t(id)].defined();
+  const std::vector<int>* ids = storage_values(t);
+  return ids && std::all_of(ids->begin(), ids->end(), [&](int id) { return foldable_[size_t(id)].defined(); });
 }
 
 int Trace::impl_value(const Tensor& t) {
@@ -166,6 +173,9 @@ void Trace::record(const std::shared_ptr<Primitive>& prim, const std::vector<Ten
   bool foldable = !prim->writes_inputs() && !prim->draws_random();
   for (int id : n.inputs) foldable = foldable && (id < 0 || foldable_[size_t(id)].defined());
   for (const Tensor& t : out) n.outputs.push_back(t.defined() ? add_value(t, foldable) : -1);
+  if (prim->writes_inputs())  // what it writes (an optimizer's state) is no longer a constant
+    for (int id : n.inputs)
+      if (id >= 0) foldable_[size_t(id)] = Tensor();
   for (int id : n.outputs)
     if (id < 0) fail<RuntimeError>("pcp.compile: ", prim->name(), " produced an undefined output");
   plan_->nodes.push_back(std::move(n));

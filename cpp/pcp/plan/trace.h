@@ -34,6 +34,9 @@ class Trace {
   // Hooks (ops/primitive.h, core/trace_hooks.h).
   void record(const std::shared_ptr<Primitive>& prim, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
   bool knows(const Tensor& t) const;
+  // Whether t is a value computed from constants the code made alone, never written in place
+  // since: reading it on the host reads what every replay would compute.
+  bool is_constant(const Tensor& t);
   bool made_here(const Tensor& t) const;  // its memory was allocated during the trace
   void note_storage(const Storage* s);
   void note_draw(const RandomDrawPtr& d);
