@@ -831,3 +831,19 @@ def test_a_constant_may_be_read_on_the_host_but_not_state_a_step_writes():
 
     with pytest.raises(ValueError, match="item\\(\\) of a traced tensor"):
         pcp.compile(train)(pcp.ones(2))
+
+
+@pytest.mark.cpu_only
+def test_numpy_arguments_are_arguments_and_a_plan_of_nothing_is_refused():
+    """A NumPy argument becomes a tensor argument as an eager op converts it (held by identity it
+    would replay its first values); a function with no tensor result and no effect is refused."""
+    step = pcp.compile(lambda x, w: x * w)
+    w1, w5 = np.ones(2, np.float32), np.full(2, 5.0, np.float32)
+    np.testing.assert_array_equal(step(pcp.ones(2), w1).numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(step(pcp.ones(2), w5).numpy(), [5.0, 5.0])
+    w1[:] = 3.0  # the same array, new values
+    np.testing.assert_array_equal(step(pcp.ones(2), w1).numpy(), [3.0, 3.0])
+    assert len(step.cache_info()) == 1
+    for fn in (lambda x: 3.0, lambda x: None):
+        with pytest.raises(ValueError, match="returned no tensor"):
+            pcp.compile(fn)(pcp.ones(2))

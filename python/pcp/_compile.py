@@ -10,6 +10,8 @@ other objects (a Module passed in), and the autocast and grad modes.
 import functools
 import time
 
+import numpy as np
+
 from . import _core
 from ._core import Tensor
 
@@ -55,6 +57,19 @@ def _flatten(obj, path, leaves, key, described):
         described.append((path, f"{type(obj).__name__} object at {id(obj):#x}"))
 
 
+def _arrays_as_tensors(obj):
+    """obj with each NumPy array (nested in tuples, lists and dicts) made a tensor, as an eager
+    op converts it: an argument of the plan, where by identity it would be a stale constant."""
+    if isinstance(obj, np.ndarray):
+        from . import asarray
+        return asarray(obj)
+    if isinstance(obj, (tuple, list)) and any(isinstance(x, (np.ndarray, tuple, list, dict)) for x in obj):
+        return type(obj)(_arrays_as_tensors(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _arrays_as_tensors(x) for k, x in obj.items()}
+    return obj
+
+
 def _signature(args, kwargs):
     leaves, key, described = [], [], []
     for i, a in enumerate(args):
@@ -78,6 +93,14 @@ def _flatten_out(out, tensors):
     if isinstance(out, dict):
         return (dict, [(k, _flatten_out(x, tensors)) for k, x in out.items()])
     return ("V", out)
+
+
+def _leaves_of(out):
+    if isinstance(out, (tuple, list)):
+        return [x for v in out for x in _leaves_of(v)]
+    if isinstance(out, dict):
+        return _leaves_of(list(out.values()))
+    return [out]
 
 
 def _rebuild(tree, tensors):
@@ -152,6 +175,7 @@ class Compiled:
     def __call__(self, *args, **kwargs):
         if _core.is_tracing():
             return self._fn(*args, **kwargs)
+        args, kwargs = _arrays_as_tensors(args), _arrays_as_tensors(kwargs)
         leaves, key, described = _signature(args, kwargs)
         entry = self._plans.get(key)
         if entry is None:
@@ -165,6 +189,9 @@ class Compiled:
         reason = self._why(described)
         start = time.perf_counter()
         out, plan, tree, hooks = trace(self._fn, leaves, args, kwargs)
+        if plan.num_nodes == 0 and not any(isinstance(t, Tensor) for t in _leaves_of(out)):
+            raise ValueError(f"pcp.compile: the function returned no tensor (it returned {type(out).__name__}) and "
+                             "changed none, so its plan would compute nothing: return the tensors it computes")
         plan.command_lists = self._command_lists
         self._plans[key] = CacheEntry(plan, tree, described, reason, time.perf_counter() - start, hooks)
         return out

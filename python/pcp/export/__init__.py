@@ -8,10 +8,9 @@ host scalars its ops read (an optimizer's step count and learning rate) are 0-d 
 arguments after those, and what the plan writes in place (parameters and state updated by an
 optimizer step) and the .grad it leaves are results after the function's own outputs.
 """
-import numpy as np
 
 from .. import _core
-from .._compile import _signature, scalar_names, trace
+from .._compile import _arrays_as_tensors, _signature, scalar_names, trace
 from . import _mlir
 from ._rules import REFUSED, RULES, ExportError, fused_ops
 
@@ -112,18 +111,6 @@ def stablehlo(fn, *args, **kwargs):
         raise ExportError(f"export.stablehlo: the function returned no tensor (it returned {type(out).__name__}) "
                           "and updated none: the module would compute nothing")
     return exported
-
-
-def _arrays_as_tensors(obj):
-    """obj with each NumPy array (nested in tuples, lists and dicts) made a tensor."""
-    if isinstance(obj, np.ndarray):
-        from .. import asarray
-        return asarray(obj)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_arrays_as_tensors(x) for x in obj)
-    if isinstance(obj, dict):
-        return {k: _arrays_as_tensors(x) for k, x in obj.items()}
-    return obj
 
 
 # Constants a function makes are embedded in the module up to this many elements; larger ones
