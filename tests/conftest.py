@@ -1,11 +1,11 @@
 """Shared helpers for the pytest suite: NumPy references, finite differences, optional PyTorch."""
 import os
-import re
 
 import numpy as np
 import pytest
 
 import pcp
+from gpu_gaps import GPU_GAPS, declared_gap
 
 try:
     import torch  # reference only; never a dependency of PCP
@@ -13,6 +13,13 @@ except ImportError:  # pragma: no cover
     torch = None
 
 requires_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+
+try:  # property tests draw the same examples on every run and machine, and keep no database
+    from hypothesis import settings
+    settings.register_profile("pcp", derandomize=True, database=None)
+    settings.load_profile("pcp")
+except ImportError:  # pragma: no cover
+    pass
 
 # Tolerances per dtype for forward checks against a float64 NumPy reference.
 TOL = {
@@ -63,23 +70,13 @@ def _seed():
 # The op suite (modules that set ``pytestmark = on_each_device``) runs once per available device:
 # the fixture makes that device the default, so every tensor a test creates lives there.
 #
-# What the GPU backend does not run (yet) is declared here, as dtype -> the ops that lack it
-# ("*": every op). A GPU case parametrized with such a dtype is skipped up front; a case that
-# fails only because it builds one internally (NumPy's float64 default, finite differences) is
-# reported as skipped when its NotImplementedError names an op and dtype this table declares.
-# Any other GPU failure fails: a kernel that regresses cannot hide as a skip.
+# What the GPU backend does not run (yet) is declared in gpu_gaps.py, as dtype -> the ops that
+# lack it. A GPU case parametrized with such a dtype is skipped up front; a case that fails only
+# because it builds one internally (NumPy's float64 default, finite differences) is reported as
+# skipped when its NotImplementedError names an op and dtype the table declares. Any other GPU
+# failure fails: a kernel that regresses cannot hide as a skip.
 DEVICES = ["cpu"] + (["gpu"] if any(name != "cpu" for name in pcp.devices()) else [])
-GPU_GAPS = {
-    "float64": "*",  # the GPU computes in float32 (as PyTorch's MPS and MLX's GPU backends)
-    "int64": "*",
-    # Integer and bool math: elementwise arithmetic, comparisons, casts and copies run on int32
-    # and bool, gathers on int32; reductions, products and gathers of bools (sort's) do not.
-    "int32": {"sum", "max", "min", "argmax", "argmin", "matmul"},
-    "bool": {"sum", "max", "min", "argmax", "argmin", "sort"},
-}
 GPU_CPU_ONLY = tuple(getattr(pcp, name) for name, ops in GPU_GAPS.items() if ops == "*")
-_GPU_GAP_ERROR = re.compile(r"^(\w+): (\w+) (?:is not supported|copies are not supported|tensors cannot be created|"
-                            r"values are not supported) on (?:vulkan|metal|cuda)")
 on_each_device = pytest.mark.usefixtures("device")
 
 
@@ -113,11 +110,7 @@ def device(request):
 def _declared_gpu_gap(error):
     if isinstance(error, BaseExceptionGroup):  # Hypothesis reports each distinct failure
         return all(_declared_gpu_gap(e) for e in error.exceptions)
-    match = _GPU_GAP_ERROR.search(str(error)) if isinstance(error, NotImplementedError) else None
-    if not match:
-        return False
-    ops = GPU_GAPS.get(match.group(2), ())
-    return ops == "*" or match.group(1) in ops
+    return declared_gap(error)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -563,3 +563,49 @@ def test_half_ops_run_in_float32(dev):
                   lambda t: pcp.layer_norm(t), lambda t: t.max(1), lambda t: t[::2, 1:].exp()):
             got, ref = f(g).astype(pcp.float32).numpy(), f(c).astype(pcp.float32).numpy()
             np.testing.assert_allclose(got, ref, rtol=step, atol=1e-6)
+
+
+# One case per declared gap (tests/gpu_gaps.py): what it must still refuse on the GPU.
+def _gap_cases():
+    from gpu_gaps import GPU_GAPS
+    ops = {"sum": lambda t: pcp.sum(t), "max": lambda t: pcp.max(t), "min": lambda t: pcp.min(t),
+           "argmax": lambda t: pcp.argmax(t), "argmin": lambda t: pcp.argmin(t),
+           "matmul": lambda t: t.reshape((2, 2)) @ t.reshape((2, 2)), "sort": lambda t: pcp.sort(t)}
+    cases = []
+    for dtype, names in GPU_GAPS.items():
+        for name in (["*"] if names == "*" else sorted(names)):
+            cases.append((dtype, name, ops.get(name, lambda t: t + t)))
+    return cases
+
+
+@pytest.mark.parametrize("dtype, op, fn", _gap_cases(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_declared_gap_still_raises(dtype, op, fn):
+    """A gap declared in gpu_gaps.py turns GPU failures into skips; once a kernel lands the entry
+    must go, or a later regression of that kernel would hide as a skip."""
+    from gpu_gaps import declared_gap
+    host = pcp.tensor(np.array([1, 0, 1, 1]), dtype=getattr(pcp, "bool_" if dtype == "bool" else dtype))
+    with pytest.raises(NotImplementedError) as e:
+        t = host.to(GPUS[0])
+        pcp.synchronize()
+        fn(t).to("cpu")
+    assert declared_gap(e.value), f"{dtype}/{op}: raised an undeclared error: {e.value}"
+
+
+def test_the_skip_hook_does_not_hide_a_lost_float32_kernel(tmp_path):
+    """pcp.exp planted to raise a GPU 'not supported' error for float32: the op suite's GPU cases
+    of exp must fail (the hook skips only declared gaps), while the CPU ones pass."""
+    import subprocess
+    import sys
+    tests = __import__("os").path.dirname(__file__)
+    code = ("import sys, pcp, pytest\n"
+            "_exp = pcp.exp\n"
+            "def exp(x, *a, **k):\n"
+            "    if isinstance(x, pcp.Tensor) and not x.device.startswith('cpu') and x.dtype == pcp.float32:\n"
+            "        raise NotImplementedError('exp: float32 is not supported on vulkan:0 yet (32-bit types only)')\n"
+            "    return _exp(x, *a, **k)\n"
+            "pcp.exp = exp\n"
+            "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', 'test_ops_elementwise.py', '-k', "
+            "'test_unary and exp and float32 and not expm1', '-rs']))\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=tests, capture_output=True, text=True, timeout=300)
+    summary = run.stdout.strip().splitlines()[-1]
+    assert run.returncode == 1 and " failed" in summary and " passed" in summary, run.stdout[-3000:]

@@ -169,6 +169,9 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
   if (is_half(out)) {
     return into_float32(out, [&](const Tensor& o) { where(cond, widened(a), widened(b), o); });
   }
+  if (out.dtype() == DType::Bool) {
+    return into_int32(out, [&](const Tensor& o) { where(cond, bool_as_int32(a), bool_as_int32(b), o); });
+  }
   if (cond.dtype() != DType::Bool || a.itemsize() != 4)
     fail<NotImplementedError>("where: ", dtype_name(a.dtype()), " values are not supported on ", a.device().str(),
                               " yet (32-bit types only)");

@@ -15,6 +15,9 @@ void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tens
   if (is_half(x)) {
     return into_float32(out, [&](const Tensor& o) { gather(widened(x), idx, N, I, o); });
   }
+  if (x.dtype() == DType::Bool) {
+    return into_int32(out, [&](const Tensor& o) { gather(bool_as_int32(x), idx, N, I, o); });
+  }
   if (x.itemsize() != 4)
     fail<NotImplementedError>("take: ", dtype_name(x.dtype()), " is not supported on ", x.device().str(),
                               " yet (32-bit types only)");

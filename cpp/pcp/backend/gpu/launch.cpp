@@ -52,6 +52,13 @@ bool word_aligned(const Tensor& out) { return out.is_contiguous() && out.offset(
 bool is_half(const Tensor& t) { return t.defined() && (t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16); }
 bool wide_io(const Tensor& t) { return t.dtype() == DType::Float32 || is_half(t); }
 
+Tensor bool_as_int32(const Tensor& t) {
+  if (!t.defined() || t.dtype() != DType::Bool) return t;
+  Tensor i = Tensor::empty(t.shape(), DType::Int32, t.device());
+  cast(t, i);
+  return i;
+}
+
 Tensor widened(const Tensor& t) {
   if (!is_half(t)) return t;
   Tensor f = Tensor::empty(t.shape(), DType::Float32, t.device());

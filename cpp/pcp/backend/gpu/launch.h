@@ -74,6 +74,17 @@ void into_float32(const Tensor& out, Kernel kernel) {
   cast(f32, out);
 }
 
+// bool runs the int32 kernels of the ops that only move values (gathers, where): an int32 copy
+// of a bool input, and a result computed into an int32 stand-in that is cast into the bools.
+Tensor bool_as_int32(const Tensor& t);
+template <class Kernel>
+void into_int32(const Tensor& out, Kernel kernel) {
+  if (out.dtype() != DType::Bool) return kernel(out);
+  Tensor i32 = Tensor::empty(out.shape(), DType::Int32, out.device());
+  kernel(i32);
+  cast(i32, out);
+}
+
 template <class P>
 void launch(const Tensor& any, const char* kernel, const std::vector<Buffer*>& bufs, const P& push, int64_t work) {
   static_assert(sizeof(P) <= kMaxPushBytes);
