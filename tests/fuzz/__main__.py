@@ -32,8 +32,8 @@ def parse(argv):
     ap = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__)
     ap.add_argument("--device", default="cpu", help="cpu, gpu or all (gpu only where one exists)")
     ap.add_argument("--grid", action="store_true", help="run the systematic grid (every op x input class x dtype)")
-    ap.add_argument("--seconds", type=float, default=0, help="random exploration for this long, per device")
-    ap.add_argument("--cases", type=int, default=0, help="random exploration: stop after this many cases")
+    ap.add_argument("--seconds", type=float, default=0, help="random exploration for at most this long, per device")
+    ap.add_argument("--cases", type=int, default=0, help="random exploration of this many cases, per device")
     ap.add_argument("--seed", type=int, default=0, help="Hypothesis seed of the random exploration")
     ap.add_argument("--ops", help="only ops whose name matches this regular expression")
     ap.add_argument("--sample", type=int, default=1, help="grid: a fixed 1-in-N subset of the cases")
@@ -91,10 +91,11 @@ def main(argv=None):
                         print(f"  {dev}: {i + 1}/{len(cases)} grid cases, {time.monotonic() - t0:.0f} s", flush=True)
                     if args.case:
                         print(f"{case.id}: {result['status']} {result.get('detail', '')}\n    {reproducer(case)}")
-            if args.seconds > 0:
+            if args.seconds > 0 or args.cases > 0:
                 from .explore import explore
                 n = explore(pool, ctx, args.seconds, args.seed, record, names, args.cases)
-                print(f"  {dev}: {n} random cases (seed {args.seed}, at most {args.seconds:g} s)", flush=True)
+                bound = f", at most {args.seconds:g} s" if args.seconds > 0 else ""
+                print(f"  {dev}: {n} random cases (seed {args.seed}{bound})", flush=True)
     finally:
         pool.close()
     if args.list:

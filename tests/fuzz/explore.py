@@ -86,10 +86,10 @@ class _TimeUp(Exception):
 
 
 def explore(pool, ctx, seconds, seed, record, names=None, cases=0):
-    """Runs random cases until `seconds` have passed or, when `cases` is set, that many have run
-    (the same cases for a seed on any machine); record(case, result) gets each."""
+    """Runs random cases until `cases` have run (the same cases for a seed on any machine) or,
+    when `seconds` is set, that long has passed; record(case, result) gets each."""
     names = sorted(names or OPS)
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + seconds if seconds > 0 else float("inf")
     count = [0]
 
     @hseed(seed)
