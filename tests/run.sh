@@ -38,18 +38,22 @@ $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore nump
 # tests/test_distributed.py runs DiLoCo on a local cluster; sphinx, myst-parser: tests/test_docs.py builds docs/; mypy:
 # tests/test_stubs.py checks python/pcp/_core.pyi against the built module with stubtest; nvidia-cuda-nvrtc:
 # NVIDIA's runtime compiler, with which tests/test_cuda_kernels.py compiles every kernel's CUDA translation (no GPU)
-# PyTorch is only a reference for the tests; they skip its comparisons when it is missing.
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore torch==2.13.0 2>/dev/null \
-  || echo "   (PyTorch unavailable: comparisons against torch will be skipped)"
-# jax: XLA compiles and runs the StableHLO that pcp.export writes (tests/test_export.py; skipped when missing).
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore jax==0.10.2 2>/dev/null \
-  || echo "   (jax unavailable: the StableHLO export tests will be skipped)"
-# scikit-learn and SciPy: real clients of pcp.array_api (tests/test_array_api_clients.py; skipped when missing).
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore scipy scikit-learn 2>/dev/null \
-  || echo "   (scikit-learn / SciPy unavailable: the Array API client tests will be skipped)"
-# Hugging Face transformers: reference GPT-2 for tests/test_gpt2.py (skipped when missing).
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore transformers 2>/dev/null \
-  || echo "   (transformers unavailable: the Hugging Face GPT-2 comparison will be skipped)"
+# The references the tests compare against, never dependencies of PCP: PyTorch (optimizers,
+# gradients, nanoGPT's model), jax (XLA runs the StableHLO pcp.export writes), SciPy and
+# scikit-learn (clients of pcp.array_api), transformers (GPT-2 against Hugging Face's). A run
+# without one would turn its comparisons into skips and still pass, so a failed install fails the
+# run; PCP_OPTIONAL_REFERENCES=1 lets a local run go on without them, and says so at the end.
+MISSING_REFS=""
+reference() {  # reference NAME PIP-ARGS...
+  local name=$1; shift
+  $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore "$@" 2>/dev/null && return 0
+  [ "${PCP_OPTIONAL_REFERENCES:-0}" = 1 ] || { echo "could not install $name, a test reference (PCP_OPTIONAL_REFERENCES=1 to go on without it)"; exit 1; }
+  MISSING_REFS="$MISSING_REFS $name"
+}
+reference PyTorch torch==2.13.0
+reference jax jax==0.10.2
+reference "SciPy and scikit-learn" scipy scikit-learn
+reference transformers transformers
 
 # The wheel users would get: built once (scikit-build-core), tagged for the platform by
 # auditwheel (manylinux_<glibc>), installed here for the tests, and alone in a fresh virtual
@@ -90,5 +94,6 @@ say "C++ tests on arm64: the end of build/arm64.log"
 tail -n 5 build/arm64.log
 [ $ARM64_STATUS = 0 ] || { echo "arm64 build or tests failed (exit $ARM64_STATUS): see build/arm64.log"; tail -n 60 build/arm64.log; }
 [ $WHEEL_STATUS = 0 ] || echo "the wheel's smoke test failed (above)"
+[ -z "$MISSING_REFS" ] || echo "WITHOUT these references (PCP_OPTIONAL_REFERENCES=1), their comparisons skipped:$MISSING_REFS"
 say "done"
 [ $PY_STATUS = 0 ] && [ $ASAN_STATUS = 0 ] && [ $ARM64_STATUS = 0 ] && [ $WHEEL_STATUS = 0 ]
