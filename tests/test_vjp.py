@@ -5,6 +5,7 @@ Each case is (id, pcp function, torch function, input factory, differentiated in
 is sum_i sum(out_i * w_i) with fixed random cotangents w_i, so the cotangent is never all ones.
 Non-differentiable arguments (indices, masks, targets) are closed over by the functions.
 """
+import contextlib
 import zlib
 
 import numpy as np
@@ -71,11 +72,24 @@ def _pcp_run(case, xs, wrt, dtype, ws=None, rng=None):
     return [to_np(o) for o in outs], ws, grads
 
 
+@contextlib.contextmanager
+def _on_host():
+    """The CPU as the default device (what a case makes inside too: masks, constants): float64
+    references are computed there, never on the device a test checks."""
+    device = pcp.get_default_device()
+    pcp.set_default_device("cpu")
+    try:
+        yield
+    finally:
+        pcp.set_default_device(device)
+
+
 def _fd_loss(case, xs, ws, i):
+    """The loss as a function of input i, in float64 on the host."""
     def f(xi):
         args = list(xs)
         args[i] = xi
-        with pcp.no_grad():
+        with _on_host(), pcp.no_grad():
             outs = _as_list(case.fn(*[pcp.tensor(a, dtype=F64) for a in args]))
         return sum(float((to_np(o) * w).sum()) for o, w in zip(outs, ws))
     return f
@@ -578,13 +592,22 @@ def test_every_primitive_is_reached_by_a_vjp_case_or_says_why_not():
 # --------------------------------------------------------------------------- the checks
 
 
+# A GPU computes in float32: its gradients against the host's float64 finite differences of the
+# same float32-representable inputs, at float32's accuracy.
+GPU_FD_TOL = dict(rtol=1e-3, atol=1e-4)
+
+
 @pytest.mark.parametrize("c", CASES, ids=CASE_IDS)
-def test_vjp_matches_finite_differences(c):
+def test_vjp_matches_finite_differences(c, device):
     xs, wrt, rng = c.inputs()
-    _, ws, grads = _pcp_run(c, xs, wrt, F64, rng=rng)
+    dtype, tol = (F64, FD_TOL) if device == "cpu" else (pcp.float32, GPU_FD_TOL)
+    if dtype == pcp.float32:
+        xs = [a.astype(np.float32).astype(np.float64) for a in xs]
+    _, ws, grads = _pcp_run(c, xs, wrt, dtype, rng=rng)
     for i, g in zip(wrt, grads):
         ref = numeric_grad(_fd_loss(c, xs, ws, i), xs[i], eps=1e-6)
-        np.testing.assert_allclose(g, ref, **FD_TOL, err_msg=f"{c.id}: gradient of input {i}")
+        atol = tol["atol"] * (1.0 if dtype == F64 else max(1.0, float(np.abs(ref).max(initial=0.0))))
+        np.testing.assert_allclose(g, ref, rtol=tol["rtol"], atol=atol, err_msg=f"{c.id}: gradient of input {i} on {device}")
 
 
 @requires_torch
@@ -621,8 +644,9 @@ def test_fused_backward_matches_float64(cid, dtype):
     they must agree with the float64 gradients, which compose ops."""
     c = next(c for c in CASES if c.id == cid)
     xs, wrt, rng = c.inputs()
-    xs = [pcp.tensor(a, dtype=dtype).astype(F64).numpy() for a in xs]  # same values in both
-    _, ws, ref = _pcp_run(c, xs, wrt, F64, rng=rng)
+    xs = [pcp.tensor(a, dtype=dtype, device="cpu").astype(F64).numpy() for a in xs]  # same values in both
+    with _on_host():
+        _, ws, ref = _pcp_run(c, xs, wrt, F64, rng=rng)
     _, _, got = _pcp_run(c, xs, wrt, dtype, rng=np.random.default_rng(0), ws=ws)
     for i, g, r in zip(wrt, got, ref):
         np.testing.assert_allclose(g, r, **LOW_TOL[dtype], err_msg=f"{cid}: gradient of input {i}")
