@@ -245,10 +245,8 @@ def _replay(case, named, stmt, expr, env):
         return {"status": "OK", "detail": "replay: no fresh values of this dtype"}
     step = pcp.compile(fn)
     _, traced = _outcome(step, tensors, 1)
-    if traced is not None:
-        if "pcp.compile" in str(traced) or "traced" in str(traced):
-            return {"status": "OK", "detail": f"replay: refused at trace time: {str(traced)[:150]}"}
-        return {"status": "OK", "detail": f"replay: the trace raised {type(traced).__name__}"}
+    if traced is not None:  # refused while tracing: an answer too
+        return {"status": "OK", "detail": f"replay: refused at trace time: {str(traced)[:150]}"}
     want, want_err = _outcome(fn, fresh, 2)
     got, got_err = _outcome(step, fresh_too, 2)
     if got_err is not None and want_err is None and "pcp.compile" in str(got_err):

@@ -130,7 +130,7 @@ def export_plan(plan, examples=None):
     constants = set(rec.get("constants", ()))
     embed = {i for i, (vid, t) in enumerate(rec["captured"])
              if vid in constants and i not in written and i not in grads and t.size <= CONSTANT_LIMIT}
-    return _lower(rec, examples, embed) if embed or constants else first
+    return _lower(rec, examples, embed) if embed else first
 
 
 def _lower(rec, examples, embed):
