@@ -591,9 +591,12 @@ def test_every_declared_gap_still_raises(dtype, op, fn):
     assert declared_gap(e.value), f"{dtype}/{op}: raised an undeclared error: {e.value}"
 
 
-def test_the_skip_hook_does_not_hide_a_lost_float32_kernel(tmp_path):
-    """pcp.exp planted to raise a GPU 'not supported' error for float32: the op suite's GPU cases
-    of exp must fail (the hook skips only declared gaps), while the CPU ones pass."""
+@pytest.mark.parametrize("planted", ["float32", "float64"])
+def test_the_skip_hook_does_not_hide_a_lost_float32_kernel(planted):
+    """pcp.exp planted to raise a GPU 'not supported' error for float32 inputs, naming float32 (a
+    lost kernel) or float64 (a float32 path gone through float64 inside PCP): the op suite's GPU
+    cases of exp in float32 must fail (the hook skips only declared gaps, and never a float64 gap
+    met by a case that asked for another float), while the CPU ones pass."""
     import subprocess
     import sys
     tests = __import__("os").path.dirname(__file__)
@@ -601,7 +604,7 @@ def test_the_skip_hook_does_not_hide_a_lost_float32_kernel(tmp_path):
             "_exp = pcp.exp\n"
             "def exp(x, *a, **k):\n"
             "    if isinstance(x, pcp.Tensor) and not x.device.startswith('cpu') and x.dtype == pcp.float32:\n"
-            "        raise NotImplementedError('exp: float32 is not supported on vulkan:0 yet (32-bit types only)')\n"
+            f"        raise NotImplementedError('exp: {planted} is not supported on vulkan:0 yet (32-bit types only)')\n"
             "    return _exp(x, *a, **k)\n"
             "pcp.exp = exp\n"
             "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', 'test_ops_elementwise.py', '-k', "

@@ -195,7 +195,12 @@ def test_zeros_like_ones_like(dtype, rng):
     t, _ = make(rng, (3, 2), dtype)
     assert_close(pcp.zeros_like(t), np.zeros((3, 2)), dtype)
     assert_close(pcp.ones_like(t), np.ones((3, 2)), dtype)
-    assert_close(pcp.ones_like(t.T, dtype=pcp.float64), np.ones((2, 3)), pcp.float64)
+
+
+@pytest.mark.parametrize("dtype", [pcp.float64, pcp.int32], ids=str)
+def test_ones_like_takes_another_dtype(dtype, rng):
+    t, _ = make(rng, (3, 2), pcp.float32)
+    assert_close(pcp.ones_like(t.T, dtype=dtype), np.ones((2, 3)), dtype)
 
 
 @pytest.mark.parametrize("args,kwargs", [((5,), {}), ((2, 9), {}), ((9, 2, -2), {}), ((0,), {}), ((3, 3), {}),
