@@ -192,9 +192,7 @@ Tensor scatter_add(const Shape& shape, const Tensor& indices, const Tensor& src,
 }
 
 Tensor check_indices(const Tensor& idx, int64_t size, int64_t axis, const char* op, bool negatives) {
-  if (!is_integral(idx.dtype()))
-    fail<TypeError>(op, ": indices must be an integer tensor, got ", dtype_name(idx.dtype()));
-  return pcp::apply<CheckIndices>({idx}, size, axis, op, negatives);
+  return pcp::apply<CheckIndices>({idx}, size, axis, op, negatives);  // checked_indices refuses non-integers
 }
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
