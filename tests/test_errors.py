@@ -584,3 +584,16 @@ def test_errors_do_not_corrupt_state():
         with pytest.raises((ValueError, IndexError, TypeError)):
             bad()
     np.testing.assert_array_equal((t @ t.T).numpy(), np.array([[5.0, 14.0], [14.0, 50.0]]))
+
+
+@pytest.mark.cpu_only
+def test_names_given_as_bytes_are_refused():
+    """pybind11 turns bytes into a string too; a name must be a str (the fuzzer found b'high'
+    accepted), as NumPy and PyTorch require."""
+    before = pcp.get_float32_matmul_precision()
+    for call, name in ((lambda: pcp.set_float32_matmul_precision(b"high"), "set_float32_matmul_precision"),
+                       (lambda: pcp.device(b"cpu"), "device"), (lambda: pcp.set_default_device(b"cpu"), "set_default_device"),
+                       (lambda: pcp.ones(2).to(b"cpu"), "to")):
+        with pytest.raises(TypeError, match=f"^{name}: .*(must be str|unsupported)"):
+            call()
+    assert pcp.get_float32_matmul_precision() == before

@@ -14,7 +14,7 @@ from .ops_nn import _cross_entropy_ref, _dropout_ref, _layer_norm_ref, build_cro
 from .reference import FLOAT_SET, Invalid, Unspecified
 
 DEVICES = ["None", "'cpu'", "'gpu'", "'gpu:0'", "'vulkan:0'", "'gpu:7'", "'vulkan:-1'", "'vulkan:99999999999999999999'",
-           "'metal:0'", "'cuda'", "''", "'CPU'", "'cpu:0'", "5", "object()"]
+           "'metal:0'", "'cuda'", "''", "'CPU'", "'cpu:0'", "5", "object()", "b'cpu'"]
 
 
 def _device_ref(allow_none=True, result=None):
