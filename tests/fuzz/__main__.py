@@ -1,5 +1,6 @@
 """python -m tests.fuzz --device cpu|gpu|all [--grid] [--seconds N] [--seed S] ... (see README.md)."""
 import argparse
+import collections
 import hashlib
 import os
 import re
@@ -67,8 +68,12 @@ def main(argv=None):
     report = Report()
     pool = Pool(timeout=args.timeout, mem_gb=args.mem_gb)
     started = time.monotonic()
+    replays = collections.Counter()  # --replay: each device's outcomes ("equal", "refused at trace time", ...)
 
     def record(case, result):
+        detail = result.get("detail", "")
+        if detail.startswith("replay: "):
+            replays[(case.device, detail[len("replay: "):].split(":")[0])] += 1
         repro = reproducer(case)
         report.add(case, result, repro)
         if args.verbose and result["status"] not in ("OK", "SKIP"):
@@ -101,6 +106,8 @@ def main(argv=None):
     if args.list:
         return 0
     print(report.summary(limit=args.limit))
+    for (dev, outcome), n in sorted(replays.items()):
+        print(f"{dev}: replayed compiled, {outcome}: {n}")
     print(f"({time.monotonic() - started:.0f} s, {pool.restarts} worker restarts)")
     if args.report:
         report.to_json(args.report, {"argv": sys.argv[1:] if argv is None else list(argv)})
