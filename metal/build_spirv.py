@@ -9,9 +9,9 @@ a glslc newer than most distributions ship).
         glslc of the pinned version (metal/spirv/COMPILER), also recompile and compare bytes
 
 A kernel's sources are its .comp file and every .glsl it may include (metal/*.glsl, plus
-metal/coop/*.glsl for the tensor-core kernels and metal/addr/*.glsl for those that read tensors
-through buffer device addresses); metal/spirv/SOURCES holds their SHA-256. CMake
-reads the same file: a kernel whose sources changed since is compiled at build time when the
+metal/coop/*.glsl for the tensor-core kernels, metal/addr/*.glsl for those that read tensors
+through buffer device addresses and metal/wide/*.glsl for the float64 and int64 ones);
+metal/spirv/SOURCES holds their SHA-256. CMake reads the same file: a kernel whose sources changed since is compiled at build time when the
 build's glslc can, and left out with a warning when it cannot. The pinned compiler is shaderc
 2026.4 (Debian sid's glslc; bench/gpu_device.sh says how to unpack it without installing).
 """
@@ -41,6 +41,9 @@ def kernels():
     addr_dir = os.path.join(METAL, "addr")  # tensors read through buffer device addresses
     addr_inc = plain_inc + listed(addr_dir, ".glsl")
     out += [(os.path.basename(p)[:-5], p, addr_inc, "vulkan1.2") for p in listed(addr_dir, ".comp")]
+    wide_dir = os.path.join(METAL, "wide")  # float64 and int64
+    wide_inc = plain_inc + listed(wide_dir, ".glsl")
+    out += [(os.path.basename(p)[:-5], p, wide_inc, "vulkan1.1") for p in listed(wide_dir, ".comp")]
     return sorted(out)
 
 

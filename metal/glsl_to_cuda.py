@@ -15,8 +15,9 @@ time (cpp/pcp/backend/cuda/). The kernels use a small, C-like part of GLSL; with
 - `shared` arrays move out of the struct as `__shared__` arrays; top-level `const` values become
   `static constexpr` members, specialization constants (`layout(constant_id = i)`) too, with
   the value of the macro PCP_SPEC_<i> when the runtime defines it.
-- Parameters `inout T x` / `out T x` become `T& x`; `atomicOp(buf[i], ...)` gets the element's
-  address; float literals get an `f` (GLSL's are single precision); swizzles `.xy` call a member.
+- Parameters `inout T x` / `out T x` become `T& x` (`T (&x)[N]` for arrays); `atomicOp(buf[i],
+  ...)` gets the element's address; float literals get an `f` (GLSL's are single precision), double ones (`1.5LF`) lose
+  their suffix; swizzles `.xy` call a member.
 
 Run:  python metal/glsl_to_cuda.py KERNEL.comp -o OUT.cu
 """
@@ -54,6 +55,7 @@ def strip_comments(src):
 
 
 FLOAT_LITERAL = re.compile(r"(?<![\w.])((?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![\w.])")
+DOUBLE_LITERAL = re.compile(r"(?<![\w.])((?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?:lf|LF)(?![\w.])")
 BUFFER = re.compile(r"layout\s*\(([^)]*)\)\s*((?:\w+\s+)*)buffer\s+\w+\s*\{\s*([\w\s]+?)\s+(\w+)\s*\[\s*\]\s*;\s*\}\s*;")
 PUSH = re.compile(r"layout\s*\(\s*push_constant\s*\)\s*uniform\s+(\w+)\s*\{(.*?)\}\s*(\w+)\s*;", re.S)
 SPEC = re.compile(r"layout\s*\(\s*constant_id\s*=\s*(\d+)\s*\)\s*const\s+(\w+)\s+(\w+)\s*=\s*([^;]+);")
@@ -156,6 +158,7 @@ def rewrite(src):
     # uint[8](a, b, ...) -> {a, b, ...}
     src = re.sub(r"=\s*\w+\s*\[\s*\d*\s*\]\s*\(([^;]*)\)\s*;", r"= {\1};", src)
     # Parameter qualifiers.
+    src = re.sub(r"([(,]\s*)(?:inout|out)\s+(\w+)\s+(\w+)\s*(\[\s*\w+\s*\])", r"\1\2 (&\3)\4", src)  # arrays
     src = re.sub(r"([(,]\s*)(?:inout|out)\s+(\w+)\s+(\w+)", r"\1\2& \3", src)
     src = re.sub(r"([(,]\s*)in\s+(\w+\s+\w+)", r"\1\2", src)
     src = re.sub(r"\b(precise|highp|mediump|lowp)\s+", "", src)
@@ -165,7 +168,8 @@ def rewrite(src):
     # Swizzles used as values.
     src = re.sub(r"\.(xy|zw|xyz)\b(?!\s*\()", r".\1()", src)
     # Single-precision literals.
-    return FLOAT_LITERAL.sub(lambda m: m.group(1) + "f", src)
+    src = FLOAT_LITERAL.sub(lambda m: m.group(1) + "f", src)
+    return DOUBLE_LITERAL.sub(r"\1", src)
 
 
 def main():

@@ -113,6 +113,8 @@ PYBIND11_MODULE(_core, m) {
     out["tensor_core_note"] = info.tensor_core_note;
     out["cooperative_matrix2"] = info.coopmat2;
     out["buffer_addresses"] = info.buffer_addresses;
+    out["float64"] = info.wide;  // float64 and int64 kernels
+    out["float64_note"] = info.wide_missing.empty() ? "" : "the device lacks " + info.wide_missing;
     out["tensor_core_attention"] = gpu::attention_on_tensor_cores(DType::BFloat16, d.index)   ? "bfloat16 and float16"
                                    : gpu::attention_on_tensor_cores(DType::Float16, d.index) ? "float16"
                                                                                             : "none";

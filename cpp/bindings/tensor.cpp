@@ -93,6 +93,8 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
       .def("backward",
            named("backward", [](const Tensor& t, py::object grad, bool create_graph, std::optional<bool> retain_graph) {
              Tensor g = to_tensor_or_none(grad, "backward");
+             // A NumPy (or list) cotangent is made where the output is, as a weak scalar would be.
+             if (g.defined() && !py::isinstance<Tensor>(grad)) g = pcp::to_device(g, t.device());
              py::gil_scoped_release release;
              pcp::backward(t, g, create_graph, retain_graph);
            }),

@@ -170,6 +170,17 @@ __device__ gvec<float, N> min(gvec<float, N> a, const gvec<float, N>& b) {
   return a;
 }
 
+// ---- float64 and int64 (the wide kernels of metal/wide/) ----
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+__device__ inline double packDouble2x32(const uvec2& w) { return __hiloint2double(int(w.y), int(w.x)); }
+__device__ inline uvec2 unpackDouble2x32(double v) { return uvec2(uint(__double2loint(v)), uint(__double2hiint(v))); }
+__device__ inline uint64_t packUint2x32(const uvec2& w) { return (uint64_t(w.y) << 32) | w.x; }
+__device__ inline uvec2 unpackUint2x32(uint64_t v) { return uvec2(uint(v), uint(v >> 32)); }
+__device__ inline double roundEven(double v) { return rint(v); }
+__device__ inline double frexp(double v, int& e) { return frexp(v, &e); }
+__device__ inline double mod(double a, double b) { return a - b * floor(a / b); }
+
 // ---- integer functions ----
 __device__ inline void umulExtended(uint a, uint b, uint& hi, uint& lo) {
   const unsigned long long p = (unsigned long long)a * b;

@@ -3973,7 +3973,8 @@ def gpu_info(device: str = 'gpu') -> dict[typing.Any, typing.Any]:
         A dict: name, api, memory_bytes, uuid (32 hex digits; '' when unknown), pci_bus
         ('dddd:bb:dd.f'; '' when the driver does not say), tensor_core_float16, tensor_core_bfloat16,
         tensor_core_note, cooperative_matrix2, buffer_addresses (optimizers update all parameters
-        in one dispatch), tensor_core_attention ('bfloat16 and float16', 'float16' or 'none'), vendor (NVIDIA's libraries on this GPU, pcp[cuda]: a dict of matmul
+        in one dispatch), float64 (float64 and int64 run here: Vulkan's shaderFloat64 and shaderInt64,
+        or CUDA) and float64_note (why not, '' when they do), tensor_core_attention ('bfloat16 and float16', 'float16' or 'none'), vendor (NVIDIA's libraries on this GPU, pcp[cuda]: a dict of matmul
         ('cuBLASLt' or None), attention ('cuDNN' or None), cublaslt and cudnn (the files loaded and
         their versions, '' when not loaded) and note (why they are not used, '' when they are)),
         kernels.

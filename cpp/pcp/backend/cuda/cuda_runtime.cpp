@@ -198,6 +198,8 @@ class CudaRuntime : public Runtime {
       cu().cuDeviceGetName(name, sizeof name - 1, d->dev);
       d->info.name = name;
       d->info.buffer_addresses = true;
+      d->info.wide = find_kernel("unary_f64") != nullptr;
+      if (!d->info.wide) d->info.wide_missing = "the float64 kernels (not in this build)";
       size_t bytes = 0;
       cu().cuDeviceTotalMem(&bytes, d->dev);
       d->info.memory_bytes = bytes;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/wide.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -19,6 +20,7 @@ bool int32_io(const Tensor& t) { return t.dtype() == DType::Int32; }
 }  // namespace
 
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
+  if (is_wide(x) || is_wide(out)) return wide::unary(op, x, out);
   if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
   const bool ints = int32_io(x) && int32_io(out);
   if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {
@@ -44,6 +46,7 @@ void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.dtype() == DType::Bool) return compare(op, a, b, out);
+  if (is_wide(a) || is_wide(b) || is_wide(out)) return wide::binary(op, a, b, out);
   // The kernels compute in float32, whose next value is not float16's or bfloat16's.
   if (op == BinaryOp::Nextafter && out.dtype() != DType::Float32)
     fail<NotImplementedError>("nextafter: ", dtype_name(out.dtype()), " is not supported on ", out.device().str(),
@@ -146,6 +149,7 @@ void fused_elementwise(const FusedProgram& prog, const std::vector<Tensor>& in, 
 }
 
 void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (is_wide(a) || is_wide(b)) return wide::compare(op, a, b, out);
   if (is_half(a) || is_half(b)) return compare(op, widened(a), widened(b), out);
   const uint32_t type = type_code("comparison", a);
   if (!out.numel()) return;
@@ -166,6 +170,7 @@ void compare(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
 }
 
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (is_wide(out)) return wide::where(cond, a, b, out);
   if (is_half(out)) {
     return into_float32(out, [&](const Tensor& o) { where(cond, widened(a), widened(b), o); });
   }

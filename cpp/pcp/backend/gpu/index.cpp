@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/wide.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -17,6 +18,10 @@ void gather(const Tensor& x, const Tensor& idx, int64_t N, int64_t I, const Tens
   }
   if (x.dtype() == DType::Bool) {
     return into_int32(out, [&](const Tensor& o) { gather(bool_as_int32(x), idx, N, I, o); });
+  }
+  if (is_wide(x)) {
+    require_wide("take", x);
+    return wide::gather(x, idx, N, I, out);
   }
   if (x.itemsize() != 4)
     fail<NotImplementedError>("take: ", dtype_name(x.dtype()), " is not supported on ", x.device().str(),
@@ -33,7 +38,9 @@ void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, con
   if (is_half(src)) {
     return into_float32(out, [&](const Tensor& o) { scatter_add(widened(src), idx, N, I, o); });
   }
-  require_f32("scatter_add", src);
+  const bool f64 = src.dtype() == DType::Float64;
+  if (f64) require_wide("scatter_add", src);
+  else require_f32("scatter_add", src);
   if (!out.numel()) return;
   // Counting sort of the positions by index: plan = [segment starts (N + 1) | positions].
   const int64_t P = idx.numel();
@@ -47,7 +54,7 @@ void scatter_add(const Tensor& src, const Tensor& idx, int64_t N, int64_t I, con
   struct { uint32_t n, N, P, I, src_off, out_off; } p{u32(out.numel(), "size"), u32(N, "size"), u32(P, "size"),
                                                       u32(I, "size"), u32(src.offset(), "offset"),
                                                       u32(out.offset(), "offset")};
-  launch(src, "scatter_add", {buffer_of(src), buffer_of(dev_plan), buffer_of(out)}, p, out.numel());
+  launch(src, f64 ? "scatter_add_f64" : "scatter_add", {buffer_of(src), buffer_of(dev_plan), buffer_of(out)}, p, out.numel());
 }
 
 }  // namespace pcp::gpu

@@ -10,6 +10,7 @@
 
 #include "pcp/backend/gpu/launch.h"
 #include "pcp/backend/gpu/vendor/vendor.h"
+#include "pcp/backend/gpu/wide.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -50,6 +51,8 @@ static bool tiled_writes(const Tensor& out, int64_t N) { return !is_half(out) ||
 
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
             const MatmulBatch& bt, float alpha) {
+  // float64, and integers (through int64)
+  if (is_wide(a) || a.dtype() == DType::Int32 || a.dtype() == DType::Bool) return wide::matmul(a, b, out, M, N, K, bt, alpha);
   const bool coop = tensor_core_matmul(a, out, N);
   if (is_half(a) && !coop && !(tiled_reads_16bit(a, b) && tiled_writes(out, N)))
     fail<NotImplementedError>("matmul: ", dtype_name(a.dtype()), " into ", dtype_name(out.dtype()), " on ",
@@ -143,6 +146,12 @@ bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const T
 // One dispatch covers the two innermost batch dimensions (a stride per operand for each);
 // further outer batch dimensions, rare in practice, loop here.
 void matmul(const Tensor& a, const Tensor& b, const Tensor& out, const Shape& batch, double alpha_in) {
+  if (out.dtype() == DType::Float64 && alpha_in != 1.0) {  // the kernels' alpha is a float: scale after
+    matmul(a, b, out, batch, 1.0);
+    Tensor s = Tensor::empty({}, DType::Float64, out.device());
+    fill(s, alpha_in);
+    return binary(BinaryOp::Mul, out, s, out);
+  }
   const float alpha = float(alpha_in);
   if (vendor::matmul(a, b, out, batch, alpha)) return;  // cuBLASLt, on NVIDIA with pcp[cuda]
   const int64_t M = a.shape()[a.ndim() - 2], K = a.shape()[a.ndim() - 1], N = b.shape()[b.ndim() - 1];

@@ -8,6 +8,7 @@
 
 #include "pcp/backend/gpu/faults.h"
 #include "pcp/backend/gpu/launch.h"
+#include "pcp/backend/gpu/wide.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -46,6 +47,10 @@ static uint32_t row_groups(int64_t rows) { return uint32_t(std::min<int64_t>((ro
 constexpr int64_t kShortRow = 2048;
 
 void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
+  if (is_wide(x)) {
+    require_wide("softmax", x);
+    return wide::softmax(x, y, log, causal_T);
+  }
   const int64_t n = x.shape().back(), rows = rows_of(x.shape());
   if (rows4(x, {&x, &y})) {
     struct { uint32_t rows, n4, x_off4, y_off4, log, causal, T, x_type, y_type; } p{
@@ -65,6 +70,10 @@ void softmax(const Tensor& x, const Tensor& y, bool log, int64_t causal_T) {
 }
 
 void softmax_backward(const Tensor& y, const Tensor& g, const Tensor& gx, bool log, int64_t causal_T) {
+  if (is_wide(y)) {
+    require_wide("softmax_backward", y);
+    return wide::softmax_backward(y, g, gx, log, causal_T);
+  }
   const int64_t n = y.shape().back(), rows = rows_of(y.shape());
   if (rows4(y, {&y, &g, &gx})) {
     struct { uint32_t rows, n4, y_off4, g_off4, gx_off4, log, causal, T, y_type, g_type, gx_type; } p{
@@ -92,6 +101,10 @@ static bool half_pairs(const Tensor& out) { return is_half(out) && out.shape().b
 
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y, const Tensor& mean,
                 const Tensor& rstd, double eps, const Tensor& r, const Tensor& s) {
+  if (is_wide(x)) {
+    require_wide("layer_norm", x);
+    return wide::layer_norm(x, w, b, y, mean, rstd, eps, r, s);
+  }
   if (is_half(x)) {
     return into_float32(y, [&](const Tensor& o) { layer_norm(widened(x), widened(w), widened(b), o, mean, rstd, eps, {}, {}); });
   }
@@ -183,6 +196,10 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& g, cons
 
 // Cross-entropy reads float32, float16 or bfloat16 logits as they are (computing in float32).
 void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& loss, const Tensor& lse) {
+  if (is_wide(logits)) {
+    require_wide("cross_entropy", logits);
+    return wide::cross_entropy(logits, targets, ignore, loss, lse);
+  }
   if (is_half(loss)) {
     return into_float32(loss, [&](const Tensor& o) { cross_entropy(logits, targets, ignore, o, lse); });
   }
@@ -202,6 +219,10 @@ void cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore, 
 // two elements a word, for an even count at an even offset).
 void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t ignore, const Tensor& lse,
                             const Tensor& g, const Tensor& gx) {
+  if (is_wide(logits)) {
+    require_wide("cross_entropy_backward", logits);
+    return wide::cross_entropy_backward(logits, targets, ignore, g, gx);
+  }
   if (is_half(g) || (is_half(gx) && (gx.numel() % 2 || gx.offset() % 2))) {
     return into_float32(gx, [&](const Tensor& o) { cross_entropy_backward(logits, targets, ignore, lse, widened(g), o); });
   }
@@ -219,6 +240,10 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
 }
 
 void dropout(const Tensor& x, const Tensor& out, float prob, float scale, uint64_t key, uint64_t start) {
+  if (is_wide(x)) {
+    require_wide("dropout", x);
+    return wide::dropout(x, out, prob, scale, key, start);
+  }
   if (!out.numel()) return;
   if (x.is_contiguous() && wide_io(x) && wide_io(out) && x.numel() % 4 == 0 && x.offset() % 4 == 0 &&
       out.offset() % 4 == 0) {  // 16-bit words read and written directly

@@ -8,6 +8,7 @@
 
 #include "pcp/backend/gpu/launch.h"
 #include "pcp/backend/gpu/multi_tensor.h"
+#include "pcp/backend/gpu/wide.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -25,6 +26,8 @@ int64_t cols_width(int64_t O, int64_t R, int64_t I) {
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& x, int64_t O, int64_t R, int64_t I, const Tensor& out) {
+  // int32 and bool reduce through the int64 kernels
+  if (is_wide(x) || x.dtype() == DType::Int32 || x.dtype() == DType::Bool) return wide::reduce(op, x, O, R, I, out);
   if (is_half(x)) {
     return into_float32(out, [&](const Tensor& o) { gpu::reduce(op, widened(x), O, R, I, o); });
   }

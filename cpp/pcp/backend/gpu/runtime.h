@@ -43,6 +43,11 @@ struct DeviceInfo {
   // Buffers have device addresses (Vulkan 1.2's bufferDeviceAddress; always on CUDA): the
   // multi-tensor kernels (metal/addr/) run, one dispatch over a table of tensors.
   bool buffer_addresses = false;
+  // float64 and int64 arithmetic in kernels (Vulkan's shaderFloat64 and shaderInt64; always on
+  // CUDA; never on Metal): the kernels of metal/wide/ run where the device has both. What it
+  // lacks, by Vulkan's feature names, for errors ("shaderFloat64"); empty when it has both.
+  bool wide = false;
+  std::string wide_missing;
 };
 
 class Runtime {

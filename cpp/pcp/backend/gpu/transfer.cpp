@@ -10,6 +10,7 @@
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/gpu/launch.h"
 #include "pcp/backend/gpu/multi_tensor.h"
+#include "pcp/backend/gpu/wide.h"
 #include "pcp/core/error.h"
 
 namespace pcp::gpu {
@@ -37,6 +38,10 @@ Tensor to_device(const Tensor& x, Device device) {
 }
 
 void fill(const Tensor& out, double value) {
+  if (is_wide(out)) {
+    require_wide("full", out);
+    return wide::fill(out, value);
+  }
   if (out.dtype() == DType::Bool || is_half(out)) {  // sub-word elements: through a cast
     Tensor full = Tensor::empty(out.shape(), out.dtype() == DType::Bool ? DType::Int32 : DType::Float32, out.device());
     fill(full, out.dtype() == DType::Bool ? double(value != 0) : value);
@@ -79,6 +84,10 @@ std::optional<Layout> layout4(const char* op, const Tensor& x, const Tensor& out
 }  // namespace
 
 void copy(const Tensor& x, const Tensor& out) {
+  if (is_wide(x) && x.dtype() == out.dtype()) {
+    require_wide("copy", x);
+    return wide::copy(x, out);
+  }
   if (x.dtype() != out.dtype() || (x.itemsize() != 4 && x.itemsize() != 2 && x.dtype() != DType::Bool))
     fail<NotImplementedError>("copy: ", dtype_name(x.dtype()), " copies are not supported on ", x.device().str(),
                               " yet (32-bit, 16-bit and bool only)");
@@ -102,8 +111,10 @@ void copy(const Tensor& x, const Tensor& out) {
 }
 
 void cast(const Tensor& x, const Tensor& out) {
-  // int64 lives on the GPU as storage only; casting it to a computing type is how it gets used
-  // (a PyTorch user's int64 targets moved to the GPU).
+  if ((is_wide(x) || is_wide(out)) && has_wide(x.device())) return wide::cast(x, out);
+  // Without the 64-bit kernels, int64 lives on the GPU as storage only; casting it to a
+  // computing type is how it gets used (a PyTorch user's int64 targets moved to the GPU).
+  if (is_wide(out)) require_wide("astype", out);
   const uint32_t src = x.dtype() == DType::Int64 ? 5 : type_code("astype", x), dst = type_code("astype", out);
   if (!out.numel()) return;
   if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {

@@ -256,6 +256,7 @@ class MetalRuntime : public Runtime {
       const NS::String* name = m->name();
       d->info.name = name && name->utf8String() ? name->utf8String() : "Metal device";
       d->info.memory_bytes = m->recommendedMaxWorkingSetSize();
+      d->info.wide_missing = "float64 (Metal has none)";
       devices_.push_back(std::move(d));
     }
     if (devices_.empty()) throw std::runtime_error("no Metal device found");

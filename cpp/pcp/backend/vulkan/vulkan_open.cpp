@@ -79,6 +79,24 @@ bool open_device(Fns& f, VkInstance instance, VkPhysicalDevice p, Device& d, boo
     info.buffer_addresses = v12.bufferDeviceAddress && find_kernel("adam_multi");
     v12 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   }
+  // float64 and int64 kernels (metal/wide/): both features, or neither kernel family.
+  // PCP_VULKAN_HIDE_FEATURES="shaderFloat64,..." treats the listed features as missing (tests).
+  VkPhysicalDeviceFeatures core{};
+  if (pr.apiVersion >= VK_API_VERSION_1_1) {
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f.vkGetPhysicalDeviceFeatures2(p, &f2);
+    const char* hide = std::getenv("PCP_VULKAN_HIDE_FEATURES");
+    const auto has = [&](VkBool32 on, const char* name) { return on && !(hide && std::strstr(hide, name)); };
+    for (auto [on, name] : {std::pair{f2.features.shaderFloat64, "shaderFloat64"},
+                            std::pair{f2.features.shaderInt64, "shaderInt64"}})
+      if (!has(on, name)) info.wide_missing += std::string(info.wide_missing.empty() ? "" : " and ") + name;
+    if (!find_kernel("unary_f64")) info.wide_missing = "the float64 kernels (not in this build)";
+    info.wide = info.wide_missing.empty();
+    core.shaderFloat64 = core.shaderInt64 = info.wide ? VK_TRUE : VK_FALSE;
+    di.pEnabledFeatures = &core;
+  } else {
+    info.wide_missing = "Vulkan 1.1";
+  }
   CoopMatrixFeatures coop{kCoopMatrixFeatures};
   Bfloat16Features bf16{kBfloat16Features};
   Coopmat2Features cm2{kCoopmat2Features};
