@@ -99,7 +99,7 @@ def device(request):
         callspec = getattr(request.node, "callspec", None)
         for v in (callspec.params.values() if callspec else ()):
             if _mentions_cpu_only_dtype(v):
-                pytest.skip(f"{v} is CPU-only: the GPU backend has no float64/int64 kernels")
+                pytest.skip(f"{v} is CPU-only here: {pcp.gpu_info()['float64_note']}")
     previous = pcp.get_default_device()
     pcp.set_default_device(request.param)
     try:

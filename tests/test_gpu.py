@@ -318,10 +318,11 @@ def test_errors(dev):
     g = pcp.ones(3, device=dev)
     with pytest.raises(ValueError, match=f"add: inputs are on different devices \\({dev} and cpu\\)"):
         g + pcp.ones(3)
-    with pytest.raises(NotImplementedError, match=f"add: int64 is not supported on {dev} yet"):
-        pcp.arange(3, device=dev) + 1
-    with pytest.raises(NotImplementedError, match="float64 is not supported"):
-        pcp.exp(pcp.ones(3, dtype=pcp.float64).to(dev))
+    if not pcp.gpu_info(dev)["float64"]:  # tests/test_gpu_float64.py has a device that lacks them
+        with pytest.raises(NotImplementedError, match=f"add: int64 is not supported on {dev}"):
+            pcp.arange(3, device=dev) + 1
+        with pytest.raises(NotImplementedError, match="float64 is not supported"):
+            pcp.exp(pcp.ones(3, dtype=pcp.float64).to(dev))
 
 
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])

@@ -23,14 +23,16 @@ COOP = sorted(f[:-5] for f in os.listdir(os.path.join(METAL, "coop")) if f.endsw
 # Multi-tensor kernels (buffer device addresses): SPIR-V and CUDA only; Metal takes the
 # one-tensor-at-a-time path.
 ADDR = sorted(f[:-5] for f in os.listdir(os.path.join(METAL, "addr")) if f.endswith(".comp"))
+# float64 and int64 kernels: SPIR-V and CUDA only (Metal has no float64).
+WIDE = sorted(f[:-5] for f in os.listdir(os.path.join(METAL, "wide")) if f.endswith(".comp"))
 pytestmark = pytest.mark.skipif(not KERNELS, reason="built without the GPU backend")
 SPIRV_CROSS = shutil.which("spirv-cross")
 
 
 def test_every_glsl_kernel_is_embedded():
     # Every build has every kernel, the tensor-core ones included (their SPIR-V is checked in).
-    assert sorted(KERNELS) == sorted(GLSL + COOP + ADDR)
-    assert all(KERNELS[k][1] is None for k in COOP + ADDR)  # no Metal translation
+    assert sorted(KERNELS) == sorted(GLSL + COOP + ADDR + WIDE)
+    assert all(KERNELS[k][1] is None for k in COOP + ADDR + WIDE)  # no Metal translation
 
 
 def test_gpu_info_lists_the_kernels():
@@ -68,7 +70,8 @@ def test_spirv_header(name):
             sizes.append(int(words[i + 3]))
         i += max(count, 1)
     assert sizes == [local]
-    source = os.path.join(METAL, "coop" if name in COOP else "addr" if name in ADDR else "", name + ".comp")
+    folder = "coop" if name in COOP else "addr" if name in ADDR else "wide" if name in WIDE else ""
+    source = os.path.join(METAL, folder, name + ".comp")
     declared = re.search(r"local_size_x\s*=\s*(\d+)", open(source).read())
     assert declared is None or local == int(declared.group(1))  # coop kernels size theirs by defines
 

@@ -37,10 +37,16 @@ class iinfo_object:
     dtype: object
 
 
+def _has_64_bits(device):
+    """Whether the device computes in float64 and int64: the CPU, and GPUs with shaderFloat64 and
+    shaderInt64 (pcp.gpu_info()["float64"])."""
+    return str(pcp.device(device)).startswith("cpu") or pcp.gpu_info(str(pcp.device(device)))["float64"]
+
+
 def default_int(device):
-    """The default integer dtype on a device: int64, and int32 on GPUs, whose kernels do not all
-    take int64 yet (the standard lets the default differ by device)."""
-    return int64 if pcp.device(device) == pcp.device("cpu") else int32
+    """The default integer dtype on a device: int64, and int32 on a GPU without 64-bit kernels
+    (the standard lets the default differ by device)."""
+    return int64 if _has_64_bits(device) else int32
 
 
 def _dtype_of(type):
@@ -189,17 +195,17 @@ class Info:
         return [pcp.device(d.split(" ")[0]) for d in pcp.devices()]
 
     def default_dtypes(self, *, device=None):
-        """float32 for real floating; for integers and indices int64 on the CPU, int32 on a GPU."""
+        """float32 for real floating; for integers and indices int64, or int32 on a GPU without
+        64-bit kernels."""
         integral = default_int(device if device is not None else pcp.get_default_device())
         return {"real floating": float32, "complex floating": None, "integral": integral, "indexing": integral}
 
     def dtypes(self, *, device=None, kind=None):
         """The standard's dtypes of a kind (all by default), by name: float16 and bfloat16, which
         PCP has beyond the standard, are left out (the standard names none of them). A GPU holds
-        bool, int32 and float32 (not int64 or float64)."""
+        bool, int32 and float32 only where it lacks 64-bit kernels (pcp.gpu_info()["float64"])."""
         device = device if device is not None else pcp.get_default_device()
-        on_gpu = not str(pcp.device(device)).startswith("cpu")
-        every = (bool, int32, float32) if on_gpu else (bool,) + SIGNED + (float32, float64)
+        every = (bool,) + SIGNED + (float32, float64) if _has_64_bits(device) else (bool, int32, float32)
         chosen = every if kind is None else [d for d in every if isdtype(d, kind)]
         return {d.name: d for d in chosen}
 
