@@ -135,6 +135,7 @@ def test_casts_into_and_out_of_64_bits(src, dst):
     np.testing.assert_array_equal(got, host.astype(getattr(pcp, dst)).astype(pcp.float64).numpy())
 
 
+@pytest.mark.skipif(not GPUS or pcp.gpu_info(GPUS[0])["api"] != "vulkan", reason="hides a Vulkan feature")
 def test_a_device_without_shader_float64_names_what_it_lacks():
     """Where the device lacks shaderFloat64 (Intel Arc, Apple), float64 is refused with the op,
     the device and the missing feature named, and the op suites' declared gaps hold."""
