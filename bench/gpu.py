@@ -76,8 +76,10 @@ def rel_err(p, t):
     """max |p - t| / max |t|, computed on PyTorch's device (p: PCP tensor or list, t: torch)."""
     if isinstance(t, (list, tuple)):
         return max(rel_err(a, b) for a, b in zip(p, t))
-    ref = t.detach().float()
-    got = torch.from_numpy(np.ascontiguousarray(p.astype(pcp.float32).numpy())).to(ref.device).reshape(ref.shape)
+    wide = t.dtype == torch.float64  # compared in float64
+    ref = t.detach().double() if wide else t.detach().float()
+    got = p.astype(pcp.float64 if wide else pcp.float32).numpy()
+    got = torch.from_numpy(np.ascontiguousarray(got)).to(ref.device).reshape(ref.shape)
     scale = ref.abs().max().item()
     return (got - ref).abs().max().item() / (scale if scale > 0 else 1.0)
 
@@ -190,6 +192,22 @@ def cases(args, pdev, tdev):
         pa, pb = to_pcp(ta, pdev), to_pcp(tb, pdev)
         return (lambda: pa @ pb), (lambda: ta @ tb), (lambda: rel_err(pa @ pb, ta @ tb))
     yield "matmul fp32", f"{M}x{M}x{M}", "TFLOP/s", 2 * M ** 3, matmul
+
+    # float64 (metal/wide/ on Vulkan, its CUDA translation on the CUDA runtime; PCP's own
+    # transcendentals and a 16 x 16-tile product, against PyTorch's CUDA math and cuBLAS DGEMM).
+    def wide(make_inputs, pcp_fn, torch_fn):
+        def make():
+            ts = make_inputs()
+            ps = [to_pcp(t, pdev) for t in ts]
+            return (lambda: pcp_fn(*ps)), (lambda: torch_fn(*ts)), (lambda: rel_err(pcp_fn(*ps), torch_fn(*ts)))
+        return make
+    yield "exp fp64", f"({N},)", "GB/s", 16 * N, wide(lambda: [randn(N).double()], pcp.exp, torch.exp)
+    yield "sin fp64", f"({N},)", "GB/s", 16 * N, wide(lambda: [randn(N).double() * 100], pcp.sin, torch.sin)
+    yield "sum fp64", f"({R}, {C})", "GB/s", 8 * R * C, wide(lambda: [randn(R, C).double()], lambda x: x.sum(-1),
+                                                             lambda x: x.sum(-1))
+    Mw = M // 2
+    yield "matmul fp64", f"{Mw}x{Mw}x{Mw}", "TFLOP/s", 2 * Mw ** 3, wide(
+        lambda: [randn(Mw, Mw).double(), randn(Mw, Mw).double()], lambda a, b: a @ b, lambda a, b: a @ b)
 
     # 16-bit matmuls (float32 accumulation): PCP's tensor-core kernels where the device and the
     # build have them, against PyTorch's cuBLAS in the same dtype.

@@ -11,8 +11,8 @@ double with_sign64(double r, bool negative) {
 double pow64(double x, double y) {
   if (y == 0.0LF || x == 1.0LF) return 1.0LF;
   if (isnan(x) || isnan(y)) return x + y;
-  const bool integral = abs(y) < 9007199254740992.0LF && floor(y) == y;
-  const bool odd_y = integral && mod(y, 2.0LF) != 0.0LF;
+  const bool integral = floor(y) == y;  // every double from 2^53 on is an even integer
+  const bool odd_y = integral && abs(y) < 9007199254740992.0LF && mod(y, 2.0LF) != 0.0LF;
   if (x == 0.0LF) {
     const double r = y > 0.0LF ? 0.0LF : inf64();
     return odd_y ? with_sign64(r, sign_bit64(x)) : r;

@@ -508,7 +508,9 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
   if (reduction == Reduction::Sum) return total;
   // The mean over non-ignored targets (nan when there are none), counted on the GPU for device
   // targets, by the op for host ones.
-  Tensor valid = on_device ? sum(astype(ne(tg, weak_scalar_int(ignore_index)), DType::Float32))
+  // (float32 counts are exact to 2^24 targets; float64 losses divide in float64)
+  const DType count = total.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor valid = on_device ? sum(astype(ne(tg, weak_scalar_int(ignore_index)), count))
                            : outs[logits.device().is_gpu() ? 2 : 1];  // after the loss and the GPU's row statistics
   return astype(div(astype(total, valid.dtype()), valid), total.dtype());
 }

@@ -20,8 +20,12 @@ bool int32_io(const Tensor& t) { return t.dtype() == DType::Int32; }
 }  // namespace
 
 void unary(UnaryOp op, const Tensor& x, const Tensor& out) {
+  if (op == UnaryOp::LogicalNot) {  // x == 0, into bools
+    Tensor zero = Tensor::empty({}, x.dtype(), x.device());
+    fill(zero, 0.0);
+    return compare(BinaryOp::Eq, x, zero, out);
+  }
   if (is_wide(x) || is_wide(out)) return wide::unary(op, x, out);
-  if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
   const bool ints = int32_io(x) && int32_io(out);
   if (wide_io(x) && wide_io(out) && vec4_aligned(x, out)) {
     if (!out.numel()) return;

@@ -116,7 +116,6 @@ DType wide_type(const Tensor& out, const Tensor& x) {
 void unary(UnaryOp op, const Tensor& x_in, const Tensor& out) {
   const DType type = wide_type(out, x_in);
   require_wide("unary op", is_wide(out) ? out : x_in);
-  if (op == UnaryOp::LogicalNot) fail<NotImplementedError>("logical_not: not supported on the GPU yet");
   const Tensor x = converted(x_in, type);
   if (!out.numel()) return;
   into(out, type, [&](const Tensor& o) {
