@@ -4,8 +4,12 @@ Layout: 8-byte little-endian header length, a JSON header {name: {dtype, shape, 
 then the raw little-endian tensor bytes. Reading validates the header as the reference
 implementation does (the tensors tile the data exactly: contiguous, no holes, no overlaps, sizes
 matching dtype x shape), and every problem is one SafetensorsError naming the file and the tensor.
-Writes are atomic (temporary file, then rename) and get the user's normal file mode.
+Writes are atomic (temporary file, then rename) and get the user's normal file mode, and carry
+a SHA-256 of the data and the other metadata (metadata key "pcp.sha256"), which reading checks
+where a file has one: a flipped bit is refused, not loaded.
 """
+import hashlib
+import io
 import json
 import math
 import os
@@ -22,6 +26,17 @@ _FROM_PCP = {pcp.float64: "F64", pcp.float32: "F32", pcp.float16: "F16", pcp.bfl
              pcp.int64: "I64", pcp.int32: "I32", pcp.bool_: "BOOL"}
 MAX_HEADER = 100_000_000  # the reference implementation's limit
 TMP_PREFIX, TMP_SUFFIX = ".tmp-", ".safetensors"  # an interrupted write's leftover: see remove_stale_temps
+CHECKSUM = "pcp.sha256"  # the metadata key of the SHA-256 PCP writes
+
+
+def _checksum(data, metadata):
+    """SHA-256 (hex) of the data section (a bytes-like object, or a list of them) and of the
+    metadata other than the checksum itself."""
+    h = hashlib.sha256()
+    for chunk in data if isinstance(data, list) else [data]:
+        h.update(chunk)
+    h.update(json.dumps({k: v for k, v in metadata.items() if k != CHECKSUM}, sort_keys=True).encode())
+    return h.hexdigest()
 
 
 class SafetensorsError(ValueError):
@@ -144,6 +159,7 @@ def read_metadata(path):
     with open(path, "rb") as f:
         header, start = _read_header(f, path, size)
     metadata = _metadata(path, header)
+    metadata.pop(CHECKSUM, None)  # checked when the data is read
     _check_entries(path, header, size - start)
     return metadata
 
@@ -182,11 +198,48 @@ def load_safetensors(path):
     """
     size = os.path.getsize(_file_path(path, "load_safetensors"))
     with open(path, "rb") as f:
-        header, _ = _read_header(f, path, size)
-        data = np.fromfile(f, dtype=np.uint8)
+        return _read(f, path, size, lambda: np.fromfile(f, dtype=np.uint8))
+
+
+def loads_safetensors(data, name="<bytes>"):
+    """load_safetensors of a file's contents (bytes), as dumps_safetensors makes them.
+
+    Args:
+        data: bytes, bytearray or memoryview.
+        name: what to call it in errors (default "<bytes>").
+
+    Returns:
+        (tensors, metadata), as load_safetensors.
+
+    Raises:
+        TypeError: data that is not bytes-like.
+        SafetensorsError: as load_safetensors.
+
+    Example:
+        >>> from pcp.serialization import dumps_safetensors, loads_safetensors
+        >>> tensors, meta = loads_safetensors(dumps_safetensors({"w": pcp.ones(2)}, {"note": "hi"}))
+        >>> tensors["w"].tolist(), meta["note"]
+        ([1.0, 1.0], 'hi')
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"loads_safetensors: expected bytes, got {type(data).__name__}")
+    view = memoryview(data).cast("B")
+    f = io.BytesIO(view)
+    return _read(f, name, len(view), lambda: np.frombuffer(view, dtype=np.uint8, offset=f.tell()))
+
+
+def _read(f, path, size, rest):
+    """(tensors, metadata) from a file object positioned at its start; rest() reads the data."""
+    header, _ = _read_header(f, path, size)
+    data = rest()
     metadata = _metadata(path, header)
+    written = metadata.pop(CHECKSUM, None)  # the caller gets the metadata it wrote
+    entries = _check_entries(path, header, data.size)  # a truncated file is named as such
+    if written is not None and _checksum(data, metadata) != written:
+        raise SafetensorsError(path, "its contents do not match the SHA-256 written with them (a damaged or "
+                                     "altered file)")
     out = {}
-    for name, (dt, shape, begin, end) in _check_entries(path, header, data.size).items():
+    for name, (dt, shape, begin, end) in entries.items():
         arr = data[begin:end].copy().view(_TO_NP[dt]).reshape(shape)  # copy: aligned, and owns its bytes
         arr = arr.astype(arr.dtype.newbyteorder("="), copy=False)
         if dt == "BF16":  # bfloat16 bits are the top half of a float32
@@ -244,6 +297,51 @@ def _file_mode():
     return 0o666 & ~mask
 
 
+def _encode(tensors, metadata, fn):
+    """(header bytes, data chunks) of a safetensors file holding tensors and metadata, with the
+    metadata's checksum added."""
+    header, chunks, offset = {}, [], 0
+    for name in sorted(tensors):
+        t = tensors[name]
+        if t.dtype not in _FROM_PCP:
+            raise TypeError(f"{fn}: tensor '{name}' has unsupported dtype {t.dtype}")
+        if t.dtype == pcp.bfloat16:
+            buf = (t.astype(pcp.float32).numpy().view(np.uint32) >> 16).astype("<u2").tobytes()
+        else:
+            buf = np.ascontiguousarray(t.numpy()).tobytes()
+        header[name] = {"dtype": _FROM_PCP[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(buf)]}
+        chunks.append(buf)
+        offset += len(buf)
+    meta = {str(k): str(v) for k, v in (metadata or {}).items()}
+    meta[CHECKSUM] = _checksum(chunks, meta)
+    header["__metadata__"] = meta
+    hbytes = json.dumps(header, separators=(",", ":")).encode()
+    hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned
+    return hbytes, chunks
+
+
+def dumps_safetensors(tensors, metadata=None):
+    """save_safetensors into bytes: the contents of the file it would write.
+
+    Args:
+        tensors: a dict of name to Tensor.
+        metadata: a dict stored as the __metadata__ (default None).
+
+    Returns:
+        bytes.
+
+    Raises:
+        TypeError: a tensor of a dtype safetensors does not have.
+
+    Example:
+        >>> from pcp.serialization import dumps_safetensors
+        >>> len(dumps_safetensors({"w": pcp.zeros(4)})) > 16
+        True
+    """
+    hbytes, chunks = _encode(tensors, metadata, "dumps_safetensors")
+    return b"".join([struct.pack("<Q", len(hbytes)), hbytes] + chunks)
+
+
 def save_safetensors(tensors, path, metadata=None):
     """Writes tensors to a safetensors file atomically (a temporary file, then a rename: a crash
     leaves either the old file or the new one). Tensors on a GPU are copied to the host; names are
@@ -272,22 +370,7 @@ def save_safetensors(tensors, path, metadata=None):
         True
     """
     _file_path(path, "save_safetensors")
-    header, chunks, offset = {}, [], 0
-    for name in sorted(tensors):
-        t = tensors[name]
-        if t.dtype not in _FROM_PCP:
-            raise TypeError(f"save_safetensors: tensor '{name}' has unsupported dtype {t.dtype}")
-        if t.dtype == pcp.bfloat16:
-            buf = (t.astype(pcp.float32).numpy().view(np.uint32) >> 16).astype("<u2").tobytes()
-        else:
-            buf = np.ascontiguousarray(t.numpy()).tobytes()
-        header[name] = {"dtype": _FROM_PCP[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(buf)]}
-        chunks.append(buf)
-        offset += len(buf)
-    if metadata:
-        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
-    hbytes = json.dumps(header, separators=(",", ":")).encode()
-    hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned
+    hbytes, chunks = _encode(tensors, metadata, "save_safetensors")
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=TMP_PREFIX, suffix=TMP_SUFFIX)
     try:
