@@ -62,7 +62,7 @@ void bind_plan(py::module_& m) {
                     py::arg("grads") = grads, py::arg("scalars") = scalars, py::arg("draws") = r.draws,
                     py::arg("traced_nodes") = r.traced_nodes);
   }, arg("plan"), "The plan as plain data: what a plan file holds");
-  m.def("plan_from_record", [](py::dict d) {
+  m.def("plan_from_record", [](py::dict d, std::optional<std::string> device) {
     plan::PlanRecord r;
     for (py::handle v : d["values"]) {
       auto t = v.cast<py::tuple>();
@@ -87,8 +87,10 @@ void bind_plan(py::module_& m) {
     for (py::handle h : d["scalars"]) r.scalars.push_back(h.cast<HostScalarPtr>());
     r.draws = d["draws"].cast<std::vector<uint64_t>>();
     r.traced_nodes = d["traced_nodes"].cast<int>();
-    return plan::plan_from(r);
-  }, arg("record"), "The plan a record (plan_record's dict) describes, checked before it is returned");
+    return plan::plan_from(device ? plan::placed_on(std::move(r), parse_device(*device)) : r);
+  }, arg("record"), arg("device") = py::none(),
+     "The plan a record (plan_record's dict) describes, placed on `device` when given (plan::placed_on), "
+     "checked before it is returned");
   py::class_<plan::Trace>(m, "Trace", "An open trace on this thread (see pcp.compile)")
       .def(py::init<const std::vector<Tensor>&>(), arg("args"))
       .def("finish", &plan::Trace::finish, arg("outputs"), "Ends the trace with the function's outputs: the plan")

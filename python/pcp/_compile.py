@@ -210,12 +210,14 @@ class Compiled:
                 return f"{path}: no longer passed"
         return "the structure of the arguments changed"
 
-    def save(self, path):
+    def save(self, path, names=None):
         """Writes the most recent plan to a file another process runs with pcp.load_plan (see
         save_plan), with its output structure.
 
         Args:
             path: the file to write (one safetensors file; its folder must exist).
+            names: a dict of name to a tensor the plan captures (a parameter), by which the
+                loaded plan's .named gives it (default None).
 
         Returns:
             None.
@@ -232,7 +234,30 @@ class Compiled:
         if not self._plans:
             raise ValueError("save: nothing traced yet: call the compiled function first")
         entry = list(self._plans.values())[-1]
-        save_plan(entry.plan, path, _tree_to_json(entry.out_tree))
+        save_plan(entry.plan, path, _tree_to_json(entry.out_tree), names)
+
+    def to_bytes(self, names=None):
+        """The plan file save() would write, as bytes (what DiLoCo's shepherd sends its workers).
+
+        Args:
+            names: as save's.
+
+        Returns:
+            bytes.
+
+        Raises:
+            ValueError: nothing has been traced yet, or a named tensor the plan does not capture.
+
+        Example:
+            >>> f = pcp.compile(lambda x: x * 2.0)
+            >>> _ = f(pcp.ones(2))
+            >>> pcp.load_plan(f.to_bytes())(pcp.ones(2)).tolist()
+            [2.0, 2.0]
+        """
+        if not self._plans:
+            raise ValueError("save: nothing traced yet: call the compiled function first")
+        entry = list(self._plans.values())[-1]
+        return plan_bytes(entry.plan, _tree_to_json(entry.out_tree), names)
 
     def cache_info(self):
         """The plans made so far, oldest first, each with why it was traced.
@@ -342,33 +367,58 @@ def scalar_names(rec):
     return names, advance
 
 
-def save_plan(plan, path, tree=None):
-    """Writes a plan (a CacheEntry's .plan) to one safetensors file: its captured tensors
-    (parameters, optimizer state, constants: their values now) and its graph as JSON in the
-    file's metadata. pcp.load_plan runs it in another process without the code that traced it.
+def _plan_contents(plan, tree, names):
+    """(tensors, metadata) of a plan file: its captured tensors (parameters, optimizer state,
+    constants: their values now) and its graph as JSON, with `names` ({name: captured tensor})
+    recorded as captured indices."""
+    import json
+    rec = _core.plan_record(plan)
+    scalar_names_, advance = scalar_names(rec)
+    graph = {k: v for k, v in rec.items() if k not in ("captured", "scalars")}
+    graph["captured"] = [vid for vid, _ in rec["captured"]]
+    graph["scalars"] = [{"name": n, "value": h.value, "advance": a}
+                        for n, h, a in zip(scalar_names_, rec["scalars"], advance)]
+    graph["tree"] = tree if tree is not None else ["tuple", [["T", i] for i in range(len(rec["outputs"]))]]
+    named = {}
+    for name, t in (names or {}).items():
+        k = next((i for i, (_, c) in enumerate(rec["captured"]) if c._is(t)), None)
+        if k is None:
+            raise ValueError(f"save: '{name}' is not a tensor the plan reads (only its captured tensors can be named)")
+        named[name] = k
+    graph["names"] = named
+    tensors = {f"captured.{i}": t for i, (_, t) in enumerate(rec["captured"])}
+    return tensors, {"format": PLAN_FORMAT, "version": str(PLAN_VERSION), "graph": json.dumps(graph)}
+
+
+def save_plan(plan, path, tree=None, names=None):
+    """Writes a plan (a CacheEntry's .plan) to one safetensors file, atomically: its captured
+    tensors (parameters, optimizer state, constants: their values now) and its graph as JSON in
+    the file's metadata, with a SHA-256 of both. pcp.load_plan runs it in another process without
+    the code that traced it.
 
     Args:
         plan: the plan.
         path: the file (its folder must exist).
         tree: the output structure (Compiled.save passes it; default: a flat tuple).
+        names: a dict of name to a tensor the plan captures, kept for LoadedPlan.named (default None).
 
     Returns:
         None.
 
     Raises:
-        ValueError: a plan holding a .grad effect on a tensor it does not capture.
+        ValueError: a plan holding a .grad effect on a tensor it does not capture, or a named
+            tensor it does not capture.
     """
-    import json
     from .serialization import save_safetensors
-    rec = _core.plan_record(plan)
-    names, advance = scalar_names(rec)
-    graph = {k: v for k, v in rec.items() if k not in ("captured", "scalars")}
-    graph["captured"] = [vid for vid, _ in rec["captured"]]
-    graph["scalars"] = [{"name": n, "value": h.value, "advance": a} for n, h, a in zip(names, rec["scalars"], advance)]
-    graph["tree"] = tree if tree is not None else ["tuple", [["T", i] for i in range(len(rec["outputs"]))]]
-    tensors = {f"captured.{i}": t for i, (_, t) in enumerate(rec["captured"])}
-    save_safetensors(tensors, path, metadata={"format": PLAN_FORMAT, "version": str(PLAN_VERSION),
-                                              "graph": json.dumps(graph)})
+    tensors, metadata = _plan_contents(plan, tree, names)
+    save_safetensors(tensors, path, metadata=metadata)
+
+
+def plan_bytes(plan, tree=None, names=None):
+    """save_plan's file as bytes."""
+    from .serialization import dumps_safetensors
+    tensors, metadata = _plan_contents(plan, tree, names)
+    return dumps_safetensors(tensors, metadata)
 
 
 class LoadedPlan:
@@ -376,10 +426,12 @@ class LoadedPlan:
     order, flattened. Before each call the optimizer steps' host scalars advance as the optimizer
     would (step counts by one); .scalars maps their names ("adamw_step.lr", ...) to HostScalars
     whose .value may be set (a learning-rate schedule). .plan is the C++ plan, .captured its
-    tensors (the parameters and optimizer state it updates in place)."""
+    tensors (the parameters and optimizer state it updates in place), .named those saved with a
+    name ({name: tensor}), .device where it runs and .nbytes the size of the file it came from."""
 
-    def __init__(self, plan, tree, scalars, advance, captured):
+    def __init__(self, plan, tree, scalars, advance, captured, named, device, nbytes):
         self.plan, self._tree, self.scalars, self._advance, self.captured = plan, tree, scalars, advance, captured
+        self.named, self.device, self.nbytes = named, device, nbytes
 
     def __call__(self, *tensors):
         for name, how in self._advance.items():
@@ -390,20 +442,26 @@ class LoadedPlan:
         return _rebuild(self._tree, self.plan.run(list(tensors)))
 
 
-def load_plan(path):
-    """Reads a plan file (Compiled.save, save_plan) and returns it ready to run.
+def load_plan(source, device=None):
+    """Reads a plan file (Compiled.save, save_plan), or its bytes (Compiled.to_bytes), checks it
+    and returns it ready to run, where it was traced or on `device`.
 
     Args:
-        path: the file.
+        source: the file's path, or its contents as bytes.
+        device: where to run it (default None: where it was traced). A plan traced on one device
+            runs on another: its parameters and optimizer state move there, integer arguments
+            traced on the CPU (token ids, targets) stay host inputs, and every value's shape,
+            dtype and device is inferred again.
 
     Returns:
         A LoadedPlan: call it with the traced arguments' tensors, in order.
 
     Raises:
-        TypeError: a path that is not a str or os.PathLike.
+        TypeError: a source that is neither a path nor bytes.
         ValueError: not a plan file, a version this PCP does not read, or a graph that does not
             fit together (its shapes are inferred again before anything runs), naming what.
-        pcp.serialization.SafetensorsError: a damaged file.
+        pcp.serialization.SafetensorsError: a damaged file: truncated, or its bytes not those
+            its SHA-256 was taken of (a ValueError).
         OSError: no such file.
 
     Example:
@@ -417,14 +475,19 @@ def load_plan(path):
     """
     import json
     import os
-    from .serialization import load_safetensors
-    if not isinstance(path, (str, bytes, os.PathLike)):  # open() would take an int as a file descriptor
-        raise TypeError(f"load_plan: path must be a str or os.PathLike, got {type(path).__name__}")
-    tensors, meta = load_safetensors(path)
+    from .serialization import load_safetensors, loads_safetensors
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        what, nbytes = "the plan's bytes", len(source)
+        tensors, meta = loads_safetensors(source, name="plan")
+    elif isinstance(source, (str, os.PathLike)):  # open() would take an int as a file descriptor
+        what, nbytes = str(source), os.path.getsize(source)
+        tensors, meta = load_safetensors(source)
+    else:
+        raise TypeError(f"load_plan: expected a path or the plan's bytes, got {type(source).__name__}")
     if meta.get("format") != PLAN_FORMAT:
-        raise ValueError(f"load_plan: {path} is not a PCP plan file (format {meta.get('format')!r})")
+        raise ValueError(f"load_plan: {what} is not a PCP plan file (format {meta.get('format')!r})")
     if meta.get("version") != str(PLAN_VERSION):
-        raise ValueError(f"load_plan: {path} is a version {meta.get('version')} plan file; this PCP reads "
+        raise ValueError(f"load_plan: {what} is a version {meta.get('version')} plan file; this PCP reads "
                          f"version {PLAN_VERSION}")
     try:
         graph = json.loads(meta["graph"])
@@ -432,13 +495,19 @@ def load_plan(path):
         captured = []
         for i, vid in enumerate(graph["captured"]):
             t = tensors[f"captured.{i}"]
-            device = values[vid][2]
-            captured.append((vid, t if str(t.device) == device else t.to(device)))  # loads on the default device
+            traced_on = values[vid][2]  # placed by plan_from_record when a device is given
+            captured.append((vid, t if device is not None or str(t.device) == traced_on else t.to(traced_on)))
         scalars = {s["name"]: _core.HostScalar(float(s["value"])) for s in graph["scalars"]}
         advance = {s["name"]: s["advance"] for s in graph["scalars"]}
         rec = dict(graph, captured=captured, scalars=[scalars[s["name"]] for s in graph["scalars"]])
         tree = _tree_from_json(graph["tree"])
-    except (KeyError, IndexError, TypeError, json.JSONDecodeError) as e:
-        raise ValueError(f"load_plan: {path} holds a malformed graph ({type(e).__name__}: {e})") from None
-    plan = _core.plan_from_record(rec)
-    return LoadedPlan(plan, tree, scalars, advance, [t for _, t in captured])
+        names = {str(k): int(v) for k, v in graph.get("names", {}).items()}
+    except (KeyError, IndexError, TypeError, ValueError, json.JSONDecodeError) as e:
+        raise ValueError(f"load_plan: {what} holds a malformed graph ({type(e).__name__}: {e})") from None
+    plan = _core.plan_from_record(rec, None if device is None else str(_core.device(device)))
+    held = _core.plan_record(plan)["captured"]  # the tensors the plan holds (moved, when placed)
+    if any(k < 0 or k >= len(held) for k in names.values()):
+        raise ValueError(f"load_plan: {what} names a captured tensor it does not have")
+    on = str(_core.device(device)) if device is not None else (held[0][1].device if held else "cpu")
+    return LoadedPlan(plan, tree, scalars, advance, [t for _, t in held], {n: held[k][1] for n, k in names.items()},
+                      str(on), nbytes)

@@ -1096,6 +1096,10 @@ class Tensor:
             >>> (pcp.tensor([12]) ^ 10).tolist()
             [6]
         """
+    def _is(self, other: Tensor) -> bool:
+        """
+        Whether both handles are one tensor (Python makes a new handle each time one crosses over)
+        """
     def abs(self) -> Tensor:
         """
         The absolute value of x, elementwise.
@@ -4607,9 +4611,9 @@ def permute(x: Tensor, axes: typing.Any) -> Tensor:
         (3, 4, 2)
     """
 
-def plan_from_record(record: dict[typing.Any, typing.Any]) -> Plan:
+def plan_from_record(record: dict[typing.Any, typing.Any], device: str | None = None) -> Plan:
     """
-    The plan a record (plan_record's dict) describes, checked before it is returned
+    The plan a record (plan_record's dict) describes, placed on `device` when given (plan::placed_on), checked before it is returned
     """
 
 def plan_record(plan: Plan) -> dict[typing.Any, typing.Any]:

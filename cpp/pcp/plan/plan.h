@@ -123,6 +123,11 @@ PlanRecord record_of(const Plan& plan);
 // attributes checked against its inputs' specs (check_node_record), the whole by Plan::check();
 // ValueError naming what does not fit.
 std::shared_ptr<Plan> plan_from(const PlanRecord& record);
+// The record placed on `to` (plan/placement.cpp): the values on the device it computes on (its
+// parameters') move there, captured tensors copied, integer arguments on the CPU left there (host
+// token ids and targets), device attributes rewritten, and every node's outputs inferred again.
+// ValueError naming a node that does not fit.
+PlanRecord placed_on(PlanRecord record, Device to);
 // ValueError when a node's attributes do not fit its inputs (plan/validate.cpp).
 void check_node_record(const NodeRecord& node, const std::vector<TensorSpec>& inputs);
 
