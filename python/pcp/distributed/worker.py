@@ -59,6 +59,63 @@ def worker_device(kind):
     return pcp.device(f"gpu:{index}"), how
 
 
+class TokenWindows:
+    """Batches of a language model: (x, y) windows of block_size + 1 tokens at random offsets of
+    a 1-D token array, on the CPU whatever the device (token ids are host metadata to the
+    embedding and the loss)."""
+
+    def __init__(self, block_size):
+        self.block_size = block_size
+        self.tokens_per_row = block_size
+
+    def split(self, data, lo, hi, n_train):
+        return data[lo:hi], data[n_train:]
+
+    def fits(self, part):
+        return len(part) > self.block_size
+
+    def sample(self, rng, part, batch_size, device):
+        import pcp
+        ix = rng.integers(0, len(part) - self.block_size, batch_size)
+        block = part[ix[:, None] + np.arange(self.block_size + 1)[None, :]].astype(np.int64)
+        return pcp.tensor(block[:, :-1], device="cpu"), pcp.tensor(block[:, 1:], device="cpu")
+
+
+class Rows:
+    """Batches of rows drawn at random from named arrays of one length (features and targets),
+    in the order `names` lists them: floating arrays on the worker's device, integer ones (class
+    indices) on the CPU."""
+
+    def __init__(self, names):
+        self.names = list(names)
+        self.tokens_per_row = 1
+
+    def split(self, data, lo, hi, n_train):
+        return {k: data[k][lo:hi] for k in self.names}, {k: data[k][n_train:] for k in self.names}
+
+    def fits(self, part):
+        return len(part[self.names[0]]) > 0
+
+    def sample(self, rng, part, batch_size, device):
+        import pcp
+        ix = rng.integers(0, len(part[self.names[0]]), batch_size)
+        out = []
+        for k in self.names:
+            a = np.ascontiguousarray(part[k][ix])
+            out.append(pcp.tensor(a, device=str(device) if np.issubdtype(a.dtype, np.floating) else "cpu"))
+        return tuple(out)
+
+
+def batches_of(spec):
+    """The batch sampler a worker's data spec describes: {"kind": "tokens", "block_size": T} or
+    {"kind": "rows", "names": [...]}."""
+    if spec["kind"] == "tokens":
+        return TokenWindows(int(spec["block_size"]))
+    if spec["kind"] == "rows":
+        return Rows(spec["names"])
+    raise ValueError(f"diloco worker: unknown data kind {spec['kind']!r} (expected 'tokens' or 'rows')")
+
+
 def _fetched(value):
     """value, or what the Ray object reference in a one-element list refers to (followed on
     while that is such a list too: the mailbox answers with one)."""
@@ -173,25 +230,34 @@ class Worker:
         sizes = self.dcfg.batch_sizes
         self.batch_size = sizes[self.rank % len(sizes)] if sizes else self.cfg.batch_size
         self.shard = shard_bounds(self.n_train, self.dcfg.split, self.rank, self.dcfg.workers)
-        if self.shard[1] - self.shard[0] <= self.cfg.block_size:
+        plan = spec.get("plan")
+        self.data = batches_of(plan["data"]) if plan else TokenWindows(self.cfg.block_size)
+        if plan is None and self.shard[1] - self.shard[0] <= self.cfg.block_size:
             raise ValueError(f"worker {self.rank}: its shard has {self.shard[1] - self.shard[0]} tokens, fewer than "
                              f"block_size + 1 = {self.cfg.block_size + 1}")
         self.train_tokens = self.val_tokens = None
         self.reference = None  # the global values its pseudo-gradients are taken against
         pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
         self.device, self.device_by = worker_device(self.dcfg.worker_device)
-        with on_device(self.device):
-            self.model = build_model(self.cfg, spec["vocab_size"])
-            self.opt = build_optimizer(self.cfg, self.model)
-        # One inner step as pcp train takes it (autocast to the run's dtype, forward, backward,
-        # clipping, AdamW), a plan with --compile.
-        self.dtype = compute_dtype(self.cfg, str(self.device))
-        scaler = pcp.amp.GradScaler(enabled=self.dtype == pcp.float16)
-        self.step = training_step(self.model, self.opt, scaler, self.cfg, self.dtype)
+        self.plan_bytes = self.plan_load_seconds = None
+        if plan is None:
+            with on_device(self.device):
+                self.model = build_model(self.cfg, spec["vocab_size"])
+                self.opt = build_optimizer(self.cfg, self.model)
+            # One inner step as pcp train takes it (autocast to the run's dtype, forward, backward,
+            # clipping, AdamW), a plan with --compile.
+            self.dtype = compute_dtype(self.cfg, str(self.device))
+            scaler = pcp.amp.GradScaler(enabled=self.dtype == pcp.float16)
+            self.step = training_step(self.model, self.opt, scaler, self.cfg, self.dtype)
+        else:  # the driver's traced step: its code never reaches this process
+            self.model, self.opt = self._load_plans(plan)
+            self.dtype = pcp.float32
+            self.step = self.opt.run
         self.names = [n for n, _ in self.model.named_parameters()]
         gpu = pcp.gpu_info(str(self.device)) if self.device != pcp.device("cpu") else None
         self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None, "lr": None,
                           "time": time.time(), "pid": os.getpid(), "dtype": str(self.dtype),
+                          "plan_bytes": self.plan_bytes, "plan_load_seconds": self.plan_load_seconds,
                           "device": f"{self.device} ({gpu['name']})" if gpu else "cpu",
                           "device_uuid": gpu["uuid"] if gpu else ""}
         self._lock = threading.Lock()
@@ -199,6 +265,19 @@ class Worker:
         self._finishing, self._finished_cv = {}, threading.Condition()
         self._pool = None  # threads that finish a round and prepare a merge while a round steps
         self._returned = self._idle = None  # when the last round's call returned; the gap to this one
+
+    def _load_plans(self, plan):
+        """The step plan (and the evaluation plan, when sent) placed on this worker's device,
+        checked (a damaged or foreign plan raises PlanRefused), as a model and its optimizer."""
+        from .plan_replica import PlanModel, PlanOptimizer, load_checked
+        data = _fetched(plan["step"])
+        example = plan.get("arguments")  # [(shape, dtype)] of the batches the data spec gives
+        step, seconds = load_checked(data, self.device, self.rank, example)
+        evaluation = load_checked(_fetched(plan["eval"]), self.device, self.rank, example)[0] if plan.get("eval") else None
+        self.plan_bytes, self.plan_load_seconds = len(data), seconds
+        optimizer = PlanOptimizer(step)
+        optimizer.reset()  # a new worker's inner optimizer starts fresh (its state comes with a round)
+        return PlanModel(step, evaluation), optimizer
 
     def _helpers(self):
         # Two threads: a merge being prepared waits for the outer step of the round before,
@@ -239,18 +318,16 @@ class Worker:
         with self._lock:
             return dict(self._progress, time=time.time())
 
-    def _batch(self, rng, tokens, batch_size):
-        import pcp
-        ix = rng.integers(0, len(tokens) - self.cfg.block_size, batch_size)
-        block = tokens[ix[:, None] + np.arange(self.cfg.block_size + 1)[None, :]].astype(np.int64)
-        # On the CPU whatever the device: token ids are host metadata to the embedding and loss.
-        return pcp.tensor(block[:, :-1], device="cpu"), pcp.tensor(block[:, 1:], device="cpu")
+    def _batch(self, rng, part, batch_size):
+        return self.data.sample(rng, part, batch_size, self.device)
 
     def _load_tokens(self, tokens):
         if self.train_tokens is None:
             tokens = _fetched(tokens)  # [ObjectRef]: fetched here, read-only, without a copy on this node
             lo, hi = self.shard
-            self.train_tokens, self.val_tokens = tokens[lo:hi], tokens[self.n_train:]
+            self.train_tokens, self.val_tokens = self.data.split(tokens, lo, hi, self.n_train)
+            if not self.data.fits(self.train_tokens):
+                raise ValueError(f"worker {self.rank}: its shard [{lo}, {hi}) holds too little data for a batch")
 
     def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None, seconds=None,
                   reset_inner=False, stream=None, evaluate=True, keep_state=True, finish_later=False):
@@ -472,7 +549,7 @@ class Worker:
         timings = {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited, "waited": self._waited,
                    "idle": self._idle, "merged_at": merged_at, "began": began}
         record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
-                  "tokens": steps * self.batch_size * self.cfg.block_size, "device": self._progress["device"],
+                  "tokens": steps * self.batch_size * self.data.tokens_per_row, "device": self._progress["device"],
                   "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched}
         timings["finish"] = time.perf_counter() - t_finish  # on this thread; the rest may overlap the next round
 
