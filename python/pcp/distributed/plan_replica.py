@@ -123,8 +123,12 @@ class PlanOptimizer:
             elif how == "zero":
                 h.value = 1.0
 
+    def _lr_scalars(self):
+        # "adamw_step.lr", and "adamw_step.lr.<i>" for a second parameter group's step
+        return [h for k, h in self.plan.scalars.items() if k.split(".")[1:2] == ["lr"]]
+
     def _lr(self):
-        lrs = [h.value for k, h in self.plan.scalars.items() if k.endswith(".lr")]
+        lrs = [h.value for h in self._lr_scalars()]
         return lrs[0] if lrs else 0.0
 
     @property
@@ -133,23 +137,26 @@ class PlanOptimizer:
         return int(counts[0]) if counts else 0
 
     def run(self, *batch):
-        lr = self.param_groups[0]["lr"]
-        for k, h in self.plan.scalars.items():
-            if k.endswith(".lr"):
-                h.value = lr
+        for h in self._lr_scalars():
+            h.value = self.param_groups[0]["lr"]
         return self.plan(*batch)
 
     def state_dict(self):
+        """As an Optimizer's (what checkpoints and export_state take): one state entry holding
+        the captured tensors that are not parameters (captured.<i>) and the host scalars (by
+        name), the step count and the learning rate."""
         state = {f"captured.{i}": t for i, t in enumerate(self.plan.captured) if i not in self._named_ids}
-        return {"state": {0: state}, "scalars": {k: h.value for k, h in self.plan.scalars.items()}}
+        state.update({k: h.value for k, h in self.plan.scalars.items()})
+        return {"state": {0: state}, "step": self.step_count, "param_groups": [dict(self.param_groups[0])]}
 
     def load_state_dict(self, sd):
         import pcp
+        state = sd["state"].get(0, sd["state"].get("0", {}))
         with pcp.no_grad():
-            for k, v in sd["state"].get(0, {}).items():
-                t = self.plan.captured[int(k.split(".")[1])]
-                t[...] = pcp.tensor(np.asarray(v), device=str(t.device)).astype(t.dtype)
-        for k, v in sd.get("scalars", {}).items():
-            if k in self.plan.scalars:
-                self.plan.scalars[k].value = float(v)
+            for k, v in state.items():
+                if k.startswith("captured."):
+                    t = self.plan.captured[int(k.split(".")[1])]
+                    t[...] = pcp.tensor(np.asarray(v), device=str(t.device)).astype(t.dtype)
+                elif k in self.plan.scalars:
+                    self.plan.scalars[k].value = float(v)
         self.param_groups[0]["lr"] = self._lr()

@@ -36,6 +36,9 @@ class Shepherd(Checkpoints, Progress):
         resume: continue from cfg.out's diloco.safetensors (default False).
         overwrite: start anew in a cfg.out that holds a DiLoCo run, whose files move to
             cfg.out/replaced-<time>/ (default False: such a folder is refused).
+        task: what pcp.distributed.diloco trains instead of the TrainConfig's GPT: an object
+            with loss_fn, model (its global copy) and data (a Data); the workers get the
+            traced plans (default None).
 
     Raises:
         ValueError: an invalid config.
@@ -58,10 +61,11 @@ class Shepherd(Checkpoints, Progress):
             print(history[-1]["val_loss"])
     """
 
-    def __init__(self, train_cfg, diloco_cfg, report=None, resume=False, overwrite=False):
+    def __init__(self, train_cfg, diloco_cfg, report=None, resume=False, overwrite=False, task=None):
         # A local Ray cluster started here is stopped by shutdown(), also when this fails.
         self.cfg = train_cfg.validate()
         self.dcfg = diloco_cfg.validate()
+        self.task = task
         self.report = report or (lambda event: None)
         self.workers = {}  # rank -> {"actor", "alive", "steps_done", "last_loss", "last_seen", "pid"}
         self._writer = self._saving = None  # the thread that writes checkpoints, and its last write
@@ -90,10 +94,18 @@ class Shepherd(Checkpoints, Progress):
         import ray
         self.gpus_per_worker = self._gpus_per_worker()
         pcp.random.seed(self.cfg.seed)
-        self.tokenizer, self.data = build_data(self.cfg)
         self.device = pcp.device(self.cfg.device)  # where the global model and the outer step live
+        if self.task is None:
+            self.tokenizer, self.data = build_data(self.cfg)
+            with on_device(self.device):
+                self.model = build_model(self.cfg, self.tokenizer.vocab_size)
+            train, val = self.data.splits["train"], self.data.splits["val"]
+            payload, self.n_train = np.concatenate([np.asarray(train), np.asarray(val)]), len(train)
+        else:  # the user's model: the workers get its traced step and evaluation
+            self.tokenizer, self.model = None, self.task.model
+            payload, self.n_train = self.task.data.arrays, self.task.data.n_train
+            self._trace_plans()
         with on_device(self.device):
-            self.model = build_model(self.cfg, self.tokenizer.vocab_size)
             self.outer = pcp.optim.SGD(self.model.parameters(), lr=self.dcfg.outer_lr,
                                        momentum=self.dcfg.outer_momentum, nesterov=self.dcfg.outer_momentum > 0)
         self.dtype = compute_dtype(self.cfg, str(self.device))  # of evaluate()'s products
@@ -103,9 +115,7 @@ class Shepherd(Checkpoints, Progress):
         self.streaming = self.dcfg.fragments > 1 or self.dcfg.overlap > 0
         self._update = {}  # streaming: the last synchronised fragment's step, encoded for the workers
         self.stream_states = {}  # streaming: rank -> (round, the worker's own parameters and reference, its ref)
-        train, val = self.data.splits["train"], self.data.splits["val"]
-        self.tokens_ref = ray.put(np.concatenate([np.asarray(train), np.asarray(val)]))
-        self.n_train = len(train)
+        self.tokens_ref = ray.put(payload)
         self.round = 0
         self.bytes_sent = self.bytes_received = 0
         self.history = []  # one record per round
@@ -126,13 +136,35 @@ class Shepherd(Checkpoints, Progress):
         self._stepping = {}  # a round's call (a reference) -> (rank, round): done when its steps are
         self._shared_reported = set()  # workers found sharing a GPU (_check_own_gpus)
         if resume:
+            if self.task is not None:
+                raise NotImplementedError("diloco: resuming a run of a traced model is not supported yet "
+                                          "(pcp diloco --resume is)")
             self._load()
         self._backup = self._snapshot()  # what a failed first round rolls back to
         self._state = self._backup[0]  # what it sends
-        with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
-            f.write(self.tokenizer.to_json())
+        if self.tokenizer is not None:
+            with open(os.path.join(self.cfg.out, "tokenizer.json"), "w") as f:
+                f.write(self.tokenizer.to_json())
         for _ in range(self.dcfg.workers):
             self.add_worker()
+
+    def _trace_plans(self):
+        """The task's inner step and evaluation traced into plans, once per batch size the
+        workers use, put in the object store: {batch size: (step ref, eval ref, arguments)}."""
+        import ray
+        from .task import trace
+        sizes = set(self.dcfg.batch_sizes[:self.dcfg.workers] or [self.cfg.batch_size])
+        self.plans, self.plan_bytes = {}, {}
+        for size in sorted(sizes):
+            step, evaluation, arguments = trace(self.task.loss_fn, self.model, self.task.data, self.cfg,
+                                                str(self.device), size)
+            self.plans[size] = (ray.put(step), ray.put(evaluation), arguments)
+            self.plan_bytes[size] = len(step)
+
+    def _plan_spec(self, rank):
+        sizes = self.dcfg.batch_sizes
+        step, evaluation, arguments = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size]
+        return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments}
 
     # -- workers -------------------------------------------------------------------------------
     def _gpus_per_worker(self):
@@ -168,8 +200,10 @@ class Shepherd(Checkpoints, Progress):
         import ray
         rank = max(self.workers, default=-1) + 1
         spec = {"train_config": self.cfg.to_dict(), "diloco_config": self.dcfg.to_dict(),
-                "vocab_size": self.tokenizer.vocab_size, "n_train": self.n_train,
+                "vocab_size": self.tokenizer.vocab_size if self.tokenizer else 0, "n_train": self.n_train,
                 "rank": rank}
+        if self.task is not None:
+            spec["plan"] = self._plan_spec(rank)
         # Ray restarts a killed worker (same spec) and it rejoins at the next round; a round's task
         # is not retried: that round goes on without it.
         # One CPU each (and its share of a GPU), spread over the cluster's nodes.
@@ -604,6 +638,14 @@ class Shepherd(Checkpoints, Progress):
         """
         import pcp
         from pcp.train.loop import autocast_for
+        if self.task is not None:  # the driver has the user's loss: evaluated eagerly
+            batches = self.task.data.val_batches(self.cfg.batch_size, self.cfg.eval_iters, self.cfg.seed)
+            self.model.eval()
+            with pcp.no_grad():
+                losses = [self.task.loss_fn(*[pcp.tensor(a, device=str(self.device) if a.dtype.kind == "f" else "cpu")
+                                              for a in b]).item() for b in batches]
+            self.model.train()
+            return float(np.mean(losses))
         self.model.eval()
         rng = np.random.default_rng(self.cfg.seed)  # the same val batches every round
         val = self.data.splits["val"]
