@@ -12,7 +12,7 @@ import pytest
 
 import pcp
 from pcp.distributed import Data, DiLoCoConfig, diloco
-from pcp.distributed.worker import round_seed, shard_bounds
+from pcp.distributed.worker import batches_of, round_seed, shard_bounds
 from pcp.optim import warmup_cosine
 from pcp.train import TrainConfig
 
@@ -39,6 +39,33 @@ class RegressionMLP(pcp.nn.Module):
         h = pcp.tanh(x @ self.w1 + self.b1)
         h = pcp.tanh(h @ self.w2)
         return ((h @ self.w3 - y) ** 2).mean()
+
+
+class TinyTransformer(pcp.nn.Module):
+    """A one-block causal transformer over characters, written with plain ops."""
+
+    def __init__(self, vocab, block, dim, heads, seed):
+        super().__init__()
+        rng = np.random.default_rng(seed)
+        def weight(*shape, scale=0.02):
+            return pcp.tensor(rng.normal(size=shape) * scale, dtype=pcp.float32, requires_grad=True)
+        self.heads = heads
+        self.wte, self.wpe = weight(vocab, dim), weight(block, dim)
+        self.ln1, self.ln2 = pcp.ones(dim).requires_grad_(), pcp.ones(dim).requires_grad_()
+        self.qkv, self.proj = weight(dim, 3 * dim), weight(dim, dim)
+        self.fc1, self.fc2 = weight(dim, 4 * dim), weight(4 * dim, dim)
+        self.head = weight(dim, vocab)
+
+    def loss(self, x, y):
+        B, T = x.shape
+        C, H = self.wte.shape[1], self.heads
+        h = pcp.embedding(self.wte, x) + self.wpe[:T]
+        q, k, v = pcp.split(pcp.layer_norm(h, self.ln1) @ self.qkv, 3, axis=-1)
+        heads = [t.reshape((B, T, H, C // H)).transpose((0, 2, 1, 3)) for t in (q, k, v)]
+        a = pcp.scaled_dot_product_attention(*heads, causal=True).transpose((0, 2, 1, 3)).reshape((B, T, C))
+        h = h + a @ self.proj
+        h = h + pcp.gelu(pcp.layer_norm(h, self.ln2) @ self.fc1) @ self.fc2
+        return pcp.cross_entropy(h @ self.head, y)
 '''
 
 
@@ -60,39 +87,45 @@ def regression(seed=3, rows=2048, val=256):
     return Data.rows({"x": x[:rows], "y": y[:rows]}, {"x": x[rows:], "y": y[rows:]})
 
 
-def eager_diloco(model, loss, data, cfg, dcfg):
+def worker_batches(data, cfg, dcfg, rank, rnd):
+    """The batches a worker draws in a round (worker.py's sampler, seeded as the worker seeds it)."""
+    sampler = batches_of(data.spec())
+    lo, hi = shard_bounds(data.n_train, dcfg.split, rank, dcfg.workers)
+    train, _ = sampler.split(data.arrays, lo, hi, data.n_train)
+    rng = np.random.default_rng(round_seed(cfg.seed, rank, rnd))
+    return [sampler.sample(rng, train, cfg.batch_size, "cpu") for _ in range(dcfg.inner_steps)]
+
+
+def train_steps(model, opt, batches, lr_of, clip):
+    for i, batch in enumerate(batches):
+        for g in opt.param_groups:
+            g["lr"] = lr_of(i)
+        out = model.loss(*batch)
+        opt.zero_grad()
+        out.backward()
+        pcp.optim.clip_grad_norm(list(model.parameters()), clip)
+        opt.step()
+
+
+def eager_diloco(model, make, data, cfg, dcfg):
     """DiLoCo computed here, eagerly: each worker's AdamW (kept across rounds) on the batches the
-    workers draw (worker.py's sampling), averaged pseudo-gradients, a Nesterov outer step."""
+    workers draw, the pseudo-gradients averaged, a Nesterov outer step on model."""
     from pcp.train.loop import build_optimizer
     names = [n for n, _ in model.named_parameters()]
     global_values = {k: v.numpy().copy() for k, v in model.state_dict().items()}
-    replicas, opts = [], []
-    for _ in range(dcfg.workers):
-        r = type(model).__new__(type(model))
-        r.__init__(4, 16, 0)
-        replicas.append(r)
-        opts.append(build_optimizer(cfg, r))
+    replicas = [make() for _ in range(dcfg.workers)]
+    opts = [build_optimizer(cfg, r) for r in replicas]
     outer = {k: np.zeros_like(v) for k, v in global_values.items()}
     H, horizon = dcfg.inner_steps, dcfg.rounds * dcfg.inner_steps
     lr_at = warmup_cosine(cfg.learning_rate, cfg.min_lr, cfg.warmup_iters, max(horizon, cfg.warmup_iters + 1))
-    train = {k: a[:data.n_train] for k, a in data.arrays.items()}
     for rnd in range(dcfg.rounds):
         deltas = []
         for rank, (r, opt) in enumerate(zip(replicas, opts)):
             with pcp.no_grad():
                 for k, t in r.state_dict().items():
                     t[...] = pcp.tensor(global_values[k])
-            rng = np.random.default_rng(round_seed(cfg.seed, rank, rnd))
-            lo, hi = shard_bounds(data.n_train, dcfg.split, rank, dcfg.workers)
-            for i in range(H):
-                ix = rng.integers(0, hi - lo, cfg.batch_size) + lo
-                for g in opt.param_groups:
-                    g["lr"] = lr_at(rnd * H + i)
-                out = r.loss(pcp.tensor(train["x"][ix]), pcp.tensor(train["y"][ix]))
-                opt.zero_grad()
-                out.backward()
-                pcp.optim.clip_grad_norm(list(r.parameters()), cfg.grad_clip)
-                opt.step()
+            train_steps(r, opt, worker_batches(data, cfg, dcfg, rank, rnd), lambda i: lr_at(rnd * H + i),
+                        cfg.grad_clip)
             deltas.append({k: global_values[k] - r.state_dict()[k].numpy() for k in names})
         for k in names:
             g = np.mean([d[k] for d in deltas], axis=0)
@@ -101,59 +134,97 @@ def eager_diloco(model, loss, data, cfg, dcfg):
     with pcp.no_grad():
         for k, t in model.state_dict().items():
             t[...] = pcp.tensor(global_values[k])
-    return val_loss(model, loss, data, cfg)
+    return val_loss(model, data, cfg)
 
 
-def val_loss(model, loss, data, cfg):
+def val_loss(model, data, cfg):
     with pcp.no_grad():
-        return float(np.mean([loss(*(pcp.tensor(a) for a in b)).item()
+        return float(np.mean([model.loss(*(pcp.tensor(a) for a in b)).item()
                               for b in data.val_batches(cfg.batch_size, cfg.eval_iters, cfg.seed)]))
 
 
-def synchronous(model, loss, data, cfg, steps, batch):
-    """Plain AdamW on batches of `batch` rows for `steps` steps (the tokens DiLoCo's workers saw)."""
+def synchronous(model, data, cfg, dcfg):
+    """Plain AdamW at DiLoCo's tokens: each step a batch of every worker's rows, as many steps as
+    each worker took."""
     from pcp.train.loop import build_optimizer
-    opt = build_optimizer(cfg, model)
-    lr_at = warmup_cosine(cfg.learning_rate, cfg.min_lr, cfg.warmup_iters, max(steps, cfg.warmup_iters + 1))
+    steps = dcfg.rounds * dcfg.inner_steps
+    sampler = batches_of(data.spec())
+    train, _ = sampler.split(data.arrays, 0, data.n_train, data.n_train)
     rng = np.random.default_rng(11)
-    for i in range(steps):
-        ix = rng.integers(0, data.n_train, batch)
-        for g in opt.param_groups:
-            g["lr"] = lr_at(i)
-        out = loss(pcp.tensor(data.arrays["x"][ix]), pcp.tensor(data.arrays["y"][ix]))
-        opt.zero_grad()
-        out.backward()
-        pcp.optim.clip_grad_norm(list(model.parameters()), cfg.grad_clip)
-        opt.step()
-    return val_loss(model, loss, data, cfg)
+    batches = [sampler.sample(rng, train, cfg.batch_size * dcfg.workers, "cpu") for _ in range(steps)]
+    lr_at = warmup_cosine(cfg.learning_rate, cfg.min_lr, cfg.warmup_iters, max(steps, cfg.warmup_iters + 1))
+    train_steps(model, build_optimizer(cfg, model), batches, lr_at, cfg.grad_clip)
+    return val_loss(model, data, cfg)
+
+
+def check_run(make, data, cfg, dcfg):
+    """diloco() on make()'s model against the eager DiLoCo and synchronous AdamW."""
+    model = make()
+    start = val_loss(model, data, cfg)
+    history = diloco(model.loss, model, data, cfg, dcfg)
+    assert [r["round"] for r in history] == list(range(dcfg.rounds + 1))
+    got = history[-1]["val_loss"]
+    assert got == pytest.approx(val_loss(model, data, cfg), rel=1e-6)  # model holds the global values
+    # The same algorithm, eagerly, with the user's code in this process (the issue asks for 2%; the
+    # plans agree to float32 rounding).
+    want = eager_diloco(make(), make, data, cfg, dcfg)
+    assert got == pytest.approx(want, rel=1e-3), (got, want)
+    sync = synchronous(make(), data, cfg, dcfg)  # within 5% (the issue's bar)
+    assert got <= sync * 1.05, (got, sync)
+    return start, got
 
 
 def test_diloco_trains_a_model_its_workers_cannot_import(tmp_path):
     user = user_module(tmp_path)
-    data = regression()
     cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=5e-3, min_lr=5e-4, warmup_iters=5,
                       grad_clip=1.0, weight_decay=0.0, eval_iters=4, seed=7)
     dcfg = DiLoCoConfig(workers=2, inner_steps=10, rounds=20, round_timeout=120)
-    model = user.RegressionMLP(4, 16, 0)
-    start = val_loss(model, model.loss, data, cfg)
-    history = diloco(model.loss, model, data, cfg, dcfg)
-    assert [r["round"] for r in history] == list(range(dcfg.rounds + 1))
-    got = history[-1]["val_loss"]
-    assert got == pytest.approx(val_loss(model, model.loss, data, cfg), rel=1e-6)  # model holds the global values
+    start, got = check_run(lambda: user.RegressionMLP(4, 16, 0), regression(), cfg, dcfg)
     assert got < 0.6 * start, (start, got)
-    # The same algorithm, eagerly, with the user's code in this process (the issue asks for 2%; the plans
-    # agree to float32 rounding).
-    reference = user.RegressionMLP(4, 16, 0)
-    want = eager_diloco(reference, reference.loss, data, cfg, dcfg)
-    assert got == pytest.approx(want, rel=1e-3), (got, want)
-    # Synchronous AdamW at equal tokens (each step a batch of all workers' rows): within 5%.
-    sync = user.RegressionMLP(4, 16, 0)
-    steps = dcfg.rounds * dcfg.inner_steps
-    sync_loss = synchronous(sync, sync.loss, data, cfg, steps, cfg.batch_size * dcfg.workers)
-    assert got <= sync_loss * 1.05, (got, sync_loss)
     # The workers never had the module: it is not importable in a Ray worker's process.
     ray.init(address="local", include_dashboard=False, num_cpus=1) if not ray.is_initialized() else None
     try:
         assert ray.get(ray.remote(lambda: importlib.util.find_spec(USER_MODULE) is None).remote(), timeout=120)
     finally:
         ray.shutdown()
+
+
+def test_diloco_trains_a_small_transformer_written_here(tmp_path, text_file):
+    user = user_module(tmp_path)
+    text = open(text_file, encoding="utf-8").read()[:60000]
+    chars = sorted(set(text))
+    ids = np.array([chars.index(c) for c in text], np.int64)
+    block = 16
+    data = Data.tokens(ids[:54000], ids[54000:], block)
+    cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=16, learning_rate=3e-3, min_lr=3e-4, warmup_iters=5,
+                      grad_clip=1.0, weight_decay=0.1, eval_iters=4, seed=3)
+    dcfg = DiLoCoConfig(workers=2, inner_steps=10, rounds=10, round_timeout=120)
+    start, got = check_run(lambda: user.TinyTransformer(len(chars), block, 32, 2, 0), data, cfg, dcfg)
+    assert got < 0.8 * start, (start, got)
+
+
+def test_a_worker_sent_a_damaged_plan_refuses_it_and_the_run_goes_on(tmp_path, monkeypatch):
+    from pcp.distributed import Shepherd
+    user = user_module(tmp_path)
+    original = Shepherd._plan_spec
+
+    def damaged(self, rank):  # rank 1's copy of the plan loses a bit on its way
+        spec = original(self, rank)
+        if rank == 1:
+            data = bytearray(ray.get(spec["step"][0]))
+            data[len(data) // 2] ^= 0x04
+            spec = dict(spec, step=[ray.put(bytes(data))])
+        return spec
+    monkeypatch.setattr(Shepherd, "_plan_spec", damaged)
+    events = []
+    model = user.RegressionMLP(4, 16, 0)
+    cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=5e-3, eval_iters=2)
+    history = diloco(model.loss, model, regression(), cfg,
+                     DiLoCoConfig(workers=2, inner_steps=5, rounds=3, round_timeout=120), report=events.append)
+    refused = [e for e in events if e["kind"] == "worker_refused"]
+    assert [e["rank"] for e in refused] == [1], events
+    assert "worker 1: refused the plan it was sent" in refused[0]["error"] and "SHA-256" in refused[0]["error"]
+    assert [r["workers_in"] for r in history[1:]] == [[0]] * 3  # the others trained every round
+    assert history[-1]["val_loss"] < history[0]["val_loss"]
+    rounds = [e for e in events if e["kind"] == "round"]
+    assert rounds and all(r["worker_train"] for r in rounds)

@@ -9,8 +9,10 @@ Events of `pcp train`:    start (mode "train", parameters, device, iter, iters, 
 Events of `pcp diloco`:   start (mode "diloco", round, rounds, workers, inner_steps, parameters,
                           nodes),
                           progress (round, tokens_per_s, workers: {rank: alive, steps_done,
-                          live_step, last_loss, lr, last_seen, device}), round (the round's record),
-                          worker_lost (rank, round, error), worker_joined (rank, round), message, end.
+                          live_step, last_loss, lr, last_seen, device, plan_bytes,
+                          plan_load_seconds}), round (the round's record), worker_lost (rank,
+                          round, error), worker_refused (rank, round, error: a worker that refused
+                          the plan it was sent), worker_joined (rank, round), message, end.
 """
 import importlib.util
 import sys

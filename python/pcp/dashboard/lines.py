@@ -67,5 +67,8 @@ class LogLines:
     def _worker_lost(self, e):
         return f"worker {e['rank']} lost in round {e['round']}: {e['error'].splitlines()[0][:200]}"
 
+    def _worker_refused(self, e):
+        return f"worker {e['rank']} refused its plan in round {e['round']} and was stopped: {e['error'][:300]}"
+
     def _worker_joined(self, e):
         return f"worker {e['rank']} joined (from round {e['round']})"

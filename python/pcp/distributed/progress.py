@@ -24,7 +24,8 @@ class Progress:
                     w = self.workers[rank]
                     w.update(alive=True, last_seen=time.time(), live_step=p["step"],
                              last_loss=p["loss"] or w["last_loss"], lr=p["lr"], device=p["device"],
-                             device_uuid=p["device_uuid"])
+                             device_uuid=p["device_uuid"], plan_bytes=p.get("plan_bytes"),
+                             plan_load_seconds=p.get("plan_load_seconds"))
         now = time.monotonic()
         if now - self._asked_at >= 0.5:
             ranks = [r for r in ranks if r not in self._asked.values()]  # not a stuck one again and again
@@ -36,14 +37,16 @@ class Progress:
     def _report_progress(self, seconds):
         steps = sum(w.get("live_step") or 0 for w in self.workers.values())
         self.report({"kind": "progress", "round": self.round, "workers": self.worker_table(),
-                     "tokens_per_s": steps * self.cfg.batch_size * self.cfg.block_size / max(seconds, 1e-9)})
+                     "tokens_per_s": steps * self.cfg.batch_size * self.tokens_per_row / max(seconds, 1e-9)})
 
     def worker_table(self):
         """What is known of each worker, for the dashboard. It raises nothing.
 
         Returns:
             A dict of rank to a dict: alive, steps_done, live_step, last_loss, lr, last_seen,
-            device (where the worker runs, once it has reported) and device_uuid (its GPU's).
+            device (where the worker runs, once it has reported), device_uuid (its GPU's), and for
+            a traced model's run plan_bytes and plan_load_seconds (the plan it was sent, and how
+            long loading and placing it took; None otherwise).
 
         Example:
             Not run here (needs a Ray cluster and minutes of training)::
@@ -51,5 +54,5 @@ class Progress:
                 alive = [rank for rank, w in shepherd.worker_table().items() if w["alive"]]
         """
         return {r: {k: w.get(k) for k in ("alive", "steps_done", "live_step", "last_loss", "lr", "last_seen", "device",
-                                          "device_uuid")}
+                                          "device_uuid", "plan_bytes", "plan_load_seconds")}
                 for r, w in self.workers.items()}

@@ -101,8 +101,10 @@ class Shepherd(Checkpoints, Progress):
                 self.model = build_model(self.cfg, self.tokenizer.vocab_size)
             train, val = self.data.splits["train"], self.data.splits["val"]
             payload, self.n_train = np.concatenate([np.asarray(train), np.asarray(val)]), len(train)
+            self.tokens_per_row = self.cfg.block_size
         else:  # the user's model: the workers get its traced step and evaluation
             self.tokenizer, self.model = None, self.task.model
+            self.tokens_per_row = self.task.data.block_size if self.task.data.kind == "tokens" else 1
             payload, self.n_train = self.task.data.arrays, self.task.data.n_train
             self._trace_plans()
         with on_device(self.device):
@@ -328,7 +330,8 @@ class Shepherd(Checkpoints, Progress):
         for r in results:
             w = self.workers[r["rank"]]
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
-                     device=r["device"], device_uuid=r["device_uuid"])
+                     device=r["device"], device_uuid=r["device_uuid"], plan_bytes=r.get("plan_bytes"),
+                     plan_load_seconds=r.get("plan_load_seconds"))
         self._check_own_gpus(results)
         self._timings = {}  # _outer_step's marks: the pseudo-gradients averaged, the step applied and read
         failure, now = self._outer_step(results)
@@ -520,17 +523,33 @@ class Shepherd(Checkpoints, Progress):
                     self.workers[rank].update(alive=True, last_seen=time.time(), live_step=H)
                 except RayError as e:
                     lost.append(rank)
-                    self.workers[rank]["alive"] = False
-                    self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": f"{type(e).__name__}: {e}"[:2000]})
+                    if "PlanRefused" in str(e):  # its plan arrived damaged: it never runs, nor comes back
+                        self._refused(rank, rnd, e)
+                    else:
+                        self.workers[rank]["alive"] = False
+                        self.report({"kind": "worker_lost", "rank": rank, "round": rnd,
+                                     "error": f"{type(e).__name__}: {e}"[:2000]})
                 finished(rank, results[-1] if rank not in lost else None)
             self._poll_progress(pending.values(), time.perf_counter() - t0)
-        for ref, rank in pending.items():  # past the deadline: left out of this round
+        for ref, rank in list(pending.items()):  # past the deadline: left out of this round
             ray.cancel(ref, force=False)
             lost.append(rank)
             self.workers[rank]["alive"] = False
             self.report({"kind": "worker_lost", "rank": rank, "round": rnd, "error": "timeout"})
             finished(rank, None)
         return results, lost
+
+    def _refused(self, rank, rnd, error):
+        """A worker that refused the plan it was sent (damaged, or for other shapes): reported
+        with its reason, stopped, and left out of every round from now on."""
+        import ray
+        text, mark = str(error), f"worker {rank}: refused"
+        reason = text[text.index(mark):] if mark in text else text  # the worker's words, past Ray's wrapping
+        self.report({"kind": "worker_refused", "rank": rank, "round": rnd, "error": reason.splitlines()[0][:2000]})
+        try:
+            ray.kill(self.workers.pop(rank)["actor"], no_restart=True)
+        except Exception:
+            pass
 
     @staticmethod
     def _succeeded(ref):

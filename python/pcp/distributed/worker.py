@@ -377,7 +377,8 @@ class Worker:
             first), merged_at, the step at which the outer step was merged, or None, and began and
             ended, the round's start and the time its result was ready, as time.time()), tokens
             (processed), inner_state, device (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and
-            device_uuid, fetched_bytes (of a whole model it fetched, streaming), and when
+            device_uuid, fetched_bytes (of a whole model it fetched, streaming), plan_bytes and
+            plan_load_seconds (of the plan it trains from; None for the built-in GPT), and when
             streaming stream_state (its own parameters and the global values it knows: local,
             reference).
 
@@ -550,7 +551,8 @@ class Worker:
                    "idle": self._idle, "merged_at": merged_at, "began": began}
         record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
                   "tokens": steps * self.batch_size * self.data.tokens_per_row, "device": self._progress["device"],
-                  "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched}
+                  "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched,
+                  "plan_bytes": self.plan_bytes, "plan_load_seconds": self.plan_load_seconds}
         timings["finish"] = time.perf_counter() - t_finish  # on this thread; the rest may overlap the next round
 
         def finish():
