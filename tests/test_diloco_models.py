@@ -5,7 +5,6 @@ eagerly in this process with the workers' batches (the plans must agree with it)
 synchronous AdamW at equal tokens (DiLoCo must come close to it)."""
 import importlib.util
 import os
-import sys
 
 import numpy as np
 import pytest

@@ -114,6 +114,8 @@ void bind_plan(py::module_& m) {
      "any, which its check decides), the inputs a plan file may leave out, whether its attributes "
      "are checked against its inputs when a plan file is loaded, whether it runs on a GPU (gpu), and "
      "how autocast casts its floating inputs (autocast: 'low', 'float32' or 'keep')");
+  m.def("_same_tensor", [](const Tensor& a, const Tensor& b) { return a.is_same(b); }, arg("a"), arg("b"),
+        "Whether two handles are one tensor (Python makes a new handle each time one crosses over)");
   m.def("is_tracing", [] { return plan::Trace::active() != nullptr; }, "Whether a trace is open on this thread");
 }
 

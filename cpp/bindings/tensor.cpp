@@ -90,8 +90,6 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
            py::arg("requires_grad") = true, doc("requires_grad_"))
       .def("retain_grad", &Tensor::retain_grad, doc("retain_grad"))
       .def("detach", &Tensor::detach, doc("detach"))
-      .def("_is", &Tensor::is_same, py::arg("other"),
-           "Whether both handles are one tensor (Python makes a new handle each time one crosses over)")
       .def("backward",
            named("backward", [](const Tensor& t, py::object grad, bool create_graph, std::optional<bool> retain_graph) {
              Tensor g = to_tensor_or_none(grad, "backward");

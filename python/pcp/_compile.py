@@ -381,7 +381,7 @@ def _plan_contents(plan, tree, names):
     graph["tree"] = tree if tree is not None else ["tuple", [["T", i] for i in range(len(rec["outputs"]))]]
     named = {}
     for name, t in (names or {}).items():
-        k = next((i for i, (_, c) in enumerate(rec["captured"]) if c._is(t)), None)
+        k = next((i for i, (_, c) in enumerate(rec["captured"]) if _core._same_tensor(c, t)), None)
         if k is None:
             raise ValueError(f"save: '{name}' is not a tensor the plan reads (only its captured tensors can be named)")
         named[name] = k
@@ -483,7 +483,8 @@ def load_plan(source, device=None):
         what, nbytes = str(source), os.path.getsize(source)
         tensors, meta = load_safetensors(source)
     else:
-        raise TypeError(f"load_plan: expected a path or the plan's bytes, got {type(source).__name__}")
+        raise TypeError(f"load_plan: path must be a str or os.PathLike (or the plan's bytes), got "
+                        f"{type(source).__name__}")
     if meta.get("format") != PLAN_FORMAT:
         raise ValueError(f"load_plan: {what} is not a PCP plan file (format {meta.get('format')!r})")
     if meta.get("version") != str(PLAN_VERSION):

@@ -1096,10 +1096,6 @@ class Tensor:
             >>> (pcp.tensor([12]) ^ 10).tolist()
             [6]
         """
-    def _is(self, other: Tensor) -> bool:
-        """
-        Whether both handles are one tensor (Python makes a new handle each time one crosses over)
-        """
     def abs(self) -> Tensor:
         """
         The absolute value of x, elementwise.
@@ -2796,6 +2792,11 @@ def _cuda_compile_kernel(name: str, constants: collections.abc.Sequence[typing.S
 def _gpu_kernels() -> dict[typing.Any, typing.Any]:
     """
     {name: (SPIR-V bytes, MSL source or None, workgroup size, CUDA source or None)} of the embedded GPU kernels
+    """
+
+def _same_tensor(a: Tensor, b: Tensor) -> bool:
+    """
+    Whether two handles are one tensor (Python makes a new handle each time one crosses over)
     """
 
 def _set_gpu_attention(mode: str) -> None:

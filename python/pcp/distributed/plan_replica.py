@@ -94,7 +94,9 @@ class PlanOptimizer:
     def __init__(self, plan):
         self.plan = plan
         self.param_groups = [{"lr": self._lr()}]
-        self._named_ids = {i for i, t in enumerate(plan.captured) if any(t._is(n) for n in plan.named.values())}
+        from pcp import _core
+        self._named_ids = {i for i, t in enumerate(plan.captured)
+                           if any(_core._same_tensor(t, n) for n in plan.named.values())}
 
     def reset(self):
         """A fresh inner optimizer, as a new worker's: its moments (the state inputs of the plan's

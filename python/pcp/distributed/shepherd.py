@@ -12,13 +12,14 @@ from .checkpointing import CHECKPOINT, Checkpoints
 from .cluster import Mailbox, init_ray, shutdown_ray
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
+from .task import TracedModel
 from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
 
 RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
 
 
-class Shepherd(Checkpoints, Progress):
+class Shepherd(Checkpoints, Progress, TracedModel):
     """The DiLoCo driver (``pcp diloco``): it owns the global model and the outer optimizer, and
     runs rounds over Worker actors on Ray (joining the cluster at diloco_cfg.address, or starting
     a local one). Each round it sends the global parameters, each worker runs H inner AdamW steps
@@ -84,7 +85,7 @@ class Shepherd(Checkpoints, Progress):
     def _start(self, resume, overwrite):
         import pcp
         from pcp.train import rundir
-        from pcp.train.loop import build_data, build_model, compute_dtype
+        from pcp.train.loop import compute_dtype
 
         self._exit.enter_context(rundir.locked(self.cfg.out))
         for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
@@ -95,18 +96,7 @@ class Shepherd(Checkpoints, Progress):
         self.gpus_per_worker = self._gpus_per_worker()
         pcp.random.seed(self.cfg.seed)
         self.device = pcp.device(self.cfg.device)  # where the global model and the outer step live
-        if self.task is None:
-            self.tokenizer, self.data = build_data(self.cfg)
-            with on_device(self.device):
-                self.model = build_model(self.cfg, self.tokenizer.vocab_size)
-            train, val = self.data.splits["train"], self.data.splits["val"]
-            payload, self.n_train = np.concatenate([np.asarray(train), np.asarray(val)]), len(train)
-            self.tokens_per_row = self.cfg.block_size
-        else:  # the user's model: the workers get its traced step and evaluation
-            self.tokenizer, self.model = None, self.task.model
-            self.tokens_per_row = self.task.data.block_size if self.task.data.kind == "tokens" else 1
-            payload, self.n_train = self.task.data.arrays, self.task.data.n_train
-            self._trace_plans()
+        payload = self._model_and_data()
         with on_device(self.device):
             self.outer = pcp.optim.SGD(self.model.parameters(), lr=self.dcfg.outer_lr,
                                        momentum=self.dcfg.outer_momentum, nesterov=self.dcfg.outer_momentum > 0)
@@ -149,24 +139,6 @@ class Shepherd(Checkpoints, Progress):
                 f.write(self.tokenizer.to_json())
         for _ in range(self.dcfg.workers):
             self.add_worker()
-
-    def _trace_plans(self):
-        """The task's inner step and evaluation traced into plans, once per batch size the
-        workers use, put in the object store: {batch size: (step ref, eval ref, arguments)}."""
-        import ray
-        from .task import trace
-        sizes = set(self.dcfg.batch_sizes[:self.dcfg.workers] or [self.cfg.batch_size])
-        self.plans, self.plan_bytes = {}, {}
-        for size in sorted(sizes):
-            step, evaluation, arguments = trace(self.task.loss_fn, self.model, self.task.data, self.cfg,
-                                                str(self.device), size)
-            self.plans[size] = (ray.put(step), ray.put(evaluation), arguments)
-            self.plan_bytes[size] = len(step)
-
-    def _plan_spec(self, rank):
-        sizes = self.dcfg.batch_sizes
-        step, evaluation, arguments = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size]
-        return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments}
 
     # -- workers -------------------------------------------------------------------------------
     def _gpus_per_worker(self):
@@ -539,18 +511,6 @@ class Shepherd(Checkpoints, Progress):
             finished(rank, None)
         return results, lost
 
-    def _refused(self, rank, rnd, error):
-        """A worker that refused the plan it was sent (damaged, or for other shapes): reported
-        with its reason, stopped, and left out of every round from now on."""
-        import ray
-        text, mark = str(error), f"worker {rank}: refused"
-        reason = text[text.index(mark):] if mark in text else text  # the worker's words, past Ray's wrapping
-        self.report({"kind": "worker_refused", "rank": rank, "round": rnd, "error": reason.splitlines()[0][:2000]})
-        try:
-            ray.kill(self.workers.pop(rank)["actor"], no_restart=True)
-        except Exception:
-            pass
-
     @staticmethod
     def _succeeded(ref):
         import ray
@@ -657,14 +617,8 @@ class Shepherd(Checkpoints, Progress):
         """
         import pcp
         from pcp.train.loop import autocast_for
-        if self.task is not None:  # the driver has the user's loss: evaluated eagerly
-            batches = self.task.data.val_batches(self.cfg.batch_size, self.cfg.eval_iters, self.cfg.seed)
-            self.model.eval()
-            with pcp.no_grad():
-                losses = [self.task.loss_fn(*[pcp.tensor(a, device=str(self.device) if a.dtype.kind == "f" else "cpu")
-                                              for a in b]).item() for b in batches]
-            self.model.train()
-            return float(np.mean(losses))
+        if self.task is not None:
+            return self._evaluate_task()
         self.model.eval()
         rng = np.random.default_rng(self.cfg.seed)  # the same val batches every round
         val = self.data.splits["val"]

@@ -16,6 +16,17 @@ class Data:
     Make one with Data.rows or Data.tokens; the batch's tensors are passed to the loss function
     in order.
 
+    Args:
+        kind: 'rows' or 'tokens'.
+        arrays: rows: a dict of name to array, train rows then val rows; tokens: one 1-D array,
+            train tokens then val tokens.
+        n_train: the rows (or tokens) of the train split, which come first.
+        names: the arrays' names in batch order (rows), or ('x', 'y') (tokens).
+        block_size: the window of tokens (0 for rows).
+
+    Raises:
+        Nothing of its own (Data.rows and Data.tokens check what they are given).
+
     Example:
         >>> import numpy as np
         >>> from pcp.distributed import Data
@@ -45,6 +56,13 @@ class Data:
 
         Raises:
             ValueError: names that differ, arrays of different lengths, or an empty split.
+
+        Example:
+            >>> import numpy as np
+            >>> from pcp.distributed import Data
+            >>> data = Data.rows({"x": np.ones((5, 2))}, {"x": np.ones((2, 2))})
+            >>> data.n_train, data.arrays["x"].shape
+            (5, (7, 2))
         """
         def load(arrays):
             return {k: np.load(v) if isinstance(v, str) else np.asarray(v) for k, v in arrays.items()}
@@ -72,6 +90,12 @@ class Data:
 
         Raises:
             ValueError: a split not longer than block_size.
+
+        Example:
+            >>> import numpy as np
+            >>> from pcp.distributed import Data
+            >>> Data.tokens(np.arange(100), np.arange(20), 8).spec()
+            {'kind': 'tokens', 'block_size': 8}
         """
         train, val = (np.load(a) if isinstance(a, str) else np.asarray(a) for a in (train, val))
         if min(len(train), len(val)) <= block_size:
@@ -80,21 +104,61 @@ class Data:
         return Data("tokens", np.concatenate([train, val]), len(train), ("x", "y"), int(block_size))
 
     def spec(self):
-        """The worker's part: how to draw batches (worker.batches_of reads it)."""
+        """The worker's part: how to draw batches (worker.batches_of reads it). It raises
+        nothing.
+
+        Returns:
+            A dict: kind, and names (rows) or block_size (tokens).
+
+        Example:
+            >>> import numpy as np
+            >>> from pcp.distributed import Data
+            >>> Data.rows({"x": np.ones((4, 1))}, {"x": np.ones((1, 1))}).spec()
+            {'kind': 'rows', 'names': ['x']}
+        """
         if self.kind == "tokens":
             return {"kind": "tokens", "block_size": self.block_size}
         return {"kind": "rows", "names": list(self.names)}
 
     def example(self, batch_size):
         """A batch of zeros of the shapes and dtypes a worker's batches have (what the plans are
-        traced with), as NumPy arrays."""
+        traced with). It raises nothing.
+
+        Args:
+            batch_size: rows (or windows) in the batch.
+
+        Returns:
+            A list of NumPy arrays, in batch order.
+
+        Example:
+            >>> import numpy as np
+            >>> from pcp.distributed import Data
+            >>> [a.shape for a in Data.tokens(np.arange(100), np.arange(20), 8).example(4)]
+            [(4, 8), (4, 8)]
+        """
         if self.kind == "tokens":
             return [np.zeros((batch_size, self.block_size), np.int64)] * 2
         return [np.zeros((batch_size,) + a.shape[1:], a.dtype) for a in self.arrays.values()]
 
     def val_batches(self, batch_size, count, seed):
-        """count validation batches (NumPy arrays), the same for a seed: what the shepherd
-        evaluates the global model on."""
+        """Validation batches, the same for a seed: what the shepherd evaluates the global model
+        on. It raises nothing of its own.
+
+        Args:
+            batch_size: rows (or windows) per batch.
+            count: how many batches.
+            seed: the seed of their sampling.
+
+        Returns:
+            A list of batches, each a list of NumPy arrays in batch order.
+
+        Example:
+            >>> import numpy as np
+            >>> from pcp.distributed import Data
+            >>> data = Data.rows({"x": np.ones((5, 2))}, {"x": np.zeros((3, 2))})
+            >>> [b[0].shape for b in data.val_batches(2, 3, seed=0)]
+            [(2, 2), (2, 2), (2, 2)]
+        """
         from .worker import batches_of
         rng = np.random.default_rng(seed)
         sampler = batches_of(self.spec())
@@ -163,6 +227,70 @@ def trace(loss_fn, model, data, cfg, device, batch_size):
     return out + ([(tuple(t.shape), str(t.dtype)) for t in example],)
 
 
+class TracedModel:
+    """The Shepherd's part for a traced model (pcp.distributed.diloco): the plans it traces and
+    sends, the workers that refuse them, and the evaluation with the driver's loss (a mixin: the
+    state it reads and writes is the Shepherd's)."""
+
+    def _model_and_data(self):
+        """Sets the global model, tokenizer (None for a traced model), n_train and tokens_per_row,
+        traces the plans of a traced model, and returns what goes into the object store for the
+        workers' batches: the GPT's tokens, or the task's arrays."""
+        from pcp.train.loop import build_data, build_model
+        from .worker import on_device
+        if self.task is None:
+            self.tokenizer, self.data = build_data(self.cfg)
+            with on_device(self.device):
+                self.model = build_model(self.cfg, self.tokenizer.vocab_size)
+            train, val = self.data.splits["train"], self.data.splits["val"]
+            self.n_train, self.tokens_per_row = len(train), self.cfg.block_size
+            return np.concatenate([np.asarray(train), np.asarray(val)])
+        self.tokenizer, self.model, data = None, self.task.model, self.task.data  # the workers get plans
+        self.n_train, self.tokens_per_row = data.n_train, data.block_size if data.kind == "tokens" else 1
+        self._trace_plans()
+        return data.arrays
+
+    def _trace_plans(self):
+        """The task's inner step and evaluation traced into plans, once per batch size the
+        workers use, put in the object store: {batch size: (step ref, eval ref, arguments)}."""
+        import ray
+        sizes = set(self.dcfg.batch_sizes[:self.dcfg.workers] or [self.cfg.batch_size])
+        self.plans, self.plan_bytes = {}, {}
+        for size in sorted(sizes):
+            step, evaluation, arguments = trace(self.task.loss_fn, self.model, self.task.data, self.cfg,
+                                                str(self.device), size)
+            self.plans[size] = (ray.put(step), ray.put(evaluation), arguments)
+            self.plan_bytes[size] = len(step)
+
+    def _plan_spec(self, rank):
+        sizes = self.dcfg.batch_sizes
+        step, evaluation, arguments = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size]
+        return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments}
+
+    def _refused(self, rank, rnd, error):
+        """A worker that refused the plan it was sent (damaged, or for other shapes): reported
+        with its reason, stopped, and left out of every round from now on."""
+        import ray
+        text, mark = str(error), f"worker {rank}: refused"
+        reason = text[text.index(mark):] if mark in text else text  # the worker's words, past Ray's wrapping
+        self.report({"kind": "worker_refused", "rank": rank, "round": rnd, "error": reason.splitlines()[0][:2000]})
+        try:
+            ray.kill(self.workers.pop(rank)["actor"], no_restart=True)
+        except Exception:
+            pass
+
+    def _evaluate_task(self):
+        """The driver's loss on the validation batches, eagerly (the driver has the code)."""
+        import pcp
+        batches = self.task.data.val_batches(self.cfg.batch_size, self.cfg.eval_iters, self.cfg.seed)
+        self.model.eval()
+        with pcp.no_grad():
+            losses = [self.task.loss_fn(*[pcp.tensor(a, device=str(self.device) if a.dtype.kind == "f" else "cpu")
+                                          for a in b]).item() for b in batches]
+        self.model.train()
+        return float(np.mean(losses))
+
+
 def diloco(loss_fn, model, data, train=None, config=None, report=None, overwrite=False):
     """Trains your own model with DiLoCo on Ray: the driver traces the inner step once (forward,
     backward, clipping to train.grad_clip, AdamW) and the evaluation, and sends the plans' bytes
@@ -172,7 +300,7 @@ def diloco(loss_fn, model, data, train=None, config=None, report=None, overwrite
     ``pcp diloco``'s (fragments, overlap, compression, timeouts, weighting, GPU workers).
 
     Args:
-        loss_fn: loss_fn(*batch) -> the loss (a 0-d tensor), reading `model`'s parameters:
+        loss_fn: ``loss_fn(*batch)`` gives the loss (a 0-d tensor), reading `model`'s parameters:
             any function of PCP ops, defined only in the driver's script.
         model: a pcp.nn.Module, or a dict of name to tensor (requires_grad): the parameters it
             trains, set to the final global values when the run ends.
