@@ -126,3 +126,36 @@ def test_safetensors_files_refuse_a_flipped_bit(tmp_path):
     open(path, "wb").write(raw)
     with pytest.raises(SafetensorsError, match="do not match the SHA-256"):
         load_safetensors(path)
+
+
+def classifier_step(device, seed=0):
+    """A token classifier's training step: embedding, a product and a cross-entropy (whose
+    outputs must be the same on every device for its plan to move)."""
+    rng = np.random.default_rng(seed)
+    params = {"emb": pcp.tensor(rng.normal(size=(11, 8)) * 0.3, dtype=pcp.float32, device=device, requires_grad=True),
+              "out": pcp.tensor(rng.normal(size=(8, 11)) * 0.3, dtype=pcp.float32, device=device, requires_grad=True)}
+    opt = pcp.optim.AdamW(list(params.values()), lr=0.05)
+
+    def step(x, y):
+        loss = pcp.cross_entropy(pcp.embedding(params["emb"], x) @ params["out"], y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return step, params
+
+
+@pytest.mark.skipif(not GPUS, reason="no GPU")
+@pytest.mark.parametrize("traced_on, placed_on", [("cpu", "gpu"), ("gpu", "cpu")])
+def test_a_plan_with_a_cross_entropy_moves_between_devices(traced_on, placed_on):
+    step, params = classifier_step(traced_on)
+    compiled = pcp.compile(step)
+    rng = np.random.default_rng(4)
+    ids = lambda: pcp.tensor(rng.integers(0, 11, (6, 5)), device="cpu")  # noqa: E731  host token ids
+    compiled(ids(), ids())
+    data = compiled.to_bytes(names=params)
+    here, there = pcp.load_plan(data), pcp.load_plan(data, device=placed_on)
+    for _ in range(4):
+        x, y = ids(), ids()
+        assert there(x, y).item() == pytest.approx(here(x, y).item(), rel=1e-5)
+    np.testing.assert_allclose(there.named["out"].numpy(), here.named["out"].numpy(), rtol=1e-4, atol=1e-6)

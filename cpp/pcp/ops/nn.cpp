@@ -325,13 +325,15 @@ class CrossEntropyBackward : public Primitive {
 };
 
 // Per-row loss over the last axis of contiguous logits; inputs (logits, targets). Outputs: the
-// loss; on the GPU each row's (max, log-sum-exp), kept for the backward pass; with host targets,
-// how many are not ignored (a 0-d float32, float64 for float64 logits, on the logits' device),
-// counted as they are checked. Only the loss is differentiable.
+// loss; each row's (max, log-sum-exp), which the GPU keeps for the backward pass (zeros on the
+// CPU, whose backward recomputes them); with host targets, how many are not ignored (a 0-d
+// float32, float64 for float64 logits, on the logits' device), counted as they are checked. The
+// outputs are the same on every device, so a plan traced on one runs on another. Only the loss
+// is differentiable.
 class CrossEntropy : public Primitive {
  public:
-  // keep_targets: GPU logits with host targets also output the targets as uploaded (int32 on the
-  // GPU, ignored ones -1), which the backward reads: one upload of a batch's targets, not two.
+  // keep_targets: host targets are also output as the kernels read them (int32 on the logits'
+  // device, ignored ones -1), which a GPU backward reads: one upload of a batch's targets, not two.
   explicit CrossEntropy(int64_t ignore_index, std::optional<DType> out = std::nullopt, bool keep_targets = false)
       : ignore_(ignore_index), out_(out), keep_targets_(keep_targets) {}
   const char* name() const override { return "cross_entropy"; }
@@ -346,14 +348,13 @@ class CrossEntropy : public Primitive {
   std::vector<TensorSpec> infer(const std::vector<TensorSpec>& in) const override {
     const TensorSpec& logits = in[0];
     const DType dt = out_.value_or(logits.dtype);
-    std::vector<TensorSpec> out{{in[1].shape, dt, logits.device}};
-    if (logits.device.is_gpu()) out.push_back({{rows_of(logits.shape), 2}, DType::Float32, logits.device});
+    std::vector<TensorSpec> out{{in[1].shape, dt, logits.device}, {{rows_of(logits.shape), 2}, DType::Float32, logits.device}};
     if (!in[1].device.is_gpu()) out.push_back({{}, dt == DType::Float64 ? DType::Float64 : DType::Float32, logits.device});
     if (kept_targets(in)) out.push_back({in[1].shape, DType::Int32, logits.device});
     return out;
   }
   bool kept_targets(const std::vector<TensorSpec>& in) const {
-    return keep_targets_ && in[0].device.is_gpu() && !in[1].device.is_gpu();
+    return keep_targets_ && !in[1].device.is_gpu();
   }
   // Logits that reach it only through a float32 cast are read as they are (widened exactly).
   std::shared_ptr<Primitive> with_input_dtype(const std::vector<TensorSpec>& in, size_t i, DType from) const override {
@@ -366,13 +367,14 @@ class CrossEntropy : public Primitive {
     int64_t valid = 0;
     Tensor t = on_device ? in[1] : prepared_targets(in[1], logits.shape().back(), ignore_, &valid);
     const int64_t ignore = on_device ? ignore_ : -1;
-    const bool keep = keep_targets_ && logits.device().is_gpu() && !on_device;
-    if (keep) t = gpu::device_class_indices(t, logits.device());
-    std::vector<Tensor> out{empty(specs[0])};
-    if (logits.device().is_gpu()) out.push_back(empty(specs[1]));  // each row's (max, log-sum-exp)
-    backend::cross_entropy(logits, t, ignore, out[0], out.size() > 1 ? out[1] : Tensor());
+    const bool gpu = logits.device().is_gpu(), keep = keep_targets_ && !on_device;
+    Tensor kept;
+    if (keep) kept = gpu ? gpu::device_class_indices(t, logits.device()) : astype(t, DType::Int32);
+    if (keep && gpu) t = kept;
+    std::vector<Tensor> out{empty(specs[0]), gpu ? empty(specs[1]) : full(specs[1].shape, 0.0, DType::Float32, logits.device())};
+    backend::cross_entropy(logits, t, ignore, out[0], gpu ? out[1] : Tensor());
     if (!on_device) out.push_back(full({}, double(valid), specs[out.size()].dtype, logits.device()));
-    if (keep) out.push_back(t);
+    if (keep) out.push_back(kept);
     return out;
   }
   std::vector<Tensor> vjp(const std::vector<Tensor>& in, const std::vector<Tensor>& outs,
@@ -511,7 +513,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets, int64_t ign
   // (float32 counts are exact to 2^24 targets; float64 losses divide in float64)
   const DType count = total.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
   Tensor valid = on_device ? sum(astype(ne(tg, weak_scalar_int(ignore_index)), count))
-                           : outs[logits.device().is_gpu() ? 2 : 1];  // after the loss and the GPU's row statistics
+                           : outs[2];  // after the loss and the row statistics
   return astype(div(astype(total, valid.dtype()), valid), total.dtype());
 }
 

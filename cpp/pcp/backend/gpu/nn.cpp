@@ -223,6 +223,12 @@ void cross_entropy_backward(const Tensor& logits, const Tensor& targets, int64_t
     require_wide("cross_entropy_backward", logits);
     return wide::cross_entropy_backward(logits, targets, ignore, g, gx);
   }
+  if (!lse.defined()) {  // a plan traced on the CPU, whose backward takes no statistics: made here
+    Tensor stats = Tensor::empty({rows_of(logits.shape()), 2}, DType::Float32, logits.device());
+    Tensor loss = Tensor::empty({rows_of(logits.shape())}, DType::Float32, logits.device());
+    cross_entropy(logits, targets, ignore, loss, stats);
+    return cross_entropy_backward(logits, targets, ignore, stats, g, gx);
+  }
   if (is_half(g) || (is_half(gx) && (gx.numel() % 2 || gx.offset() % 2))) {
     return into_float32(gx, [&](const Tensor& o) { cross_entropy_backward(logits, targets, ignore, lse, widened(g), o); });
   }
