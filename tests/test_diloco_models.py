@@ -227,3 +227,22 @@ def test_a_worker_sent_a_damaged_plan_refuses_it_and_the_run_goes_on(tmp_path, m
     assert history[-1]["val_loss"] < history[0]["val_loss"]
     rounds = [e for e in events if e["kind"] == "round"]
     assert rounds and all(r["worker_train"] for r in rounds)
+
+
+@pytest.mark.skipif(not [d for d in pcp.devices() if d != "cpu"], reason="no GPU")
+def test_cpu_and_gpu_workers_run_one_plan(tmp_path):
+    """A CPU worker and a GPU worker (lavapipe in CI) train from the same plan, placed on each
+    one's device, to the losses of two CPU workers (float32 rounding apart)."""
+    user = user_module(tmp_path)
+    losses = {}
+    for devices in (["cpu", "cpu"], ["cpu", "gpu"]):
+        cfg = TrainConfig(out=str(tmp_path / "-".join(devices)), batch_size=32, learning_rate=5e-3, min_lr=5e-4,
+                          warmup_iters=5, grad_clip=1.0, weight_decay=0.0, eval_iters=4, seed=7)
+        model = user.RegressionMLP(4, 16, 0)
+        history = diloco(model.loss, model, regression(), cfg,
+                         DiLoCoConfig(workers=2, inner_steps=10, rounds=8, round_timeout=120, worker_devices=devices))
+        losses[tuple(devices)] = [r["val_loss"] for r in history]
+        ran_on = {rank: t["device"].split(" ")[0] for rank, t in history[-1]["worker_timings"].items()}
+        assert ran_on == {0: "cpu", 1: "cpu" if devices[1] == "cpu" else pcp.device("gpu")}, ran_on
+    cpu, mixed = losses[("cpu", "cpu")], losses[("cpu", "gpu")]
+    np.testing.assert_allclose(mixed, cpu, rtol=1e-3)

@@ -53,6 +53,9 @@ class DiLoCoConfig(DictConfig):
         worker_device: where each worker's model and inner steps run: 'cpu' or 'gpu' (a GPU
             through Ray's GPU resources; the inner steps in the TrainConfig's dtype, compiled
             with its compile setting, as ``pcp train`` runs them).
+        worker_devices: each worker's device by rank ('cpu' or 'gpu', repeated when there are
+            more workers), for a run of CPU and GPU workers; empty (default): worker_device for
+            all. Every worker runs the same plan (pcp.distributed.diloco), placed on its device.
         gpus_per_worker: Ray's num_gpus per worker with worker_device 'gpu': a fraction lets
             several workers share a GPU; 0 (default) spreads the workers evenly over the
             cluster's GPUs (one each when there are enough).
@@ -90,10 +93,28 @@ class DiLoCoConfig(DictConfig):
     batch_sizes: list = field(default_factory=list)  # per worker (by rank); empty: the TrainConfig's
     threads_per_worker: int = 1
     worker_device: str = "cpu"  # cpu or gpu
+    worker_devices: list = field(default_factory=list)  # per worker (by rank); empty: worker_device
     gpus_per_worker: float = 0.0  # Ray num_gpus per GPU worker; 0: the GPUs shared evenly
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
     eval_every: int = 1         # rounds between evaluations (first and last always)
     checkpoint_every: int = 1   # rounds between checkpoints (last always)
+
+    def device_of(self, rank):
+        """'cpu' or 'gpu': where worker `rank` runs (worker_devices, else worker_device).
+
+        Args:
+            rank: the worker's rank.
+
+        Returns:
+            A str.
+
+        Example:
+            >>> from pcp.distributed import DiLoCoConfig
+            >>> [DiLoCoConfig(workers=3, worker_devices=["cpu", "gpu"]).device_of(r) for r in range(3)]
+            ['cpu', 'gpu', 'cpu']
+        """
+        devices = self.worker_devices
+        return devices[rank % len(devices)] if devices else self.worker_device
 
     def validate(self):
         """Checks the settings together, as a run does before it starts.
@@ -141,8 +162,9 @@ class DiLoCoConfig(DictConfig):
             raise ValueError(f"diloco: weighting must be 'tokens' or 'uniform', got {self.weighting!r}")
         if not all(isinstance(b, int) and b >= 1 for b in self.batch_sizes):
             raise ValueError(f"diloco: batch_sizes must be whole numbers >= 1, got {self.batch_sizes!r}")
-        if self.worker_device not in WORKER_DEVICES:
-            raise ValueError(f"diloco: worker_device must be 'cpu' or 'gpu', got {self.worker_device!r}")
+        if self.worker_device not in WORKER_DEVICES or any(d not in WORKER_DEVICES for d in self.worker_devices):
+            raise ValueError(f"diloco: worker_device(s) must be 'cpu' or 'gpu', got {self.worker_device!r}, "
+                             f"{self.worker_devices!r}")
         g = self.gpus_per_worker
         if g < 0 or (g > 1 and g != int(g)):  # Ray's rule for num_gpus
             raise ValueError(f"diloco: gpus_per_worker must be a fraction in [0, 1] or a whole number, got "

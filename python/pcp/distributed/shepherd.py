@@ -37,9 +37,8 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         resume: continue from cfg.out's diloco.safetensors (default False).
         overwrite: start anew in a cfg.out that holds a DiLoCo run, whose files move to
             cfg.out/replaced-<time>/ (default False: such a folder is refused).
-        task: what pcp.distributed.diloco trains instead of the TrainConfig's GPT: an object
-            with loss_fn, model (its global copy) and data (a Data); the workers get the
-            traced plans (default None).
+        task: what pcp.distributed.diloco trains instead of the TrainConfig's GPT (loss_fn,
+            model: its global copy, and data: a Data), sent to the workers as plans (default None).
 
     Raises:
         ValueError: an invalid config.
@@ -90,7 +89,8 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         self._exit.enter_context(rundir.locked(self.cfg.out))
         for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
             self.report({"kind": "message", "text": text})
-        gpus_here = len([d for d in pcp.devices() if d != "cpu"]) if self.dcfg.worker_device == "gpu" else None
+        any_gpu = any(self.dcfg.device_of(r) == "gpu" for r in range(self.dcfg.workers))
+        gpus_here = len([d for d in pcp.devices() if d != "cpu"]) if any_gpu else None
         self._owns_ray = init_ray(self.dcfg.address, self.dcfg.workers, gpus_here)
         import ray
         self.gpus_per_worker = self._gpus_per_worker()
@@ -144,17 +144,17 @@ class Shepherd(Checkpoints, Progress, TracedModel):
     def _gpus_per_worker(self):
         """Ray's num_gpus for each worker: none on CPUs; the configured share; or the cluster's
         GPUs shared evenly, so that the workers fit whole on them (one each when there are enough)."""
+        import pcp
         import ray
-        if self.dcfg.worker_device == "cpu":
+        on_gpus = sum(self.dcfg.device_of(r) == "gpu" for r in range(self.dcfg.workers))
+        if on_gpus == 0:
             return 0
         if self.dcfg.gpus_per_worker > 0:
             return self.dcfg.gpus_per_worker
         gpus = int(ray.cluster_resources().get("GPU", 0))
         if gpus == 0:
-            import pcp
-            raise ValueError(f"diloco: worker_device 'gpu' but the Ray cluster has no GPU (this machine: "
-                             f"{pcp.devices()})")
-        return 1.0 / math.ceil(self.dcfg.workers / gpus)
+            raise ValueError(f"diloco: GPU workers but the Ray cluster has no GPU (this machine: {pcp.devices()})")
+        return 1.0 / math.ceil(on_gpus / gpus)
 
     def add_worker(self):
         """Starts one more worker actor; it joins at the next round, with the global parameters
@@ -185,7 +185,8 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         # A pipelined round's result comes from collect(), in a group of its own: the worker encodes
         # it while the next round steps.
         actor = ray.remote(concurrency_groups={"progress": 1, "collect": 1})(Worker).options(
-            max_restarts=-1, max_task_retries=0, num_cpus=1, num_gpus=self.gpus_per_worker,
+            max_restarts=-1, max_task_retries=0, num_cpus=1,
+            num_gpus=self.gpus_per_worker * (self.dcfg.device_of(rank) == "gpu"),
             scheduling_strategy="SPREAD").remote(spec)
         self.workers[rank] = {"actor": actor, "alive": True, "steps_done": 0, "last_loss": None,
                               "last_seen": time.time(), "round": None}
@@ -248,7 +249,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             once), peak_round_bytes (the most of any round so far), workers_in, workers_lost,
             worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
             worker_tokens (by rank), rolled_back (why the round was undone, or None),
-            worker_timings (by rank: the timings of Worker.run_round's result) and
+            worker_timings (by rank: the timings of Worker.run_round's result, and its device) and
             shepherd_timings (seconds collecting the results; stepping and posting the step,
             and of that averaging the pseudo-gradients, applying the step and reading the
             model back, encoding and posting it; evaluating; saving on checkpoint rounds).
@@ -338,7 +339,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
                "bytes_sent": sent, "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
-               "rolled_back": failure or None, "worker_timings": {r["rank"]: r["timings"] for r in results},
+               "rolled_back": failure or None, "worker_timings": {r["rank"]: dict(r["timings"], device=r["device"]) for r in results},
                "shepherd_timings": {"collect": t_collected - t0, "step": t_posted - t_collected,
                                     **{k: b - a for k, a, b in zip(("average", "apply", "post"), marks, marks[1:])},
                                     "evaluate": t_evaluated}}

@@ -238,7 +238,7 @@ class Worker:
         self.train_tokens = self.val_tokens = None
         self.reference = None  # the global values its pseudo-gradients are taken against
         pcp.random.seed(self.cfg.seed)  # every replica starts from the same weights; round 0 overwrites them
-        self.device, self.device_by = worker_device(self.dcfg.worker_device)
+        self.device, self.device_by = worker_device(self.dcfg.device_of(self.rank))
         self.plan_bytes = self.plan_load_seconds = None
         if plan is None:
             with on_device(self.device):
