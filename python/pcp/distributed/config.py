@@ -100,7 +100,8 @@ class DiLoCoConfig(DictConfig):
     checkpoint_every: int = 1   # rounds between checkpoints (last always)
 
     def device_of(self, rank):
-        """'cpu' or 'gpu': where worker `rank` runs (worker_devices, else worker_device).
+        """'cpu' or 'gpu': where worker `rank` runs (worker_devices, else worker_device). It
+        raises nothing.
 
         Args:
             rank: the worker's rank.
