@@ -87,37 +87,47 @@ class PlanModel:
 
 
 class PlanOptimizer:
-    """The inner optimizer inside a step plan: its learning rate (param_groups[i]['lr'], written
-    into the plan's lr scalars before each step), step count and state (the captured tensors
-    that are not parameters, and the host scalars)."""
+    """The inner optimizer inside a step plan, with an Optimizer's surface: param_groups (one per
+    optimizer step of the plan: its parameters and lr, written into the plan's lr scalar before
+    each step), step_count, and state_dict / load_state_dict in the format of pcp.optim's Adam,
+    AdamW and SGD (per parameter exp_avg, exp_avg_sq and step, or momentum_buffer), so that
+    checkpoints and a worker's exported state read as the built-in GPT's do."""
+
+    _STATE = {"adam_step": ("exp_avg", "exp_avg_sq"), "adamw_step": ("exp_avg", "exp_avg_sq"),
+              "sgd_step": ("momentum_buffer",)}
 
     def __init__(self, plan):
-        self.plan = plan
-        self.param_groups = [{"lr": self._lr()}]
         from pcp import _core
-        self._named_ids = {i for i, t in enumerate(plan.captured)
-                           if any(_core._same_tensor(t, n) for n in plan.named.values())}
+        self.plan = plan
+        rec = _core.plan_record(plan.plan)
+        at = {vid: t for vid, t in rec["captured"]}
+        self.param_groups, self._state, self._steps = [], [], []  # per parameter: {key: tensor}; per group
+        for node in rec["nodes"]:
+            keys = self._STATE.get(node["op"])
+            if keys is None:
+                continue
+            ins = node["inputs"]
+            k = len(ins) // (2 + len(keys)) if node["op"] != "sgd_step" or node["attrs"].get("momentum", 0) else len(ins) // 2
+            keys = keys if len(ins) == k * (2 + len(keys)) else ()  # SGD without momentum keeps no state
+            scalars = [rec["scalars"][i] for i in node["scalars"]]  # (step or first_step, lr)
+            self.param_groups.append({"params": [at[v] for v in ins[:k]], "lr": scalars[-1].value, "_lr": scalars[-1]})
+            self._steps.append(scalars[0] if node["op"] != "sgd_step" else None)
+            for j in range(k):
+                self._state.append({key: at[ins[(2 + n) * k + j]] for n, key in enumerate(keys)})
+
+    @property
+    def step_count(self):
+        counts = [h.value for h in self._steps if h is not None]
+        return int(counts[0]) if counts else 0
 
     def reset(self):
-        """A fresh inner optimizer, as a new worker's: its moments (the state inputs of the plan's
-        optimizer steps) zero, its step count 0 and SGD's first-step flag set. The plan was
-        traced, and saved, one step in."""
+        """A fresh inner optimizer, as a new worker's: its moments zero, its step count 0 and
+        SGD's first-step flag set (the plan was traced, and saved, one step in)."""
         import pcp
-        from pcp import _core
-        rec = _core.plan_record(self.plan.plan)
-        at = {vid: i for i, (vid, _) in enumerate(rec["captured"])}
-        for node in rec["nodes"]:
-            n = len(node["inputs"])
-            if node["op"] in ("adam_step", "adamw_step"):
-                state = node["inputs"][n // 2:]  # parameters, gradients, first moments, second moments
-            elif node["op"] == "sgd_step":
-                state = node["inputs"][2 * n // 3:] if node["attrs"].get("momentum", 0) else []
-            else:
-                continue
-            with pcp.no_grad():
-                for vid in state:
-                    if vid in at:
-                        self.plan.captured[at[vid]][...] = 0.0
+        with pcp.no_grad():
+            for state in self._state:
+                for t in state.values():
+                    t[...] = 0.0
         for k, h in self.plan.scalars.items():
             how = self.plan._advance.get(k)
             if how == "count":
@@ -125,40 +135,37 @@ class PlanOptimizer:
             elif how == "zero":
                 h.value = 1.0
 
-    def _lr_scalars(self):
-        # "adamw_step.lr", and "adamw_step.lr.<i>" for a second parameter group's step
-        return [h for k, h in self.plan.scalars.items() if k.split(".")[1:2] == ["lr"]]
-
-    def _lr(self):
-        lrs = [h.value for h in self._lr_scalars()]
-        return lrs[0] if lrs else 0.0
-
-    @property
-    def step_count(self):
-        counts = [h.value for k, h in self.plan.scalars.items() if self.plan._advance.get(k) == "count"]
-        return int(counts[0]) if counts else 0
-
     def run(self, *batch):
-        for h in self._lr_scalars():
-            h.value = self.param_groups[0]["lr"]
+        for g in self.param_groups:
+            g["_lr"].value = g["lr"]
         return self.plan(*batch)
 
     def state_dict(self):
-        """As an Optimizer's (what checkpoints and export_state take): one state entry holding
-        the captured tensors that are not parameters (captured.<i>) and the host scalars (by
-        name), the step count and the learning rate."""
-        state = {f"captured.{i}": t for i, t in enumerate(self.plan.captured) if i not in self._named_ids}
-        state.update({k: h.value for k, h in self.plan.scalars.items()})
-        return {"state": {0: state}, "step": self.step_count, "param_groups": [dict(self.param_groups[0])]}
+        """As an Optimizer's: step, param_groups (lr and parameter indices) and per-parameter
+        state (the plan's own tensors: copy them to keep a snapshot)."""
+        groups, at = [], 0
+        for g in self.param_groups:
+            groups.append({"lr": g["lr"], "params": list(range(at, at + len(g["params"])))})
+            at += len(g["params"])
+        state = {}
+        for i, s in enumerate(self._state):
+            if s:
+                group = next(n for n, g in enumerate(groups) if i in g["params"])
+                step = self._steps[group]
+                state[i] = dict(s, **({"step": int(step.value)} if step is not None else {}))
+        return {"step": self.step_count, "param_groups": groups, "state": state}
 
     def load_state_dict(self, sd):
         import pcp
-        state = sd["state"].get(0, sd["state"].get("0", {}))
         with pcp.no_grad():
-            for k, v in state.items():
-                if k.startswith("captured."):
-                    t = self.plan.captured[int(k.split(".")[1])]
+            for i, s in sd["state"].items():
+                for key, v in s.items():
+                    if key == "step":
+                        continue
+                    t = self._state[int(i)][key]
                     t[...] = pcp.tensor(np.asarray(v), device=str(t.device)).astype(t.dtype)
-                elif k in self.plan.scalars:
-                    self.plan.scalars[k].value = float(v)
-        self.param_groups[0]["lr"] = self._lr()
+        for g, saved in zip(self.param_groups, sd["param_groups"]):
+            g["lr"] = saved["lr"]
+        for h in self._steps:
+            if h is not None:
+                h.value = float(sd["step"])
