@@ -248,3 +248,40 @@ def test_cpu_and_gpu_workers_run_one_plan(tmp_path):
         assert ran_on == {0: "cpu", 1: "cpu" if devices[1] == "cpu" else pcp.device("gpu")}, ran_on
     cpu, mixed = losses[("cpu", "cpu")], losses[("cpu", "gpu")]
     np.testing.assert_allclose(mixed, cpu, rtol=1e-3)
+
+
+def test_a_traced_run_resumes_with_the_same_bits(tmp_path):
+    """Stopped after 2 of 4 rounds and resumed: the global model and the workers' inner AdamW
+    states (the plans' moments, in the GPT's checkpoint format) come back, and the run ends with
+    the bits of one that was not stopped."""
+    import types
+    from pcp.distributed import Shepherd
+    user = user_module(tmp_path)
+
+    def shepherd(out, resume=False):
+        model = user.RegressionMLP(4, 16, 0)
+        task = types.SimpleNamespace(loss_fn=model.loss, model=model, data=regression())
+        cfg = TrainConfig(out=str(out), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
+        dcfg = DiLoCoConfig(workers=2, inner_steps=5, rounds=4, round_timeout=120)
+        return Shepherd(cfg, dcfg, resume=resume, task=task), model
+
+    whole, model = shepherd(tmp_path / "whole")
+    try:
+        whole.run()
+    finally:
+        whole.shutdown()
+    want = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    first, _ = shepherd(tmp_path / "parts")
+    try:
+        first.run_round()
+        first.run_round()
+    finally:
+        first.shutdown()
+    second, resumed = shepherd(tmp_path / "parts", resume=True)
+    try:
+        assert second.round == 2 and sorted(second.inner_states) == [0, 1]
+        second.run()
+    finally:
+        second.shutdown()
+    for k, v in resumed.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), want[k], err_msg=k)

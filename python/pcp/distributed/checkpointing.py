@@ -91,8 +91,10 @@ class Checkpoints:
         import ray
         from pcp.train.checkpoint import load_checkpoint
         from pcp.train.loop import build_optimizer
-        # The workers' states are checked by loading them into optimizers like theirs (same groups).
-        inner = {r: build_optimizer(self.cfg, self.model) for r in range(self.dcfg.workers)}
+        # The workers' states are checked by loading them into optimizers like theirs (same groups):
+        # the GPT's AdamW, or a traced model's plan.
+        inner = {r: build_optimizer(self.cfg, self.model) if self.task is None else self._inner_stand_in(r)
+                 for r in range(self.dcfg.workers)}
         with on_device(self.device):  # the outer momentum goes where the parameters are
             meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer,
                                    optimizers={f"worker.{r}": opt for r, opt in inner.items()})

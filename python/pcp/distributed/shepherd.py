@@ -128,9 +128,6 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         self._stepping = {}  # a round's call (a reference) -> (rank, round): done when its steps are
         self._shared_reported = set()  # workers found sharing a GPU (_check_own_gpus)
         if resume:
-            if self.task is not None:
-                raise NotImplementedError("diloco: resuming a run of a traced model is not supported yet "
-                                          "(pcp diloco --resume is)")
             self._load()
         self._backup = self._snapshot()  # what a failed first round rolls back to
         self._state = self._backup[0]  # what it sends

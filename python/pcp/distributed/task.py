@@ -279,6 +279,16 @@ class TracedModel:
         except Exception:
             pass
 
+    def _inner_stand_in(self, rank):
+        """An optimizer like worker `rank`'s (its step plan's, loaded here) for a checkpoint's
+        inner state to load into, checked."""
+        import ray
+        import pcp
+        from .plan_replica import PlanOptimizer
+        sizes = self.dcfg.batch_sizes
+        step_ref = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size][0]
+        return PlanOptimizer(pcp.load_plan(ray.get(step_ref), device=str(self.device)))
+
     def _evaluate_task(self):
         """The driver's loss on the validation batches, eagerly (the driver has the code)."""
         import pcp
@@ -291,7 +301,7 @@ class TracedModel:
         return float(np.mean(losses))
 
 
-def diloco(loss_fn, model, data, train=None, config=None, report=None, overwrite=False):
+def diloco(loss_fn, model, data, train=None, config=None, report=None, resume=False, overwrite=False):
     """Trains your own model with DiLoCo on Ray: the driver traces the inner step once (forward,
     backward, clipping to train.grad_clip, AdamW) and the evaluation, and sends the plans' bytes
     to the workers, which run them on their own device without your code (a worker's process
@@ -312,6 +322,9 @@ def diloco(loss_fn, model, data, train=None, config=None, report=None, overwrite
             not used (default TrainConfig(out="out-diloco")).
         config: a DiLoCoConfig (default DiLoCoConfig()).
         report: a function receiving the run's events (see Shepherd), or None.
+        resume: continue the run checkpointed in train.out (default False): the global model,
+            outer momentum and workers' inner states as saved, the same bits as a run that was
+            not stopped.
         overwrite: start anew in a train.out that holds a run (default False).
 
     Returns:
@@ -349,7 +362,7 @@ def diloco(loss_fn, model, data, train=None, config=None, report=None, overwrite
     module = model if isinstance(model, pcp.nn.Module) else Parameters(model)
     task = types.SimpleNamespace(loss_fn=loss_fn, model=module, data=data)
     shepherd = Shepherd(train or TrainConfig(out="out-diloco"), config or DiLoCoConfig(), report=report,
-                        overwrite=overwrite, task=task)
+                        resume=resume, overwrite=overwrite, task=task)
     try:
         return shepherd.run()
     finally:
