@@ -285,3 +285,38 @@ def test_a_traced_run_resumes_with_the_same_bits(tmp_path):
         second.shutdown()
     for k, v in resumed.state_dict().items():
         np.testing.assert_array_equal(v.numpy(), want[k], err_msg=k)
+
+
+def test_a_killed_plan_worker_rejoins_with_the_plan(tmp_path):
+    """A worker's process killed between rounds: Ray restarts it with its spec, it loads the plan
+    again (nothing of the driver's code needed) and its inner state, and trains on."""
+    import signal
+    import types
+    from pcp.distributed import Shepherd
+    user = user_module(tmp_path)
+    model = user.RegressionMLP(4, 16, 0)
+    task = types.SimpleNamespace(loss_fn=model.loss, model=model, data=regression())
+    cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
+    sh = Shepherd(cfg, DiLoCoConfig(workers=2, inner_steps=5, rounds=4, round_timeout=120), task=task)
+    try:
+        sh.run_round()
+        pid = sh.worker_pid(1)
+        os.kill(pid, signal.SIGKILL)
+        records = [sh.run_round() for _ in range(3)]
+        assert sh.worker_pid(1) != pid
+    finally:
+        sh.shutdown()
+    assert records[-1]["workers_in"] == [0, 1], [r["workers_in"] for r in records]
+    assert all(np.isfinite(r["val_loss"]) for r in records)
+
+
+def test_workers_with_their_own_batch_sizes_get_plans_traced_for_them(tmp_path):
+    """batch_sizes=[32, 16]: one plan per size; the outer average weighs each worker by the rows
+    its steps took (weighting='tokens')."""
+    user = user_module(tmp_path)
+    model = user.RegressionMLP(4, 16, 0)
+    cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
+    history = diloco(model.loss, model, regression(), cfg,
+                     DiLoCoConfig(workers=2, inner_steps=5, rounds=2, round_timeout=120, batch_sizes=[32, 16]))
+    assert history[-1]["worker_tokens"] == {0: 5 * 32, 1: 5 * 16}
+    assert history[-1]["val_loss"] < history[0]["val_loss"]

@@ -251,21 +251,22 @@ class TracedModel:
         return data.arrays
 
     def _trace_plans(self):
-        """The task's inner step and evaluation traced into plans, once per batch size the
-        workers use, put in the object store: {batch size: (step ref, eval ref, arguments)}."""
+        """The task's inner step traced into a plan once per batch size the workers use, and
+        its evaluation at the TrainConfig's batch size (what workers evaluate with), put in the
+        object store: plans {batch size: (step ref, eval ref, arguments, eval arguments)}."""
         import ray
-        sizes = set(self.dcfg.batch_sizes[:self.dcfg.workers] or [self.cfg.batch_size])
-        self.plans, self.plan_bytes = {}, {}
-        for size in sorted(sizes):
-            step, evaluation, arguments = trace(self.task.loss_fn, self.model, self.task.data, self.cfg,
-                                                str(self.device), size)
-            self.plans[size] = (ray.put(step), ray.put(evaluation), arguments)
-            self.plan_bytes[size] = len(step)
+        sizes = sorted(set(self.dcfg.batch_sizes[:self.dcfg.workers] or [self.cfg.batch_size]) | {self.cfg.batch_size})
+        traced = {size: trace(self.task.loss_fn, self.model, self.task.data, self.cfg, str(self.device), size)
+                  for size in sizes}
+        evaluation, eval_arguments = ray.put(traced[self.cfg.batch_size][1]), traced[self.cfg.batch_size][2]
+        self.plans = {size: (ray.put(step), evaluation, arguments, eval_arguments)
+                      for size, (step, _, arguments) in traced.items()}
 
     def _plan_spec(self, rank):
         sizes = self.dcfg.batch_sizes
-        step, evaluation, arguments = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size]
-        return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments}
+        step, evaluation, arguments, eval_arguments = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size]
+        return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments,
+                "eval_arguments": eval_arguments}
 
     def _refused(self, rank, rnd, error):
         """A worker that refused the plan it was sent (damaged, or for other shapes): reported

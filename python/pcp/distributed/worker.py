@@ -273,7 +273,8 @@ class Worker:
         data = _fetched(plan["step"])
         example = plan.get("arguments")  # [(shape, dtype)] of the batches the data spec gives
         step, seconds = load_checked(data, self.device, self.rank, example)
-        evaluation = load_checked(_fetched(plan["eval"]), self.device, self.rank, example)[0] if plan.get("eval") else None
+        evaluation = (load_checked(_fetched(plan["eval"]), self.device, self.rank, plan.get("eval_arguments", example))[0]
+                      if plan.get("eval") else None)
         self.plan_bytes, self.plan_load_seconds = len(data), seconds
         optimizer = PlanOptimizer(step)
         optimizer.reset()  # a new worker's inner optimizer starts fresh (its state comes with a round)
