@@ -320,3 +320,37 @@ def test_workers_with_their_own_batch_sizes_get_plans_traced_for_them(tmp_path):
                      DiLoCoConfig(workers=2, inner_steps=5, rounds=2, round_timeout=120, batch_sizes=[32, 16]))
     assert history[-1]["worker_tokens"] == {0: 5 * 32, 1: 5 * 16}
     assert history[-1]["val_loss"] < history[0]["val_loss"]
+
+
+def test_a_traced_round_whose_outer_step_is_not_finite_is_rolled_back(tmp_path):
+    """A NaN in round 2's pseudo-gradients: the global model, the outer momentum and the workers'
+    inner states (the plans' moments) go back to where the round started, and the run goes on."""
+    import types
+    from pcp.distributed import Shepherd
+    from pcp.distributed.worker import state_digest
+
+    class Poisoned(Shepherd):
+        def apply_outer_step(self, pseudo_grad):
+            if self.round == 1:
+                first = next(iter(pseudo_grad))
+                pseudo_grad = dict(pseudo_grad, **{first: pseudo_grad[first] * np.nan})
+            super().apply_outer_step(pseudo_grad)
+
+    user = user_module(tmp_path)
+    model = user.RegressionMLP(4, 16, 0)
+    task = types.SimpleNamespace(loss_fn=model.loss, model=model, data=regression())
+    cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
+    sh = Poisoned(cfg, DiLoCoConfig(workers=2, inner_steps=3, rounds=3, round_timeout=120), task=task)
+    try:
+        sh.run_round()
+        after_one = {k: v.copy() for k, v in sh.global_state().items()}
+        inner = {r: np.array(s["state"][0]["exp_avg"]) for r, s in sh.inner_states.items()}
+        rec = sh.run_round()
+        assert rec["rolled_back"].startswith("the outer step made 1 parameters non-finite")
+        assert state_digest(sh.global_state()) == state_digest(after_one)
+        assert all(np.array_equal(sh.inner_states[r]["state"][0]["exp_avg"], inner[r]) for r in inner)
+        rec = sh.run_round()
+        assert rec["rolled_back"] is None and np.isfinite(rec["val_loss"])
+        assert all(r["start_digest"] == state_digest(after_one) for r in sh.last_results)
+    finally:
+        sh.shutdown()
