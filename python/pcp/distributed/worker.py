@@ -196,10 +196,14 @@ class Worker:
 
     Args:
         spec: a dict: train_config and diloco_config (their to_dict()), vocab_size, n_train (the
-            number of train tokens, which come first in the token array) and rank (from 0).
+            number of train tokens, which come first in the token array) and rank (from 0); and
+            for a traced model (pcp.distributed.diloco) plan: step and eval (the plans' bytes,
+            or [their Ray references]), data (the batches' spec, Data.spec()), and arguments and
+            eval_arguments (the (shape, dtype) each plan must take).
 
     Raises:
         ValueError: the worker's shard holds no more than block_size tokens.
+        PlanRefused: a plan that is damaged, not a plan, or traced for other arguments.
         KeyError: a spec without one of those keys.
 
     Example:
