@@ -167,18 +167,18 @@ class Dashboard:
                       f"last round: sent {megabytes(rec['bytes_sent'])}, received {megabytes(rec['bytes_received'])}; "
                       f"peak round {megabytes(rec.get('peak_round_bytes', 0))}")
         table = Table(expand=False, header_style="bold", pad_edge=False, box=None, padding=(0, 1))
-        plans = any(w.get("plan_bytes") for w in self.workers.values())  # a traced model's run
-        columns = ("worker", "status", "device", "step", "steps done", "last loss", "lr", "last seen") + (
-            ("plan",) if plans else ())
-        for col in columns:
+        loads = [w["plan_load_seconds"] for w in self.workers.values() if w.get("plan_bytes")]
+        if loads:  # the workers' plans: what each was sent and how long loading it took
+            size = max(w["plan_bytes"] for w in self.workers.values() if w.get("plan_bytes"))
+            self._row(grid, "plan", f"{megabytes(size)} to each worker, loaded in "
+                      f"{min(loads) * 1e3:.0f}-{max(loads) * 1e3:.0f} ms")
+        for col in ("worker", "status", "device", "step", "steps done", "last loss", "lr", "last seen"):
             table.add_column(col, justify="left" if col in ("worker", "status", "device") else "right", no_wrap=True)
         now = time.time()
         for rank, w in sorted(self.workers.items()):
             alive = w.get("alive")
-            plan = (f"{megabytes(w['plan_bytes'])}, loaded in {w['plan_load_seconds'] * 1e3:.0f} ms"
-                    if w.get("plan_bytes") else "—")
             table.add_row(str(rank), Text("● alive", "green") if alive else Text("✗ lost", "red"), w.get("device") or "—",
                           f"{w.get('live_step') or 0}/{info['inner_steps']}", str(w.get("steps_done") or 0),
                           _num(w.get("last_loss"), ".4f"), _num(w.get("lr"), ".2e"),
-                          f"{now - w['last_seen']:.0f} s ago" if w.get("last_seen") else "—", *((plan,) if plans else ()))
+                          f"{now - w['last_seen']:.0f} s ago" if w.get("last_seen") else "—")
         return [grid, Text(""), table, *(Text(n, "dim") for n in self.notes)]

@@ -615,7 +615,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         """
         import pcp
         from pcp.train.loop import autocast_for
-        if self.task is not None:
+        if self.task is not None and not getattr(self.task, "gpt", False):
             return self._evaluate_task()
         self.model.eval()
         rng = np.random.default_rng(self.cfg.seed)  # the same val batches every round

@@ -185,6 +185,16 @@ class Parameters:
         return _Params()
 
 
+def gpt_loss(model, dtype):
+    """The built-in GPT's loss on (x, y) under autocast to dtype, as pcp train's step takes it."""
+    from pcp.train.loop import autocast_for
+
+    def loss_fn(x, y):
+        with autocast_for(dtype):
+            return model(x, y)[1]
+    return loss_fn
+
+
 def inner_optimizer(cfg, model):
     """The workers' inner AdamW, as pcp train's (pcp.train.loop.build_optimizer)."""
     from pcp.train.loop import build_optimizer
@@ -224,6 +234,8 @@ def trace(loss_fn, model, data, cfg, device, batch_size):
         model.train()
     out = compiled.to_bytes(names=names), evaluation.to_bytes(names=names)
     model.load_state_dict({k: pcp.tensor(v) for k, v in saved.items()})  # the step above changed them
+    for p in model.parameters():  # and left gradients, which the outer step would take for its own
+        p.grad = None
     return out + ([(tuple(t.shape), str(t.dtype)) for t in example],)
 
 
@@ -236,19 +248,40 @@ class TracedModel:
         """Sets the global model, tokenizer (None for a traced model), n_train and tokens_per_row,
         traces the plans of a traced model, and returns what goes into the object store for the
         workers' batches: the GPT's tokens, or the task's arrays."""
+        import types
+
+        import pcp
         from pcp.train.loop import build_data, build_model
         from .worker import on_device
-        if self.task is None:
+        if self.task is None:  # the built-in GPT: a traced model like any other
             self.tokenizer, self.data = build_data(self.cfg)
             with on_device(self.device):
                 self.model = build_model(self.cfg, self.tokenizer.vocab_size)
             train, val = self.data.splits["train"], self.data.splits["val"]
-            self.n_train, self.tokens_per_row = len(train), self.cfg.block_size
-            return np.concatenate([np.asarray(train), np.asarray(val)])
+            tokens = Data.tokens(np.asarray(train), np.asarray(val), self.cfg.block_size)
+            self.n_train, self.tokens_per_row = tokens.n_train, self.cfg.block_size
+            dtype = self._workers_dtype()
+            if dtype == pcp.float16:  # its GradScaler steps on the host, which a plan cannot: workers build the GPT
+                return tokens.arrays
+            self.task = types.SimpleNamespace(loss_fn=gpt_loss(self.model, dtype), model=self.model, data=tokens,
+                                              gpt=True, dtype=dtype)
+            self._trace_plans()
+            return tokens.arrays
         self.tokenizer, self.model, data = None, self.task.model, self.task.data  # the workers get plans
         self.n_train, self.tokens_per_row = data.n_train, data.block_size if data.kind == "tokens" else 1
         self._trace_plans()
         return data.arrays
+
+    def _workers_dtype(self):
+        """The dtype of the workers' products, as pcp train picks it for their device: rank 0's
+        kind (a GPU's as this process sees its first one)."""
+        import pcp
+        from pcp.train.loop import compute_dtype
+        gpus = [d.split(" ")[0] for d in pcp.devices() if d != "cpu"]
+        if self.dcfg.device_of(0) == "gpu":
+            return compute_dtype(self.cfg, gpus[0]) if gpus else pcp.DType("float32" if self.cfg.dtype == "auto"
+                                                                           else self.cfg.dtype)
+        return compute_dtype(self.cfg, "cpu")
 
     def _trace_plans(self):
         """The task's inner step traced into a plan once per batch size the workers use, and
@@ -266,7 +299,7 @@ class TracedModel:
         sizes = self.dcfg.batch_sizes
         step, evaluation, arguments, eval_arguments = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size]
         return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments,
-                "eval_arguments": eval_arguments}
+                "eval_arguments": eval_arguments, "dtype": str(getattr(self.task, "dtype", "float32"))}
 
     def _refused(self, rank, rnd, error):
         """A worker that refused the plan it was sent (damaged, or for other shapes): reported

@@ -255,7 +255,7 @@ class Worker:
             self.step = training_step(self.model, self.opt, scaler, self.cfg, self.dtype)
         else:  # the driver's traced step: its code never reaches this process
             self.model, self.opt = self._load_plans(plan)
-            self.dtype = pcp.float32
+            self.dtype = pcp.DType(plan.get("dtype", "float32"))  # of the products the plan was traced with
             self.step = self.opt.run
         self.names = [n for n, _ in self.model.named_parameters()]
         gpu = pcp.gpu_info(str(self.device)) if self.device != pcp.device("cpu") else None
