@@ -354,3 +354,21 @@ def test_a_traced_round_whose_outer_step_is_not_finite_is_rolled_back(tmp_path):
         assert all(r["start_digest"] == state_digest(after_one) for r in sh.last_results)
     finally:
         sh.shutdown()
+
+
+def test_a_dict_of_tensors_trains_as_a_model(tmp_path):
+    """The documented example: parameters as a dict, updated in place to the global values."""
+    rng = np.random.default_rng(0)
+    w = {"w": pcp.tensor(rng.normal(size=(3, 1)), dtype=pcp.float32, requires_grad=True)}
+    answer = np.array([[1.0], [2.0], [-1.0]], np.float32)
+    start = np.abs(w["w"].numpy() - answer).sum()
+    x = rng.normal(size=(1000, 3)).astype(np.float32)
+    y = x @ answer
+    data = Data.rows({"x": x[:800], "y": y[:800]}, {"x": x[800:], "y": y[800:]})
+    history = diloco(lambda a, b: ((a @ w["w"] - b) ** 2).mean(), w, data,
+                     TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=1e-2, eval_iters=2),
+                     DiLoCoConfig(workers=2, inner_steps=20, rounds=5, round_timeout=120))
+    assert history[-1]["val_loss"] < 0.5 * history[0]["val_loss"]
+    assert np.abs(w["w"].numpy() - answer).sum() < 0.7 * start  # the dict holds the global values
+    with pytest.raises(ValueError, match="parameter names must be non-empty and without '.'"):
+        diloco(lambda a, b: a.sum(), {"layer.w": w["w"]}, data, TrainConfig(out=str(tmp_path / "bad")))

@@ -166,23 +166,17 @@ class Data:
         return [[t.numpy() for t in sampler.sample(rng, val, batch_size, "cpu")] for _ in range(count)]
 
 
-class Parameters:
-    """A dict of named tensors as the model DiLoCo trains (its global copy, checkpoints and outer
-    step read it like a pcp.nn.Module): made by diloco() from a dict of parameters."""
-
-    def __new__(cls, params):
-        import pcp
-        for name in params:
-            if not isinstance(name, str) or not name or "." in name:
-                raise ValueError(f"diloco: parameter names must be non-empty and without '.', got {name!r} "
-                                 "(pass a pcp.nn.Module for nested names)")
-
-        class _Params(pcp.nn.Module):
-            def __init__(self):
-                super().__init__()
-                for k, v in params.items():
-                    self._parameters[k] = v
-        return _Params()
+def as_module(params):
+    """A dict of named tensors as a pcp.nn.Module holding them under their names: the model
+    DiLoCo trains (its global copy, checkpoints and outer step read a module)."""
+    import pcp
+    for name in params:
+        if not isinstance(name, str) or not name or "." in name:
+            raise ValueError(f"diloco: parameter names must be non-empty and without '.', got {name!r} "
+                             "(pass a pcp.nn.Module for nested names)")
+    module = pcp.nn.Module()
+    module._parameters.update(params)
+    return module
 
 
 def gpt_loss(model, dtype):
@@ -195,12 +189,6 @@ def gpt_loss(model, dtype):
     return loss_fn
 
 
-def inner_optimizer(cfg, model):
-    """The workers' inner AdamW, as pcp train's (pcp.train.loop.build_optimizer)."""
-    from pcp.train.loop import build_optimizer
-    return build_optimizer(cfg, model)
-
-
 def trace(loss_fn, model, data, cfg, device, batch_size):
     """The inner step and the evaluation traced into plans on `device`: (step bytes, eval bytes,
     the batch's (shape, dtype) list). The step is forward, backward, clipping to cfg.grad_clip
@@ -208,8 +196,9 @@ def trace(loss_fn, model, data, cfg, device, batch_size):
     model itself is not changed)."""
     import pcp
     from pcp.optim import clip_grad_norm
+    from pcp.train.loop import build_optimizer
     saved = {k: v.numpy().copy() for k, v in model.state_dict().items()}
-    opt = inner_optimizer(cfg, model)
+    opt = build_optimizer(cfg, model)  # the workers' inner AdamW, as pcp train's
 
     def step(*batch):
         loss = loss_fn(*batch)
@@ -393,7 +382,7 @@ def diloco(loss_fn, model, data, train=None, config=None, report=None, resume=Fa
     from pcp.train import TrainConfig
     from .config import DiLoCoConfig
     from .shepherd import Shepherd
-    module = model if isinstance(model, pcp.nn.Module) else Parameters(model)
+    module = model if isinstance(model, pcp.nn.Module) else as_module(model)
     task = types.SimpleNamespace(loss_fn=loss_fn, model=module, data=data)
     shepherd = Shepherd(train or TrainConfig(out="out-diloco"), config or DiLoCoConfig(), report=report,
                         resume=resume, overwrite=overwrite, task=task)
