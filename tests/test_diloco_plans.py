@@ -117,3 +117,21 @@ def test_a_worker_refuses_a_damaged_or_foreign_plan(damage):
         spec["plan"]["arguments"] = [((8, FEATURES), "float32"), ((8, 1), "float32")]
     with pytest.raises(PlanRefused, match="worker 0: refused the plan it was sent"):
         Worker(spec)
+
+
+def test_data_comes_from_files_as_from_arrays(tmp_path):
+    """Data.rows from .npy and .safetensors files, Data.tokens from .npy and nanoGPT's .bin."""
+    import os
+    from pcp.distributed import Data
+    from pcp.serialization import save_safetensors
+    x = np.arange(40, dtype=np.float32).reshape(20, 2)
+    np.save(os.path.join(tmp_path, "x.npy"), x)
+    save_safetensors({"x": pcp.tensor(x[:5])}, os.path.join(tmp_path, "val.safetensors"))
+    data = Data.rows({"x": os.path.join(tmp_path, "x.npy")}, os.path.join(tmp_path, "val.safetensors"))
+    np.testing.assert_array_equal(data.arrays["x"], np.concatenate([x, x[:5]]))
+    ids = np.arange(100) % 7
+    ids.astype(np.uint16).tofile(os.path.join(tmp_path, "train.bin"))
+    np.save(os.path.join(tmp_path, "val.npy"), ids[:30])
+    tokens = Data.tokens(os.path.join(tmp_path, "train.bin"), os.path.join(tmp_path, "val.npy"), 8)
+    np.testing.assert_array_equal(tokens.arrays, np.concatenate([ids, ids[:30]]))
+    assert tokens.n_train == 100

@@ -7,6 +7,13 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def _array(a):
+    """An array, or the one a .npy file holds, or the uint16 ids a .bin file holds (nanoGPT's)."""
+    if isinstance(a, str):
+        return np.fromfile(a, dtype=np.uint16).astype(np.int64) if a.endswith(".bin") else np.load(a)
+    return np.asarray(a)
+
+
 @dataclass
 class Data:
     """The arrays DiLoCo's workers draw their batches from, and how: put in Ray's object store
@@ -48,8 +55,8 @@ class Data:
         integer ones (class indices) stay on the CPU.
 
         Args:
-            train, val: dicts of name to NumPy array (or a path to a .npy file), the same names;
-                rows along the first axis.
+            train, val: dicts of name to NumPy array (or a path to a .npy file), or paths to
+                .safetensors files of named arrays; the same names, rows along the first axis.
 
         Returns:
             A Data.
@@ -65,7 +72,10 @@ class Data:
             (5, (7, 2))
         """
         def load(arrays):
-            return {k: np.load(v) if isinstance(v, str) else np.asarray(v) for k, v in arrays.items()}
+            if isinstance(arrays, str):  # a safetensors file of named arrays
+                from pcp.serialization import load_safetensors
+                return {k: t.numpy() for k, t in load_safetensors(arrays)[0].items()}
+            return {k: _array(v) for k, v in arrays.items()}
         train, val = load(train), load(val)
         if list(train) != list(val) or not train:
             raise ValueError(f"Data.rows: train and val must name the same arrays, got {list(train)} and {list(val)}")
@@ -82,7 +92,8 @@ class Data:
         (int64 ids, on the CPU).
 
         Args:
-            train, val: 1-D integer arrays of token ids (or paths to .npy files).
+            train, val: 1-D integer arrays of token ids, or paths to .npy files or to .bin files
+                of uint16 ids (nanoGPT's train.bin and val.bin).
             block_size: the window's length.
 
         Returns:
@@ -97,7 +108,7 @@ class Data:
             >>> Data.tokens(np.arange(100), np.arange(20), 8).spec()
             {'kind': 'tokens', 'block_size': 8}
         """
-        train, val = (np.load(a) if isinstance(a, str) else np.asarray(a) for a in (train, val))
+        train, val = _array(train), _array(val)
         if min(len(train), len(val)) <= block_size:
             raise ValueError(f"Data.tokens: each split needs more than block_size = {block_size} tokens, got "
                              f"{len(train)} and {len(val)}")
