@@ -64,6 +64,18 @@ Tensor upload_ints(const std::vector<int32_t>& v, Device device);
 // Checked host int64 indices as int32 on `device`.
 Tensor upload_indices(const Tensor& idx, Device device);
 
+// Push constants of every matmul kernel (metal/matmul_params.glsl): out (M x N per batch entry,
+// at its offset) = a @ b over the batch, with the operands' strides and tiles_n tiles along N.
+struct MatmulParams {
+  uint32_t M, N, K, batch, a_off, b_off, c_off, tiles_n;
+  int32_t rsa, csa, rsb, csb, a_batch, b_batch;
+  uint32_t inner;
+  int32_t a_outer, b_outer;
+  float alpha;
+};
+MatmulParams matmul_params(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
+                           const MatmulBatch& bt, int64_t tiles_n, float alpha);
+
 // Runs `kernel` into a float32 stand-in for a 16-bit result (into the result itself otherwise),
 // then rounds the stand-in into the result.
 template <class Kernel>

@@ -88,16 +88,7 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
       return into_float32(out, [&](const Tensor& o) { gpu::reduce(ReduceOp::Sum, partial, 1, S, M * N, o); });
     }
   }
-  struct {
-    uint32_t M, N, K, batch, a_off, b_off, c_off, tiles_n;
-    int32_t rsa, csa, rsb, csb, a_batch, b_batch;
-    uint32_t inner;
-    int32_t a_outer, b_outer;
-    float alpha;
-  } p{u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(a.offset(), "offset"),
-      u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
-      int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
-      int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer), alpha};
+  MatmulParams p = matmul_params(a, b, out, M, N, K, bt, tiles_n, alpha);
   std::string kernel = tile == 128 ? "matmul128" : "matmul";
   std::vector<uint32_t> layout;  // specialization constants: the tiled kernels' types, the tensor-core kernels' layout
   if (is_half(a) && !coop) layout = {type_code("matmul", a), type_code("matmul", out)};
@@ -136,6 +127,16 @@ void matmul(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int6
   }
   rt().dispatch(a.device().index, kernel, {buffer_of(a), buffer_of(b), buffer_of(out)}, &p, sizeof p,
                 uint32_t(std::min<int64_t>(tiles, 65535)), layout);
+}
+
+MatmulParams matmul_params(const Tensor& a, const Tensor& b, const Tensor& out, int64_t M, int64_t N, int64_t K,
+                           const MatmulBatch& bt, int64_t tiles_n, float alpha) {
+  const Strides &sa = a.strides(), &sb = b.strides();
+  return {u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(bt.outer * bt.inner, "batch"), u32(a.offset(), "offset"),
+          u32(b.offset(), "offset"), u32(out.offset(), "offset"), u32(tiles_n, "tiles"),
+          int32_t(sa[sa.size() - 2]), int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()),
+          int32_t(bt.a_inner), int32_t(bt.b_inner), u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer),
+          alpha};
 }
 
 bool matmul_epilogue(MatmulEpilogue e, const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& aux,

@@ -203,17 +203,7 @@ void matmul(const Tensor& a_in, const Tensor& b_in, const Tensor& out, int64_t M
   into(out, type, [&](const Tensor& o) {
     if (K == 0) return fill(o, 0.0);
     const int64_t batch = bt.outer * bt.inner, tiles_n = (N + 15) / 16;
-    const Strides &sa = a.strides(), &sb = b.strides();
-    struct {
-      uint32_t M, N, K, batch, a_off, b_off, c_off, tiles_n;
-      int32_t rsa, csa, rsb, csb, a_batch, b_batch;
-      uint32_t inner;
-      int32_t a_outer, b_outer;
-      float alpha;
-    } p{u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(a.offset(), "offset"),
-        u32(b.offset(), "offset"), u32(o.offset(), "offset"), u32(tiles_n, "tiles"), int32_t(sa[sa.size() - 2]),
-        int32_t(sa.back()), int32_t(sb[sb.size() - 2]), int32_t(sb.back()), int32_t(bt.a_inner), int32_t(bt.b_inner),
-        u32(bt.inner, "batch"), int32_t(bt.a_outer), int32_t(bt.b_outer), alpha};
+    const MatmulParams p = matmul_params(a, b, o, M, N, K, bt, tiles_n, alpha);
     rt().dispatch(a.device().index, type == DType::Float64 ? "matmul_f64" : "matmul_i64",
                   {buffer_of(a), buffer_of(b), buffer_of(o)}, &p, sizeof p,
                   uint32_t(std::min<int64_t>(((M + 15) / 16) * tiles_n * batch, 65535)));
