@@ -250,20 +250,25 @@ def test_cpu_and_gpu_workers_run_one_plan(tmp_path):
     np.testing.assert_allclose(mixed, cpu, rtol=1e-3)
 
 
+def mlp_shepherd(user, out, dcfg, shepherd=None, resume=False):
+    """A Shepherd (or subclass) training the user's MLP as diloco() would, and the model."""
+    import types
+    from pcp.distributed import Shepherd
+    model = user.RegressionMLP(4, 16, 0)
+    task = types.SimpleNamespace(loss_fn=model.loss, model=model, data=regression())
+    cfg = TrainConfig(out=str(out), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
+    return (shepherd or Shepherd)(cfg, dcfg, resume=resume, task=task), model
+
+
 def test_a_traced_run_resumes_with_the_same_bits(tmp_path):
     """Stopped after 2 of 4 rounds and resumed: the global model and the workers' inner AdamW
     states (the plans' moments, in the GPT's checkpoint format) come back, and the run ends with
     the bits of one that was not stopped."""
-    import types
-    from pcp.distributed import Shepherd
     user = user_module(tmp_path)
+    dcfg = DiLoCoConfig(workers=2, inner_steps=5, rounds=4, round_timeout=120)
 
     def shepherd(out, resume=False):
-        model = user.RegressionMLP(4, 16, 0)
-        task = types.SimpleNamespace(loss_fn=model.loss, model=model, data=regression())
-        cfg = TrainConfig(out=str(out), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
-        dcfg = DiLoCoConfig(workers=2, inner_steps=5, rounds=4, round_timeout=120)
-        return Shepherd(cfg, dcfg, resume=resume, task=task), model
+        return mlp_shepherd(user, out, dcfg, resume=resume)
 
     whole, model = shepherd(tmp_path / "whole")
     try:
@@ -291,13 +296,8 @@ def test_a_killed_plan_worker_rejoins_with_the_plan(tmp_path):
     """A worker's process killed between rounds: Ray restarts it with its spec, it loads the plan
     again (nothing of the driver's code needed) and its inner state, and trains on."""
     import signal
-    import types
-    from pcp.distributed import Shepherd
-    user = user_module(tmp_path)
-    model = user.RegressionMLP(4, 16, 0)
-    task = types.SimpleNamespace(loss_fn=model.loss, model=model, data=regression())
-    cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
-    sh = Shepherd(cfg, DiLoCoConfig(workers=2, inner_steps=5, rounds=4, round_timeout=120), task=task)
+    sh, _ = mlp_shepherd(user_module(tmp_path), tmp_path / "run",
+                         DiLoCoConfig(workers=2, inner_steps=5, rounds=4, round_timeout=120))
     try:
         sh.run_round()
         pid = sh.worker_pid(1)
@@ -325,7 +325,6 @@ def test_workers_with_their_own_batch_sizes_get_plans_traced_for_them(tmp_path):
 def test_a_traced_round_whose_outer_step_is_not_finite_is_rolled_back(tmp_path):
     """A NaN in round 2's pseudo-gradients: the global model, the outer momentum and the workers'
     inner states (the plans' moments) go back to where the round started, and the run goes on."""
-    import types
     from pcp.distributed import Shepherd
     from pcp.distributed.worker import state_digest
 
@@ -336,11 +335,8 @@ def test_a_traced_round_whose_outer_step_is_not_finite_is_rolled_back(tmp_path):
                 pseudo_grad = dict(pseudo_grad, **{first: pseudo_grad[first] * np.nan})
             super().apply_outer_step(pseudo_grad)
 
-    user = user_module(tmp_path)
-    model = user.RegressionMLP(4, 16, 0)
-    task = types.SimpleNamespace(loss_fn=model.loss, model=model, data=regression())
-    cfg = TrainConfig(out=str(tmp_path / "run"), batch_size=32, learning_rate=5e-3, eval_iters=2, seed=7)
-    sh = Poisoned(cfg, DiLoCoConfig(workers=2, inner_steps=3, rounds=3, round_timeout=120), task=task)
+    sh, _ = mlp_shepherd(user_module(tmp_path), tmp_path / "run",
+                         DiLoCoConfig(workers=2, inner_steps=3, rounds=3, round_timeout=120), Poisoned)
     try:
         sh.run_round()
         after_one = {k: v.copy() for k, v in sh.global_state().items()}
