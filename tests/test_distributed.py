@@ -543,7 +543,8 @@ def test_diloco_refuses_an_out_holding_a_run(tiny):
 def test_bad_configuration_fails_before_anything_starts():
     for bad, msg in ((dict(workers=0), "workers must be at least 1"), (dict(inner_steps=0), "inner_steps"),
                      (dict(eval_every=0), "eval_every"), (dict(checkpoint_every=-1), "checkpoint_every"),
-                     (dict(compression="zip"), "compression"), (dict(address="nowhere"), "HOST:PORT")):
+                     (dict(compression="zip"), "compression"), (dict(address="nowhere"), "HOST:PORT"),
+                     (dict(worker_dtypes=["float32", "int8"]), "worker_dtypes")):
         with pytest.raises(ValueError, match=msg):
             DiLoCoConfig(**bad).validate()
     with pytest.raises(ConnectionError, match="cannot reach the Ray cluster at 127.0.0.1:9"):

@@ -130,6 +130,7 @@ def cmd_diloco(args):
                         pipeline=args.pipeline, merge_when_ready=args.merge_when_ready,
                         batch_sizes=_ints("--worker-batch-sizes", args.worker_batch_sizes), worker_device=args.worker_device,
                         worker_devices=[v.strip() for v in args.worker_devices.split(",") if v.strip()],
+                        worker_dtypes=[v.strip() for v in args.worker_dtypes.split(",") if v.strip()],
                         gpus_per_worker=args.gpus_per_worker, address=args.address or "",
                         eval_every=args.eval_every, checkpoint_every=args.checkpoint_every).validate()
     with reporter(args.dashboard) as report:
@@ -235,6 +236,9 @@ def main(argv=None):
                    help="where the workers' models and inner steps run (gpu: through Ray's GPU resources)")
     d.add_argument("--worker-devices", default="", metavar="D,D,...",
                    help="each worker's device, by rank (cpu or gpu, repeated): CPU and GPU workers in one run")
+    d.add_argument("--worker-dtypes", default="", metavar="T,T,...",
+                   help="each worker's products' dtype, by rank (auto, float32, bfloat16 or float16, repeated); "
+                        "default: --dtype for all")
     d.add_argument("--gpus-per-worker", type=float, default=0.0,
                    help="Ray's num_gpus per GPU worker (a fraction shares a GPU; default: the GPUs shared evenly)")
     d.add_argument("--eval-every", type=int, default=1, metavar="ROUNDS",

@@ -7,6 +7,7 @@ from .compression import COMPRESSIONS
 
 SPLITS = ("iid", "contiguous")
 WORKER_DEVICES = ("cpu", "gpu")
+WORKER_DTYPES = ("auto", "float32", "bfloat16", "float16")
 WEIGHTINGS = ("tokens", "uniform")
 
 
@@ -56,6 +57,10 @@ class DiLoCoConfig(DictConfig):
         worker_devices: each worker's device by rank ('cpu' or 'gpu', repeated when there are
             more workers), for a run of CPU and GPU workers; empty (default): worker_device for
             all. Every worker runs the same plan (pcp.distributed.diloco), placed on its device.
+        worker_dtypes: each worker's products' dtype by rank ('auto', 'float32', 'bfloat16' or
+            'float16', repeated when there are more workers), e.g. float32 on CPU workers and
+            bfloat16 on GPU ones; empty (default): the TrainConfig's dtype for all. Parameters,
+            inner optimizer states and pseudo-gradients stay float32 whatever the dtype.
         gpus_per_worker: Ray's num_gpus per worker with worker_device 'gpu': a fraction lets
             several workers share a GPU; 0 (default) spreads the workers evenly over the
             cluster's GPUs (one each when there are enough).
@@ -94,6 +99,7 @@ class DiLoCoConfig(DictConfig):
     threads_per_worker: int = 1
     worker_device: str = "cpu"  # cpu or gpu
     worker_devices: list = field(default_factory=list)  # per worker (by rank); empty: worker_device
+    worker_dtypes: list = field(default_factory=list)  # per worker (by rank); empty: the TrainConfig's
     gpus_per_worker: float = 0.0  # Ray num_gpus per GPU worker; 0: the GPUs shared evenly
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
     eval_every: int = 1         # rounds between evaluations (first and last always)
@@ -117,6 +123,26 @@ class DiLoCoConfig(DictConfig):
         devices = self.worker_devices
         return devices[rank % len(devices)] if devices else self.worker_device
 
+    def dtype_of(self, rank, default):
+        """The dtype name worker `rank`'s products take: worker_dtypes' entry, else `default`
+        (the TrainConfig's dtype). It raises nothing.
+
+        Args:
+            rank: the worker's rank, from 0.
+            default: the name to give when worker_dtypes is empty.
+
+        Returns:
+            'auto', 'float32', 'bfloat16' or 'float16' ('auto' is resolved on the worker's
+            device, as pcp train resolves it).
+
+        Example:
+            >>> from pcp.distributed import DiLoCoConfig
+            >>> [DiLoCoConfig(worker_dtypes=["float32", "bfloat16"]).dtype_of(r, "auto") for r in range(3)]
+            ['float32', 'bfloat16', 'float32']
+        """
+        dtypes = self.worker_dtypes
+        return dtypes[rank % len(dtypes)] if dtypes else default
+
     def validate(self):
         """Checks the settings together, as a run does before it starts.
 
@@ -127,7 +153,7 @@ class DiLoCoConfig(DictConfig):
             ValueError: a count below its minimum, an outer_lr that is not positive, a momentum
                 outside [0, 1), fragments that do not divide inner_steps, an overlap past H /
                 fragments, an eval_every or checkpoint_every below 1, an unknown
-                compression, split, weighting or worker device, a batch size below 1, a gpus_per_worker
+                compression, split, weighting, worker device or dtype, a batch size below 1, a gpus_per_worker
                 that is neither a fraction nor whole, or an address not HOST:PORT.
 
         Example:
@@ -166,6 +192,9 @@ class DiLoCoConfig(DictConfig):
         if self.worker_device not in WORKER_DEVICES or any(d not in WORKER_DEVICES for d in self.worker_devices):
             raise ValueError(f"diloco: worker_device(s) must be 'cpu' or 'gpu', got {self.worker_device!r}, "
                              f"{self.worker_devices!r}")
+        if any(d not in WORKER_DTYPES for d in self.worker_dtypes):
+            raise ValueError(f"diloco: worker_dtypes must each be one of {', '.join(WORKER_DTYPES)}, got "
+                             f"{self.worker_dtypes!r}")
         g = self.gpus_per_worker
         if g < 0 or (g > 1 and g != int(g)):  # Ray's rule for num_gpus
             raise ValueError(f"diloco: gpus_per_worker must be a fraction in [0, 1] or a whole number, got "

@@ -246,7 +246,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             once), peak_round_bytes (the most of any round so far), workers_in, workers_lost,
             worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
             worker_tokens (by rank), rolled_back (why the round was undone, or None),
-            worker_timings (by rank: the timings of Worker.run_round's result, and its device) and
+            worker_timings (by rank: the timings of Worker.run_round's result, its device and dtype) and
             shepherd_timings (seconds collecting the results; stepping and posting the step,
             and of that averaging the pseudo-gradients, applying the step and reading the
             model back, encoding and posting it; evaluating; saving on checkpoint rounds).
@@ -336,7 +336,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
                "bytes_sent": sent, "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
-               "rolled_back": failure or None, "worker_timings": {r["rank"]: dict(r["timings"], device=r["device"]) for r in results},
+               "rolled_back": failure or None, "worker_timings": {r["rank"]: dict(r["timings"], device=r["device"], dtype=r.get("dtype")) for r in results},
                "shepherd_timings": {"collect": t_collected - t0, "step": t_posted - t_collected,
                                     **{k: b - a for k, a, b in zip(("average", "apply", "post"), marks, marks[1:])},
                                     "evaluate": t_evaluated}}

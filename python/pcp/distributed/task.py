@@ -190,29 +190,20 @@ def as_module(params):
     return module
 
 
-def gpt_loss(model, dtype):
-    """The built-in GPT's loss on (x, y) under autocast to dtype, as pcp train's step takes it."""
-    from pcp.train.loop import autocast_for
-
-    def loss_fn(x, y):
-        with autocast_for(dtype):
-            return model(x, y)[1]
-    return loss_fn
-
-
-def trace(loss_fn, model, data, cfg, device, batch_size):
-    """The inner step and the evaluation traced into plans on `device`: (step bytes, eval bytes,
-    the batch's (shape, dtype) list). The step is forward, backward, clipping to cfg.grad_clip
-    and AdamW; tracing runs it once, on a batch of zeros, from a copy of the parameters (the
-    model itself is not changed)."""
+def trace(loss_fn, model, data, cfg, device, batch_size, dtype):
+    """The inner step and the evaluation traced into plans on `device`, their products in `dtype`
+    (autocast, as pcp train runs them): (step bytes, eval bytes, the batch's (shape, dtype)
+    list). The step is forward, backward, clipping to cfg.grad_clip and AdamW; tracing runs it
+    once, on a batch of zeros, from a copy of the parameters (the model itself is not changed)."""
     import pcp
     from pcp.optim import clip_grad_norm
-    from pcp.train.loop import build_optimizer
+    from pcp.train.loop import autocast_for, build_optimizer
     saved = {k: v.numpy().copy() for k, v in model.state_dict().items()}
     opt = build_optimizer(cfg, model)  # the workers' inner AdamW, as pcp train's
 
     def step(*batch):
-        loss = loss_fn(*batch)
+        with autocast_for(dtype):
+            loss = loss_fn(*batch)
         opt.zero_grad()
         loss.backward()
         if cfg.grad_clip > 0:
@@ -221,7 +212,8 @@ def trace(loss_fn, model, data, cfg, device, batch_size):
         return loss
 
     def evaluate(*batch):
-        return loss_fn(*batch)
+        with autocast_for(dtype):
+            return loss_fn(*batch)
 
     example = [pcp.tensor(a, device=device if np.issubdtype(a.dtype, np.floating) else "cpu")
                for a in data.example(batch_size)]
@@ -260,11 +252,10 @@ class TracedModel:
             train, val = self.data.splits["train"], self.data.splits["val"]
             tokens = Data.tokens(np.asarray(train), np.asarray(val), self.cfg.block_size)
             self.n_train, self.tokens_per_row = tokens.n_train, self.cfg.block_size
-            dtype = self._workers_dtype()
-            if dtype == pcp.float16:  # its GradScaler steps on the host, which a plan cannot: workers build the GPT
-                return tokens.arrays
-            self.task = types.SimpleNamespace(loss_fn=gpt_loss(self.model, dtype), model=self.model, data=tokens,
-                                              gpt=True, dtype=dtype)
+            if pcp.float16 in self._dtypes().values():  # its GradScaler steps on the host, which a plan cannot
+                return tokens.arrays  # those workers build the GPT
+            model = self.model
+            self.task = types.SimpleNamespace(loss_fn=lambda x, y: model(x, y)[1], model=model, data=tokens, gpt=True)
             self._trace_plans()
             return tokens.arrays
         self.tokenizer, self.model, data = None, self.task.model, self.task.data  # the workers get plans
@@ -272,34 +263,49 @@ class TracedModel:
         self._trace_plans()
         return data.arrays
 
-    def _workers_dtype(self):
-        """The dtype of the workers' products, as pcp train picks it for their device: rank 0's
-        kind (a GPU's as this process sees its first one)."""
+    def _dtypes(self):
+        """{rank: the dtype of its products}, as pcp train picks it for the worker's device
+        (a GPU's as this process sees its first one) from its worker_dtypes entry or --dtype."""
         import pcp
         from pcp.train.loop import compute_dtype
         gpus = [d.split(" ")[0] for d in pcp.devices() if d != "cpu"]
-        if self.dcfg.device_of(0) == "gpu":
-            return compute_dtype(self.cfg, gpus[0]) if gpus else pcp.DType("float32" if self.cfg.dtype == "auto"
-                                                                           else self.cfg.dtype)
-        return compute_dtype(self.cfg, "cpu")
+        out = {}
+        for rank in range(self.dcfg.workers):
+            name = self.dcfg.dtype_of(rank, self.cfg.dtype)
+            gpu = self.dcfg.device_of(rank) == "gpu"
+            out[rank] = (compute_dtype(self.cfg, gpus[0] if gpu and gpus else "cpu", name)
+                         if not gpu or gpus else pcp.DType("float32" if name == "auto" else name))
+        return out
+
+    def _plan_key(self, rank):
+        """(batch size, dtype) of worker `rank`'s step plan."""
+        sizes = self.dcfg.batch_sizes
+        return sizes[rank % len(sizes)] if sizes else self.cfg.batch_size, self.worker_dtypes[rank]
 
     def _trace_plans(self):
-        """The task's inner step traced into a plan once per batch size the workers use, and
-        its evaluation at the TrainConfig's batch size (what workers evaluate with), put in the
-        object store: plans {batch size: (step ref, eval ref, arguments, eval arguments)}."""
+        """The task's inner step traced into a plan once per (batch size, dtype) the workers use,
+        and its evaluation at the TrainConfig's batch size (what workers evaluate with) once per
+        dtype, put in the object store: plans {(batch size, dtype): (step ref, eval ref,
+        arguments, eval arguments)}."""
         import ray
-        sizes = sorted(set(self.dcfg.batch_sizes[:self.dcfg.workers] or [self.cfg.batch_size]) | {self.cfg.batch_size})
-        traced = {size: trace(self.task.loss_fn, self.model, self.task.data, self.cfg, str(self.device), size)
-                  for size in sizes}
-        evaluation, eval_arguments = ray.put(traced[self.cfg.batch_size][1]), traced[self.cfg.batch_size][2]
-        self.plans = {size: (ray.put(step), evaluation, arguments, eval_arguments)
-                      for size, (step, _, arguments) in traced.items()}
+        import pcp
+        self.worker_dtypes = self._dtypes()
+        if pcp.float16 in self.worker_dtypes.values():
+            raise ValueError("diloco: float16 workers need a GradScaler, whose skipped steps a plan cannot take: "
+                             "give a traced model's workers bfloat16 or float32 (worker_dtypes, TrainConfig.dtype)")
+        keys = {self._plan_key(r) for r in range(self.dcfg.workers)}
+        keys |= {(self.cfg.batch_size, dtype) for _, dtype in keys}
+        traced = {(size, dtype): trace(self.task.loss_fn, self.model, self.task.data, self.cfg, str(self.device), size,
+                                       dtype) for size, dtype in sorted(keys, key=str)}
+        evaluations = {dtype: (ray.put(e), arguments) for (size, dtype), (_, e, arguments) in traced.items()
+                       if size == self.cfg.batch_size}
+        self.plans = {(size, dtype): (ray.put(step), *evaluations[dtype], arguments)
+                      for (size, dtype), (step, _, arguments) in traced.items()}
 
     def _plan_spec(self, rank):
-        sizes = self.dcfg.batch_sizes
-        step, evaluation, arguments, eval_arguments = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size]
+        step, evaluation, eval_arguments, arguments = self.plans[self._plan_key(rank)]
         return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments,
-                "eval_arguments": eval_arguments, "dtype": str(getattr(self.task, "dtype", "float32"))}
+                "eval_arguments": eval_arguments, "dtype": str(self.worker_dtypes[rank])}
 
     def _refused(self, rank, rnd, error):
         """A worker that refused the plan it was sent (damaged, or for other shapes): reported
@@ -319,8 +325,7 @@ class TracedModel:
         import ray
         import pcp
         from .plan_replica import PlanOptimizer
-        sizes = self.dcfg.batch_sizes
-        step_ref = self.plans[sizes[rank % len(sizes)] if sizes else self.cfg.batch_size][0]
+        step_ref = self.plans[self._plan_key(rank)][0]
         return PlanOptimizer(pcp.load_plan(ray.get(step_ref), device=str(self.device)))
 
     def _evaluate_task(self):

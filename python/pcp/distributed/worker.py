@@ -250,7 +250,7 @@ class Worker:
                 self.opt = build_optimizer(self.cfg, self.model)
             # One inner step as pcp train takes it (autocast to the run's dtype, forward, backward,
             # clipping, AdamW), a plan with --compile.
-            self.dtype = compute_dtype(self.cfg, str(self.device))
+            self.dtype = compute_dtype(self.cfg, str(self.device), self.dcfg.dtype_of(self.rank, self.cfg.dtype))
             scaler = pcp.amp.GradScaler(enabled=self.dtype == pcp.float16)
             self.step = training_step(self.model, self.opt, scaler, self.cfg, self.dtype)
         else:  # the driver's traced step: its code never reaches this process
@@ -556,7 +556,7 @@ class Worker:
                    "idle": self._idle, "merged_at": merged_at, "began": began}
         record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
                   "tokens": steps * self.batch_size * self.data.tokens_per_row, "device": self._progress["device"],
-                  "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched,
+                  "dtype": str(self.dtype), "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched,
                   "plan_bytes": self.plan_bytes, "plan_load_seconds": self.plan_load_seconds}
         timings["finish"] = time.perf_counter() - t_finish  # on this thread; the rest may overlap the next round
 

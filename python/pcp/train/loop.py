@@ -65,11 +65,13 @@ def build_optimizer(cfg, model):
     return AdamW(groups, lr=cfg.learning_rate, betas=(cfg.beta1, cfg.beta2))
 
 
-def compute_dtype(cfg, device):
-    """The products' dtype of a run: cfg.dtype, where "auto" is bfloat16 on a GPU with bfloat16
-    tensor cores, PCP's own or through cuBLASLt (as nanoGPT picks on CUDA), and float32 elsewhere."""
-    if cfg.dtype != "auto":
-        return pcp.DType(cfg.dtype)
+def compute_dtype(cfg, device, name=None):
+    """The products' dtype of a run: `name` (default cfg.dtype), where "auto" is bfloat16 on a GPU
+    with bfloat16 tensor cores, PCP's own or through cuBLASLt (as nanoGPT picks on CUDA), and
+    float32 elsewhere."""
+    name = name or cfg.dtype
+    if name != "auto":
+        return pcp.DType(name)
     if device.startswith("cpu"):
         return pcp.float32
     info = pcp.gpu_info(device)
