@@ -6,6 +6,7 @@
 #include "pcp/backend/cpu/cpu_backend.h"
 #include "pcp/backend/cpu/thread_pool.h"
 #include "pcp/core/allocator.h"
+#include "pcp/core/crc32c.h"
 #include "pcp/core/device_memory.h"
 #include "pcp/core/error.h"
 #include "pcp/core/random.h"
@@ -246,4 +247,14 @@ PYBIND11_MODULE(_core, m) {
   def(m, "set_rng_state", [u64_arg](py::object seed, py::object offset) {
     Generator::global().set_state(u64_arg("set_rng_state", "seed", seed), u64_arg("set_rng_state", "offset", offset));
   }, py::arg("seed"), py::arg("offset"));
+  m.def("_crc32c", [](py::buffer data, uint32_t crc) {
+    py::buffer_info info = data.request();  // any contiguous buffer: bytes, memoryview, a NumPy array
+    if (!PyBuffer_IsContiguous(info.view(), 'A'))
+      fail<ValueError>("_crc32c: the buffer must be contiguous");
+    const size_t n = static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize);
+    py::gil_scoped_release release;
+    return crc32c(info.ptr, n, crc);
+  }, py::arg("data"), py::arg("crc") = 0,
+     "CRC32C (Castagnoli) of a contiguous buffer's bytes, continuing from crc (the CRC32C of the "
+     "bytes before; 0 to start): what PCP's safetensors files carry per tensor");
 }

@@ -175,16 +175,7 @@ class GradScaler:
 
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                  enabled=True):
-        for name, value in (("init_scale", init_scale), ("growth_factor", growth_factor),
-                            ("backoff_factor", backoff_factor)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-                raise ValueError(f"GradScaler: {name} must be a positive finite number, got {value!r}")
-        if growth_factor <= 1.0:
-            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
-        if backoff_factor >= 1.0:
-            raise ValueError(f"GradScaler: backoff_factor must be < 1, got {backoff_factor}")
-        if isinstance(growth_interval, bool) or not isinstance(growth_interval, int) or growth_interval <= 0:
-            raise ValueError(f"GradScaler: growth_interval must be a positive int, got {growth_interval!r}")
+        _check_settings("GradScaler: ", ("init_scale", init_scale), growth_factor, backoff_factor, growth_interval)
         self._scale = float(init_scale)
         self.growth_factor, self.backoff_factor = float(growth_factor), float(backoff_factor)
         self.growth_interval = growth_interval
@@ -411,6 +402,9 @@ class GradScaler:
         Raises:
             RuntimeError: an empty state (saved from a disabled scaler).
             KeyError: a state without one of state_dict's keys.
+            ValueError: a value the constructor would refuse (a scale that is not positive and
+                finite, a growth_factor <= 1...), or a _growth_tracker outside [0,
+                growth_interval); the message names the key, and nothing changes.
 
         Example:
             >>> scaler = pcp.amp.GradScaler()
@@ -422,9 +416,28 @@ class GradScaler:
             return
         if not state:
             raise RuntimeError("GradScaler.load_state_dict: the state is empty (saved from a disabled scaler)")
+        _check_settings("GradScaler.load_state_dict: ", ("scale", state["scale"]), state["growth_factor"],
+                        state["backoff_factor"], state["growth_interval"])
+        tracker = state["_growth_tracker"]
+        if isinstance(tracker, bool) or not isinstance(tracker, int) or not 0 <= tracker < state["growth_interval"]:
+            raise ValueError(f"GradScaler.load_state_dict: '_growth_tracker' is {tracker!r}, expected a whole number "
+                             f"in [0, growth_interval = {state['growth_interval']})")
         self._scale = float(state["scale"])
         self.growth_factor = float(state["growth_factor"])
         self.backoff_factor = float(state["backoff_factor"])
         self.growth_interval = int(state["growth_interval"])
         self._growth_tracker = int(state["_growth_tracker"])
 
+
+def _check_settings(where, scale, growth_factor, backoff_factor, growth_interval):
+    """GradScaler's settings as its constructor and load_state_dict check them; scale is
+    (its name, its value)."""
+    for name, value in (scale, ("growth_factor", growth_factor), ("backoff_factor", backoff_factor)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{where}{name} must be a positive finite number, got {value!r}")
+    if growth_factor <= 1.0:
+        raise ValueError(f"{where}growth_factor must be > 1, got {growth_factor}")
+    if backoff_factor >= 1.0:
+        raise ValueError(f"{where}backoff_factor must be < 1, got {backoff_factor}")
+    if isinstance(growth_interval, bool) or not isinstance(growth_interval, int) or growth_interval <= 0:
+        raise ValueError(f"{where}growth_interval must be a positive int, got {growth_interval!r}")

@@ -4,9 +4,11 @@ Layout: 8-byte little-endian header length, a JSON header {name: {dtype, shape, 
 then the raw little-endian tensor bytes. Reading validates the header as the reference
 implementation does (the tensors tile the data exactly: contiguous, no holes, no overlaps, sizes
 matching dtype x shape), and every problem is one SafetensorsError naming the file and the tensor.
-Writes are atomic (temporary file, then rename) and get the user's normal file mode, and carry
-a SHA-256 of the data and the other metadata (metadata key "pcp.sha256"), which reading checks
-where a file has one: a flipped bit is refused, not loaded.
+Writes are atomic (temporary file, then rename) and get the user's normal file mode. Every file
+PCP writes carries a CRC32C of each tensor's bytes (metadata key "pcp.crc32c") and a SHA-256 of
+the metadata, those CRCs included ("pcp.metadata_sha256"), which reading checks: a flipped bit is
+refused, naming the tensor it hit, not loaded. Files without them (other tools') load, and the
+first one read says so once.
 """
 import hashlib
 import io
@@ -15,10 +17,12 @@ import math
 import os
 import struct
 import tempfile
+import warnings
 
 import numpy as np
 
 import pcp
+from pcp import _core
 
 _TO_NP = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "BOOL": "?",
           "BF16": "<u2", "I8": "i1", "U8": "u1", "I16": "<i2"}
@@ -26,17 +30,51 @@ _FROM_PCP = {pcp.float64: "F64", pcp.float32: "F32", pcp.float16: "F16", pcp.bfl
              pcp.int64: "I64", pcp.int32: "I32", pcp.bool_: "BOOL"}
 MAX_HEADER = 100_000_000  # the reference implementation's limit
 TMP_PREFIX, TMP_SUFFIX = ".tmp-", ".safetensors"  # an interrupted write's leftover: see remove_stale_temps
-CHECKSUM = "pcp.sha256"  # the metadata key of the SHA-256 PCP writes
+TENSOR_CRCS = "pcp.crc32c"  # metadata key: JSON {tensor name: CRC32C of its bytes, 8 hex digits}
+CHECKSUM = "pcp.metadata_sha256"  # metadata key: SHA-256 of the rest of the metadata
+LEGACY_CHECKSUM = "pcp.sha256"  # the previous release's: one SHA-256 of the data and metadata
+_said_unchecked = []  # the first file read without checksums (it is said once)
 
 
-def _checksum(data, metadata):
-    """SHA-256 (hex) of the data section (a bytes-like object, or a list of them) and of the
-    metadata other than the checksum itself."""
-    h = hashlib.sha256()
-    for chunk in data if isinstance(data, list) else [data]:
-        h.update(chunk)
-    h.update(json.dumps({k: v for k, v in metadata.items() if k != CHECKSUM}, sort_keys=True).encode())
+def _metadata_sha256(metadata):
+    """SHA-256 (hex) of the metadata other than the checksum itself."""
+    rest = {k: v for k, v in metadata.items() if k != CHECKSUM}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()
+
+
+def _legacy_sha256(data, metadata):
+    h = hashlib.sha256(data)
+    h.update(json.dumps({k: v for k, v in metadata.items() if k != LEGACY_CHECKSUM}, sort_keys=True).encode())
     return h.hexdigest()
+
+
+def _verify_metadata(path, metadata, names):
+    """Checks the metadata's SHA-256 and returns {tensor: CRC32C} of a PCP file (the metadata
+    keys of the checksums removed), or None for a file written without them."""
+    ours = [k for k in metadata if k in (TENSOR_CRCS, CHECKSUM)]
+    if not ours:
+        return None
+    if CHECKSUM not in metadata:  # a damaged key: the file claims checksums it no longer has
+        raise SafetensorsError(path, f"the metadata has {TENSOR_CRCS} but no {CHECKSUM} (a damaged file)")
+    if _metadata_sha256(metadata) != metadata.pop(CHECKSUM):
+        raise SafetensorsError(path, "its metadata do not match the SHA-256 written with them (a damaged or "
+                                     "altered file)")
+    try:
+        crcs = json.loads(metadata.pop(TENSOR_CRCS))
+    except (KeyError, ValueError):
+        raise SafetensorsError(path, f"the metadata's {TENSOR_CRCS} is missing or not JSON") from None
+    if (not isinstance(crcs, dict) or sorted(crcs) != sorted(names)
+            or not all(isinstance(v, str) and len(v) == 8 and all(c in "0123456789abcdef" for c in v)
+                       for v in crcs.values())):
+        raise SafetensorsError(path, f"{TENSOR_CRCS} does not give each of the file's tensors a CRC32C")
+    return crcs
+
+
+def _unchecked(path):
+    if not _said_unchecked:
+        _said_unchecked.append(str(path))
+        warnings.warn(f"{path}: no PCP checksums (written by another tool): its data is loaded unverified "
+                      "(said once for all such files)", stacklevel=4)
 
 
 class SafetensorsError(ValueError):
@@ -159,8 +197,9 @@ def read_metadata(path):
     with open(path, "rb") as f:
         header, start = _read_header(f, path, size)
     metadata = _metadata(path, header)
-    metadata.pop(CHECKSUM, None)  # checked when the data is read
-    _check_entries(path, header, size - start)
+    entries = _check_entries(path, header, size - start)
+    _verify_metadata(path, metadata, entries)  # the tensors' CRCs are checked when the data is read
+    metadata.pop(LEGACY_CHECKSUM, None)
     return metadata
 
 
@@ -233,13 +272,18 @@ def _read(f, path, size, rest):
     header, _ = _read_header(f, path, size)
     data = rest()
     metadata = _metadata(path, header)
-    written = metadata.pop(CHECKSUM, None)  # the caller gets the metadata it wrote
     entries = _check_entries(path, header, data.size)  # a truncated file is named as such
-    if written is not None and _checksum(data, metadata) != written:
+    crcs = _verify_metadata(path, metadata, entries)  # the caller gets the metadata it wrote
+    legacy = metadata.pop(LEGACY_CHECKSUM, None)
+    if crcs is None and legacy is None:
+        _unchecked(path)
+    if legacy is not None and _legacy_sha256(data, metadata) != legacy:
         raise SafetensorsError(path, "its contents do not match the SHA-256 written with them (a damaged or "
                                      "altered file)")
     out = {}
     for name, (dt, shape, begin, end) in entries.items():
+        if crcs is not None and int(crcs[name], 16) != _core._crc32c(data[begin:end]):
+            raise SafetensorsError(path, "its bytes do not match the CRC32C written with them (a damaged file)", name)
         arr = data[begin:end].copy().view(_TO_NP[dt]).reshape(shape)  # copy: aligned, and owns its bytes
         arr = arr.astype(arr.dtype.newbyteorder("="), copy=False)
         if dt == "BF16":  # bfloat16 bits are the top half of a float32
@@ -313,7 +357,8 @@ def _encode(tensors, metadata, fn):
         chunks.append(buf)
         offset += len(buf)
     meta = {str(k): str(v) for k, v in (metadata or {}).items()}
-    meta[CHECKSUM] = _checksum(chunks, meta)
+    meta[TENSOR_CRCS] = json.dumps({name: f"{_core._crc32c(c):08x}" for name, c in zip(sorted(tensors), chunks)})
+    meta[CHECKSUM] = _metadata_sha256(meta)
     header["__metadata__"] = meta
     hbytes = json.dumps(header, separators=(",", ":")).encode()
     hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned

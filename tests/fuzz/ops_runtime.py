@@ -336,8 +336,8 @@ def _opt_ref(kind):
         if getattr(x, "pdt", None) != "float32":
             raise Invalid("parameters must be float32")
         lr = {"SGD": 1e-2}.get(kind, 1e-3) if lr is None else lr
-        if not isinstance(lr, (int, float)) or lr < 0 or any(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0 for v in hyper.values()):
+        if not isinstance(lr, (int, float)) or not 0 <= lr or any(  # NaN refused, as PyTorch does
+                isinstance(v, (int, float)) and not isinstance(v, bool) and not 0 <= v for v in hyper.values()):
             raise Invalid("invalid hyperparameters")
         if "betas" in hyper and not all(0 <= b < 1 for b in hyper["betas"]):
             raise Invalid("betas")

@@ -156,7 +156,28 @@ class PlanOptimizer:
         return {"step": self.step_count, "param_groups": groups, "state": state}
 
     def load_state_dict(self, sd):
+        """Restores what state_dict returned, checked as Optimizer.load_state_dict checks (the
+        groups' number and learning rates, the step count, the state's names and shapes): a
+        ValueError naming the key, and nothing changes."""
         import pcp
+        from pcp.optim.optimizer import _count, _number
+        if len(sd["param_groups"]) != len(self.param_groups):
+            raise ValueError(f"load_state_dict: {len(sd['param_groups'])} parameter groups, expected "
+                             f"{len(self.param_groups)}")
+        for n, saved in enumerate(sd["param_groups"]):
+            if not _number(saved.get("lr")):
+                raise ValueError(f"load_state_dict: parameter group {n}: 'lr' is {saved.get('lr')!r}, expected a "
+                                 "number >= 0")
+        if not _count(sd["step"]):
+            raise ValueError(f"load_state_dict: 'step' is {sd['step']!r}, expected a whole number in [0, 2**53)")
+        for i, s in sd["state"].items():
+            if not str(i).isdigit() or int(i) >= len(self._state) or set(s) - {"step"} != set(self._state[int(i)]):
+                raise ValueError(f"load_state_dict: state {sorted(s)} for parameter {i!r} does not fit the plan's")
+            for key, v in s.items():
+                want = self._state[int(i)].get(key)
+                if want is not None and tuple(np.shape(v)) != tuple(want.shape):
+                    raise ValueError(f"load_state_dict: state '{key}' of parameter {i} has shape {tuple(np.shape(v))}, "
+                                     f"expected {tuple(want.shape)}")
         with pcp.no_grad():
             for i, s in sd["state"].items():
                 for key, v in s.items():

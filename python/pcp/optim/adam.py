@@ -2,7 +2,7 @@
 import pcp
 from pcp import _core
 
-from .optimizer import Optimizer, traced_scalar
+from .optimizer import Optimizer, _number, traced_scalar
 
 
 class Adam(Optimizer):
@@ -34,10 +34,16 @@ class Adam(Optimizer):
     _state_keys = ("exp_avg", "exp_avg_sq", "step")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-        if lr < 0 or eps < 0 or weight_decay < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
-            raise ValueError(f"{type(self).__name__}: invalid hyperparameters lr={lr}, betas={betas}, eps={eps}, "
-                             f"weight_decay={weight_decay}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+        super().__init__(params, dict(lr=lr, betas=tuple(betas) if isinstance(betas, (tuple, list)) else betas, eps=eps,
+                                      weight_decay=weight_decay))
+
+    def _rules(self, g):
+        betas = g["betas"]
+        return [("lr", _number(g["lr"]), "a number >= 0"),
+                ("betas", isinstance(betas, tuple) and len(betas) == 2 and all(_number(b, 0.0, 1.0) for b in betas),
+                 "two numbers in [0, 1)"),
+                ("eps", _number(g["eps"]), "a number >= 0"),
+                ("weight_decay", _number(g["weight_decay"]), "a number >= 0")]
 
     def _update(self, group, ps, gs):
         # Steps are counted per parameter (bias correction), as in PyTorch: a parameter

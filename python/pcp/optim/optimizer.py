@@ -76,8 +76,20 @@ class Optimizer:
                     raise ValueError(f"{type(self).__name__}: a parameter appears in more than one group")
                 seen.add(id(p))
             self.param_groups.append(group)
+        for n, group in enumerate(self.param_groups):
+            self._check_group(group, f"{type(self).__name__}: " + (f"parameter group {n}: " if len(groups) > 1 else ""))
         self.state = {}  # id(param) -> dict of state tensors
         self.step_count = 0
+
+    def _rules(self, group):
+        """(key, is it valid, what is expected) for each hyperparameter of a group: what the
+        constructor and load_state_dict both check."""
+        return []
+
+    def _check_group(self, group, where):
+        for key, ok, expected in self._rules(group):
+            if not ok:
+                raise ValueError(f"{where}'{key}' is {group[key]!r}, expected {expected}")
 
     def zero_grad(self, set_to_none=True):
         """Clears the gradients of every parameter before the next backward. It raises nothing.
@@ -152,7 +164,10 @@ class Optimizer:
 
         Raises:
             ValueError: a state dict that does not fit these groups (their number, sizes or
-                settings), or state of the wrong names, shapes, dtypes or values.
+                settings), a hyperparameter the constructor would refuse (a beta of 1.5), a step
+                count that is not a whole number in [0, 2**53) or a parameter's count above the
+                optimizer's, or state of the wrong names, shapes, dtypes or values; the message
+                names the key. Nothing changes then.
 
         Example:
             >>> w = pcp.ones(2).requires_grad_()
@@ -178,6 +193,11 @@ class Optimizer:
                 if k != "params" and not _same_kind(saved[k], v):
                     raise ValueError(f"load_state_dict: parameter group {n}: '{k}' is {saved[k]!r}, expected a "
                                      f"value like {v!r}")
+            self._check_group({k: tuple(v) if isinstance(g[k], tuple) else v for k, v in saved.items()},
+                              f"load_state_dict: parameter group {n}: ")
+        steps = sd["step"]
+        if not _count(steps):
+            raise ValueError(f"load_state_dict: 'step' is {steps!r}, expected a whole number in [0, 2**53)")
         state = {}
         for i, s in sd["state"].items():
             if not (isinstance(i, int) or str(i).isdigit()) or not 0 <= int(i) < len(params):
@@ -197,6 +217,9 @@ class Optimizer:
                                          f"shape {tuple(v.shape)}, expected {p.dtype} and {tuple(p.shape)}")
                 elif not (isinstance(v, int) and v >= 0 or isinstance(v, float) and v == v):
                     raise ValueError(f"load_state_dict: state '{k}' of parameter {i} is {v!r}")
+                elif k == "step" and not (_count(v) and v <= steps):
+                    raise ValueError(f"load_state_dict: state 'step' of parameter {i} is {v!r}, expected a whole "
+                                     f"number in [0, the optimizer's step {steps}]")
                 state[id(p)][k] = v
         for g, saved in zip(self.param_groups, sd["param_groups"]):
             g.update({k: tuple(v) if isinstance(g[k], tuple) else v for k, v in saved.items() if k != "params"})
@@ -234,6 +257,17 @@ class Optimizer:
     def _update(self, group, params, grads):
         """Applies one step to a group's parameters (those with gradients)."""
         raise NotImplementedError
+
+
+def _count(v):
+    """Whether v is a step count: a whole number in [0, 2**53) (exact as the kernels' double)."""
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 53
+
+
+def _number(v, low=0.0, high=None):
+    """Whether v is a number in [low, high) (high None: no bound), NaN refused as PyTorch does."""
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v
+            and (high is None or v < high))
 
 
 def _same_kind(saved, current):

@@ -2,7 +2,7 @@
 import pcp
 from pcp import _core
 
-from .optimizer import Optimizer, traced_scalar
+from .optimizer import Optimizer, _number, traced_scalar
 
 
 class SGD(Optimizer):
@@ -38,12 +38,17 @@ class SGD(Optimizer):
     _state_keys = ("momentum_buffer",)
 
     def __init__(self, params, lr=1e-2, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
-        if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"SGD: invalid hyperparameters lr={lr}, momentum={momentum}, weight_decay={weight_decay}")
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov))
+
+    def _rules(self, g):
+        nesterov = g["nesterov"]
+        return [("lr", _number(g["lr"]), "a number >= 0"),
+                ("momentum", _number(g["momentum"]), "a number >= 0"),
+                ("dampening", _number(g["dampening"], float("-inf")), "a number"),
+                ("weight_decay", _number(g["weight_decay"]), "a number >= 0"),
+                ("nesterov", isinstance(nesterov, bool) and (not nesterov or g["momentum"] > 0 and g["dampening"] == 0),
+                 "a bool, and True (Nesterov momentum) only with a momentum > 0 and zero dampening")]
 
     def _update(self, group, ps, gs):
         lr = traced_scalar(lambda: group["lr"])
