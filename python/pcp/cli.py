@@ -185,7 +185,9 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train a GPT on a text (tiny Shakespeare by default)")
     t.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
-    t.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.safetensors")
+    t.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
+                   help="continue the run in OUT (from OUT/ckpt.safetensors), or from the CHECKPOINT file given "
+                        "(e.g. OUT/ckpt.prev.safetensors, the one before it)")
     t.add_argument("--overwrite", action="store_true",
                    help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     t.add_argument("--export-hf", metavar="DIR", default=None,
@@ -246,7 +248,9 @@ def main(argv=None):
     d.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
                    help="rounds between checkpoints (the last always checkpoints)")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
-    d.add_argument("--resume", action="store_true", help="continue from OUT/diloco.safetensors")
+    d.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
+                   help="continue the run in OUT (from OUT/diloco.safetensors), or from the CHECKPOINT file given "
+                        "(e.g. OUT/diloco.prev.safetensors, the one before it)")
     d.add_argument("--overwrite", action="store_true",
                    help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     _add_dashboard_flag(d)

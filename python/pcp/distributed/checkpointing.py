@@ -64,7 +64,8 @@ class Checkpoints:
         args = (os.path.join(self.cfg.out, CHECKPOINT), model, outer, self.round, self.cfg.to_dict(), extra)
         if self._writer is None:
             self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="diloco-save")
-        self._saving = self._writer.submit(save_checkpoint, *args, optimizers=optimizers, arrays=arrays)
+        self._saving = self._writer.submit(save_checkpoint, *args, optimizers=optimizers, arrays=arrays,
+                                           keep_previous=True)
         if wait:
             self.wait_saved()
 
@@ -95,9 +96,19 @@ class Checkpoints:
         # the GPT's AdamW, or a traced model's plan.
         inner = {r: build_optimizer(self.cfg, self.model) if self.task is None else self._inner_stand_in(r)
                  for r in range(self.dcfg.workers)}
+        from pcp.serialization import SafetensorsError
+        from pcp.train import rundir
+        path, latest = self._resume_from, os.path.join(self.cfg.out, CHECKPOINT)
         with on_device(self.device):  # the outer momentum goes where the parameters are
-            meta = load_checkpoint(os.path.join(self.cfg.out, CHECKPOINT), self.model, self.outer,
-                                   optimizers={f"worker.{r}": opt for r, opt in inner.items()})
+            try:
+                meta = load_checkpoint(path, self.model, self.outer,
+                                       optimizers={f"worker.{r}": opt for r, opt in inner.items()})
+            except SafetensorsError as e:
+                rundir.offer_previous(e, path, latest)
+        messages = []
+        rundir.set_aside_newest(self.cfg.out, path, latest, messages)
+        for text in messages:
+            self.report({"kind": "message", "text": text})
         for r, opt in inner.items():
             if f"worker.{r}" in meta.get("optimizers", {}):
                 self.inner_states[r] = export_state(opt)
@@ -108,14 +119,13 @@ class Checkpoints:
         self._load_streams(meta)
         if not (isinstance(self.history, list) and all(isinstance(r, dict) for r in self.history)
                 and all(isinstance(b, int) for b in (self.bytes_sent, self.bytes_received))):
-            from pcp.serialization import SafetensorsError
-            raise SafetensorsError(os.path.join(self.cfg.out, CHECKPOINT), "checkpoint metadata: expected "
+            raise SafetensorsError(path, "checkpoint metadata: expected "
                                    "'history': a list of rounds and integer 'bytes_sent', 'bytes_received'")
 
     def _load_streams(self, meta):
         import ray
         from pcp.serialization import SafetensorsError
-        path, arrays = os.path.join(self.cfg.out, CHECKPOINT), meta["arrays"]
+        path, arrays = self._resume_from, meta["arrays"]
         shapes = {k: v.shape for k, v in self.global_state().items()}
         for prefix, named in arrays.items():
             for k, v in named.items():

@@ -16,7 +16,8 @@ from .task import TracedModel
 from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
 
-RUN_FILES = ("diloco.json", "loss.png", "tokenizer.json")
+RUN_FILES = ("diloco.json", "diloco.prev.json", "loss.png", "tokenizer.json")
+MARKERS = (CHECKPOINT, "diloco.prev.safetensors")  # a run's checkpoints: OUT holds a run when one is there
 
 
 class Shepherd(Checkpoints, Progress, TracedModel):
@@ -34,7 +35,8 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         report: a function receiving every event, a dict with a 'kind' ('start', 'progress',
             'round', 'worker_lost', 'worker_joined', 'message', 'end'; see pcp.dashboard), or
             None (default) to ignore them.
-        resume: continue from cfg.out's diloco.safetensors (default False).
+        resume: continue from cfg.out's diloco.safetensors (True), or from a checkpoint file (its
+            path), e.g. diloco.prev.safetensors (default False); no checkpoint: a new run.
         overwrite: start anew in a cfg.out that holds a DiLoCo run, whose files move to
             cfg.out/replaced-<time>/ (default False: such a folder is refused).
         task: what pcp.distributed.diloco trains instead of the TrainConfig's GPT (loss_fn,
@@ -87,7 +89,8 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         from pcp.train.loop import compute_dtype
 
         self._exit.enter_context(rundir.locked(self.cfg.out))
-        for text in rundir.prepare(self.cfg.out, (CHECKPOINT,), RUN_FILES, resume, overwrite):
+        self._resume_from, more = rundir.resume_source(self.cfg.out, CHECKPOINT, resume) if resume else (None, [])
+        for text in rundir.prepare(self.cfg.out, MARKERS, RUN_FILES, resume, overwrite) + more:
             self.report({"kind": "message", "text": text})
         any_gpu = any(self.dcfg.device_of(r) == "gpu" for r in range(self.dcfg.workers))
         gpus_here = len([d for d in pcp.devices() if d != "cpu"]) if any_gpu else None
@@ -127,7 +130,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         self._ahead = {}  # (rank, round) -> that round's result (a reference), started ahead
         self._stepping = {}  # a round's call (a reference) -> (rank, round): done when its steps are
         self._shared_reported = set()  # workers found sharing a GPU (_check_own_gpus)
-        if resume:
+        if self._resume_from:
             self._load()
         self._backup = self._snapshot()  # what a failed first round rolls back to
         self._state = self._backup[0]  # what it sends

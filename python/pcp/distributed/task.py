@@ -252,7 +252,7 @@ class TracedModel:
             train, val = self.data.splits["train"], self.data.splits["val"]
             tokens = Data.tokens(np.asarray(train), np.asarray(val), self.cfg.block_size)
             self.n_train, self.tokens_per_row = tokens.n_train, self.cfg.block_size
-            if pcp.float16 in self._dtypes().values():  # its GradScaler steps on the host, which a plan cannot
+            if pcp.float16 in self._dtypes():  # its GradScaler steps on the host, which a plan cannot
                 return tokens.arrays  # those workers build the GPT
             model = self.model
             self.task = types.SimpleNamespace(loss_fn=lambda x, y: model(x, y)[1], model=model, data=tokens, gpt=True)
@@ -263,49 +263,54 @@ class TracedModel:
         self._trace_plans()
         return data.arrays
 
-    def _dtypes(self):
-        """{rank: the dtype of its products}, as pcp train picks it for the worker's device
+    def _dtype_of(self, rank):
+        """The dtype of worker `rank`'s products, as pcp train picks it for the worker's device
         (a GPU's as this process sees its first one) from its worker_dtypes entry or --dtype."""
         import pcp
         from pcp.train.loop import compute_dtype
+        name = self.dcfg.dtype_of(rank, self.cfg.dtype)
+        if self.dcfg.device_of(rank) == "cpu":
+            return compute_dtype(self.cfg, "cpu", name)
         gpus = [d.split(" ")[0] for d in pcp.devices() if d != "cpu"]
-        out = {}
-        for rank in range(self.dcfg.workers):
-            name = self.dcfg.dtype_of(rank, self.cfg.dtype)
-            gpu = self.dcfg.device_of(rank) == "gpu"
-            out[rank] = (compute_dtype(self.cfg, gpus[0] if gpu and gpus else "cpu", name)
-                         if not gpu or gpus else pcp.DType("float32" if name == "auto" else name))
-        return out
+        return compute_dtype(self.cfg, gpus[0], name) if gpus else pcp.DType("float32" if name == "auto" else name)
+
+    def _dtypes(self):
+        return {self._dtype_of(rank) for rank in range(self.dcfg.workers)}
 
     def _plan_key(self, rank):
         """(batch size, dtype) of worker `rank`'s step plan."""
         sizes = self.dcfg.batch_sizes
-        return sizes[rank % len(sizes)] if sizes else self.cfg.batch_size, self.worker_dtypes[rank]
+        return sizes[rank % len(sizes)] if sizes else self.cfg.batch_size, self._dtype_of(rank)
 
-    def _trace_plans(self):
-        """The task's inner step traced into a plan once per (batch size, dtype) the workers use,
-        and its evaluation at the TrainConfig's batch size (what workers evaluate with) once per
-        dtype, put in the object store: plans {(batch size, dtype): (step ref, eval ref,
-        arguments, eval arguments)}."""
+    def _trace_plans(self, keys=None):
+        """The task's inner step traced into a plan once per (batch size, dtype) the workers use
+        (keys; default the first workers'), and its evaluation at the TrainConfig's batch size
+        (what workers evaluate with) once per dtype, put in the object store: plans {(batch
+        size, dtype): (step ref, eval ref, eval arguments, arguments)}."""
         import ray
         import pcp
-        self.worker_dtypes = self._dtypes()
-        if pcp.float16 in self.worker_dtypes.values():
+        if pcp.float16 in self._dtypes():
             raise ValueError("diloco: float16 workers need a GradScaler, whose skipped steps a plan cannot take: "
                              "give a traced model's workers bfloat16 or float32 (worker_dtypes, TrainConfig.dtype)")
-        keys = {self._plan_key(r) for r in range(self.dcfg.workers)}
+        self.plans = getattr(self, "plans", {})
+        keys = {self._plan_key(r) for r in range(self.dcfg.workers)} if keys is None else set(keys)
         keys |= {(self.cfg.batch_size, dtype) for _, dtype in keys}
+        keys -= set(self.plans)
         traced = {(size, dtype): trace(self.task.loss_fn, self.model, self.task.data, self.cfg, str(self.device), size,
                                        dtype) for size, dtype in sorted(keys, key=str)}
         evaluations = {dtype: (ray.put(e), arguments) for (size, dtype), (_, e, arguments) in traced.items()
                        if size == self.cfg.batch_size}
-        self.plans = {(size, dtype): (ray.put(step), *evaluations[dtype], arguments)
-                      for (size, dtype), (step, _, arguments) in traced.items()}
+        evaluations.update({dtype: self.plans[(size, dtype)][1:3] for size, dtype in self.plans})
+        self.plans.update({(size, dtype): (ray.put(step), *evaluations[dtype], arguments)
+                           for (size, dtype), (step, _, arguments) in traced.items()})
 
     def _plan_spec(self, rank):
-        step, evaluation, eval_arguments, arguments = self.plans[self._plan_key(rank)]
+        key = self._plan_key(rank)
+        if key not in self.plans:  # a worker added later, of a batch size and dtype not traced yet
+            self._trace_plans([key])
+        step, evaluation, eval_arguments, arguments = self.plans[key]
         return {"step": [step], "eval": [evaluation], "data": self.task.data.spec(), "arguments": arguments,
-                "eval_arguments": eval_arguments, "dtype": str(self.worker_dtypes[rank])}
+                "eval_arguments": eval_arguments, "dtype": str(key[1])}
 
     def _refused(self, rank, rnd, error):
         """A worker that refused the plan it was sent (damaged, or for other shapes): reported

@@ -26,10 +26,40 @@ def _pack(prefix, osd, tensors):
     return {"step": osd["step"], "param_groups": osd["param_groups"], "scalars": scalars}
 
 
-def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers=None, arrays=None):
+def previous_path(path):
+    """Where save_checkpoint(keep_previous=True) keeps the checkpoint it replaces:
+    ckpt.safetensors -> ckpt.prev.safetensors."""
+    stem, ext = os.path.splitext(path)
+    return stem + ".prev" + ext
+
+
+def _keep(src, dest):
+    """dest becomes a copy of src, atomically: a hard link (no bytes copied) where the file
+    system has them, else a copy. The temporary name is one remove_stale_temps cleans."""
+    import shutil
+    import tempfile
+    from pcp.serialization import TMP_PREFIX, TMP_SUFFIX
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(dest)), prefix=TMP_PREFIX, suffix=TMP_SUFFIX)
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+        try:
+            os.link(src, tmp)
+        except OSError:
+            shutil.copyfile(src, tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers=None, arrays=None,
+                    keep_previous=False):
     """Writes a checkpoint: the model's and optimizer's tensors in one safetensors file whose
     metadata holds the step, the config, the generator's state and `extra` as JSON, replaced
-    atomically, and a readable copy of the metadata beside it (the same name with .json).
+    atomically, and a readable copy of the metadata beside it (the same name with .json). The
+    file carries a CRC32C per tensor and a SHA-256 of its metadata, which loading checks.
 
     Args:
         path: the .safetensors file.
@@ -42,6 +72,9 @@ def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers
             workers; default None).
         arrays: more named arrays to keep, {prefix: {name: array}} (Streaming DiLoCo's workers'
             own parameters; default None); load_checkpoint returns them.
+        keep_previous: keep the checkpoint this one replaces at previous_path(path) (default
+            False), so a damaged newest file leaves one to resume from. At every moment `path`
+            holds a whole checkpoint.
 
     Returns:
         None.
@@ -73,6 +106,10 @@ def save_checkpoint(path, model, optimizer, step, config, extra=None, optimizers
     }
     for prefix, named in (arrays or {}).items():
         tensors.update({f"{prefix}.{k}": pcp.tensor(np.ascontiguousarray(v)) for k, v in named.items()})
+    if keep_previous and os.path.exists(path):
+        _keep(path, previous_path(path))
+        if os.path.exists(os.path.splitext(path)[0] + ".json"):
+            _keep(os.path.splitext(path)[0] + ".json", os.path.splitext(previous_path(path))[0] + ".json")
     save_safetensors(tensors, path, metadata={"pcp": json.dumps(meta)})
     with open(os.path.splitext(path)[0] + ".json.tmp", "w") as f:  # human-readable copy of the metadata
         json.dump(meta, f, indent=1)

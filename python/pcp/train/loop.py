@@ -10,12 +10,13 @@ from pcp.data import CharTokenizer, TokenDataset
 from pcp.data.sources import training_text
 from pcp.models import GPT2, GPT2Config
 from pcp.optim import AdamW, clip_grad_norm, warmup_cosine
+from pcp.serialization import SafetensorsError
 
 from . import rundir
 from .checkpoint import best_val_of, load_checkpoint, save_checkpoint
 
-RUN_MARKERS = ("ckpt.safetensors", "best.safetensors", "metrics.jsonl")  # OUT holds a run when one is there
-RUN_FILES = ("ckpt.json", "best.json", "loss.png", "tokenizer.json")
+RUN_MARKERS = ("ckpt.safetensors", "ckpt.prev.safetensors", "best.safetensors")  # OUT holds a run when one is there
+RUN_FILES = ("ckpt.json", "ckpt.prev.json", "best.json", "metrics.jsonl", "loss.png", "tokenizer.json")
 
 
 def build_data(cfg):
@@ -160,7 +161,9 @@ def train(cfg, resume=False, report=None, overwrite=False):
 
     Args:
         cfg: a TrainConfig.
-        resume: continue from cfg.out's checkpoint (default False).
+        resume: continue from cfg.out's checkpoint (True), or from a checkpoint file (its path),
+            e.g. the previous one a damaged newest checkpoint's error names (default False). A
+            cfg.out without a checkpoint starts a new run.
         report: a function receiving each event of the run, a dict with a 'kind' ('start',
             'step', 'eval', 'message', 'end'; see pcp.dashboard); by default a dashboard on a
             terminal and log lines otherwise.
@@ -226,8 +229,14 @@ def _train(cfg, resume, overwrite, report):
     ckpt_path, best_path = os.path.join(cfg.out, "ckpt.safetensors"), os.path.join(cfg.out, "best.safetensors")
     metrics_path = os.path.join(cfg.out, "metrics.jsonl")
     start, best_val, metrics = 0, math.inf, []
+    source, messages = rundir.resume_source(cfg.out, "ckpt.safetensors", resume) if resume else (None, [])
+    resume = source is not None
     if resume:
-        meta = load_checkpoint(ckpt_path, model, opt)
+        try:
+            meta = load_checkpoint(source, model, opt)
+        except SafetensorsError as e:
+            rundir.offer_previous(e, source, ckpt_path)
+        rundir.set_aside_newest(cfg.out, source, ckpt_path, messages)
         start = meta["step"]
         if isinstance(meta.get("grad_scaler"), dict) and scaler.is_enabled():
             scaler.load_state_dict(meta["grad_scaler"])
@@ -240,6 +249,8 @@ def _train(cfg, resume, overwrite, report):
         metrics = rundir.read_metrics(metrics_path, start)
     else:
         open(metrics_path, "w").close()
+    for text in messages:
+        report({"kind": "message", "text": text})
     with open(os.path.join(cfg.out, "tokenizer.json"), "w") as f:
         f.write(tokenizer.to_json())
 
@@ -267,7 +278,8 @@ def _train(cfg, resume, overwrite, report):
                 if losses["val"] < best_val:
                     best_val = losses["val"]
                     save_checkpoint(best_path, model, opt, it, cfg.to_dict(), {"best_val": best_val, **extra()})
-                save_checkpoint(ckpt_path, model, opt, it, cfg.to_dict(), {"best_val": best_val, **extra()})
+                save_checkpoint(ckpt_path, model, opt, it, cfg.to_dict(), {"best_val": best_val, **extra()},
+                                keep_previous=True)
                 t_last = time.perf_counter()
         if it == cfg.max_iters:
             break

@@ -1,15 +1,17 @@
 """A run's --out folder: one run at a time (a lock), nothing of an earlier run replaced unless asked,
 the leftovers of a killed run cleaned, and metrics.jsonl kept in step with the checkpoint.
 
-Starting a run in a folder that holds one (a checkpoint or metrics) needs resume (continue it) or
-overwrite (start anew: the old run's files move to OUT/replaced-<time>/, so nothing is lost).
+Starting a run in a folder that holds one (a checkpoint) needs resume (continue it) or overwrite
+(start anew: the old run's files move to OUT/replaced-<time>/, so nothing is lost). A folder whose
+run stopped before its first checkpoint holds nothing to continue: a new run starts there (its
+files set aside the same way), with or without resume.
 """
 import contextlib
 import json
 import os
 import time
 
-from pcp.serialization import remove_stale_temps
+from pcp.serialization import SafetensorsError, remove_stale_temps
 
 
 class RunDirError(ValueError):
@@ -36,10 +38,23 @@ def locked(out):
         f.close()  # closing releases the lock
 
 
+def _set_aside(out, names):
+    """Moves OUT's files `names` to a new OUT/replaced-<time>/ and returns that folder."""
+    dest = os.path.join(out, time.strftime("replaced-%Y%m%d-%H%M%S"))
+    n = 1
+    while os.path.exists(dest + (f"-{n}" if n > 1 else "")):
+        n += 1
+    dest += f"-{n}" if n > 1 else ""
+    os.makedirs(dest)
+    for name in names:
+        os.replace(os.path.join(out, name), os.path.join(dest, name))
+    return dest
+
+
 def prepare(out, markers, others, resume, overwrite, describe=None):
     """Applies the resume/overwrite policy to OUT (locked by the caller) and removes stale temporary
-    files. markers: the files whose presence means OUT holds a run; others: the rest of a run's files.
-    Returns messages for the user about what was done."""
+    files. markers: the checkpoints whose presence means OUT holds a run; others: the rest of a
+    run's files. Returns messages for the user about what was done."""
     if resume and overwrite:
         raise RunDirError("resume and overwrite contradict each other: pick one")
     present = [n for n in markers if os.path.exists(os.path.join(out, n)) and os.path.getsize(os.path.join(out, n))]
@@ -47,22 +62,64 @@ def prepare(out, markers, others, resume, overwrite, describe=None):
     removed = remove_stale_temps(out)
     if removed:
         messages.append(f"removed {len(removed)} temporary file(s) left by an interrupted write: {', '.join(removed)}")
-    if present and not resume:
+    leftovers = [n for n in (*markers, *others) if os.path.exists(os.path.join(out, n))]
+    if not present and leftovers and not isinstance(resume, (str, os.PathLike)):
+        # A run stopped before its first checkpoint: nothing to continue or to refuse for.
+        dest = _set_aside(out, leftovers)
+        messages.append(f"{out} holds no checkpoint, only files of a run stopped before its first one: starting "
+                        f"anew (they moved to {dest})")
+    elif present and not resume:
         what = describe() if describe else ", ".join(present)
         if not overwrite:
             raise RunDirError(f"{out} already holds a run ({what}); pass --resume to continue it, or --overwrite to "
                               f"start a new one (the old run's files then move to {out}/replaced-<time>/)")
-        dest = os.path.join(out, time.strftime("replaced-%Y%m%d-%H%M%S"))
-        n = 1
-        while os.path.exists(dest + (f"-{n}" if n > 1 else "")):
-            n += 1
-        dest += f"-{n}" if n > 1 else ""
-        os.makedirs(dest)
-        moved = [name for name in (*markers, *others) if os.path.exists(os.path.join(out, name))]
-        for name in moved:
-            os.replace(os.path.join(out, name), os.path.join(dest, name))
+        dest = _set_aside(out, leftovers)
         messages.append(f"--overwrite: moved the previous run ({what}) to {dest}")
     return messages
+
+
+def resume_source(out, name, resume):
+    """The checkpoint a run asked to resume loads, and messages: resume itself when it is a
+    path; else OUT/name, or its previous (kept by save_checkpoint) when a kill fell between
+    the two; None when OUT holds no checkpoint (the run starts anew)."""
+    from pcp.train.checkpoint import previous_path
+    if isinstance(resume, (str, os.PathLike)):
+        if not os.path.isfile(resume):
+            raise RunDirError(f"--resume {resume}: no such checkpoint file")
+        return str(resume), []
+    latest = os.path.join(out, name)
+    if os.path.exists(latest):
+        return latest, []
+    if os.path.exists(previous_path(latest)):
+        return previous_path(latest), [f"{latest} is missing: resuming from the previous checkpoint, "
+                                       f"{previous_path(latest)}"]
+    return None, [f"--resume: {out} holds no checkpoint yet: starting a new run"]
+
+
+def offer_previous(error, path, latest):
+    """A SafetensorsError of the checkpoint at `path`, re-raised: when path is the newest one
+    (latest) and its previous is intact, the message says how to resume from that instead."""
+    from pcp.serialization import load_safetensors, read_metadata
+    from pcp.train.checkpoint import parse_metadata, previous_path
+    prev = previous_path(latest)
+    if os.path.abspath(path) == os.path.abspath(latest) and os.path.exists(prev):
+        try:
+            load_safetensors(prev)  # every tensor's CRC32C
+            step = parse_metadata(prev, read_metadata(prev))["step"]
+        except (ValueError, OSError):
+            raise error from None
+        error.args = (f"{error}. The previous checkpoint, {prev} (step {step}), is intact: continue from it with "
+                      f"--resume {prev}",)
+    raise error
+
+
+def set_aside_newest(out, path, latest, messages):
+    """A run resumed from a checkpoint other than OUT's newest moves the newest (damaged, or
+    not wanted) out of the way, into OUT/replaced-<time>/, before it writes its own."""
+    if os.path.abspath(path) != os.path.abspath(latest) and os.path.exists(latest):
+        names = [n for n in (os.path.basename(latest), os.path.splitext(os.path.basename(latest))[0] + ".json")
+                 if os.path.exists(os.path.join(out, n))]
+        messages.append(f"resuming from {path}: {latest} moved to {_set_aside(out, names)}")
 
 
 def read_metrics(path, last_iter):
