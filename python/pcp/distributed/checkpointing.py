@@ -96,16 +96,19 @@ class Checkpoints:
         # the GPT's AdamW, or a traced model's plan.
         inner = {r: build_optimizer(self.cfg, self.model) if self.task is None else self._inner_stand_in(r)
                  for r in range(self.dcfg.workers)}
-        from pcp.serialization import SafetensorsError
+        from pcp.serialization import SafetensorsError, read_metadata
         from pcp.train import rundir
+        from pcp.train.checkpoint import parse_metadata
+        from pcp.train.config import resume_changes
         path, latest = self._resume_from, os.path.join(self.cfg.out, CHECKPOINT)
         with on_device(self.device):  # the outer momentum goes where the parameters are
             try:
+                changes = resume_changes(path, parse_metadata(path, read_metadata(path))["config"], self.cfg.to_dict())
                 meta = load_checkpoint(path, self.model, self.outer,
                                        optimizers={f"worker.{r}": opt for r, opt in inner.items()})
             except SafetensorsError as e:
                 rundir.offer_previous(e, path, latest)
-        messages = []
+        messages = ["resumed with settings changed from the checkpoint's: " + ", ".join(changes)] if changes else []
         rundir.set_aside_newest(self.cfg.out, path, latest, messages)
         for text in messages:
             self.report({"kind": "message", "text": text})

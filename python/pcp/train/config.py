@@ -108,6 +108,39 @@ class TrainConfig(DictConfig):
 
 #: The named configurations ``pcp train --preset NAME`` starts from: nanoGPT's
 #: shakespeare_char run ('shakespeare-char') and its CPU-sized variant ('shakespeare-char-cpu').
+MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")  # what a checkpoint's model is
+
+
+def resume_changes(path, saved, current):
+    """What a resumed run changes from the config its checkpoint saved: refused for the model's
+    fields (MODEL_FIELDS: the weights would not be that model, or, for n_head, would be read as
+    another), returned as messages for the run's fields (max_iters, the schedule, cadences).
+
+    Args:
+        path: the checkpoint (for the message).
+        saved: the checkpoint's config, a dict.
+        current: this run's config, a dict (TrainConfig.to_dict()).
+
+    Returns:
+        A list of 'name: old -> new' strings, one per run field that changed.
+
+    Raises:
+        SafetensorsError: a model field that differs, all of them listed.
+
+    Example:
+        >>> from pcp.train.config import resume_changes
+        >>> resume_changes("ckpt.safetensors", {"n_layer": 2, "max_iters": 100}, {"n_layer": 2, "max_iters": 200})
+        ['max_iters: 100 -> 200']
+    """
+    from pcp.serialization import SafetensorsError
+    changed = {k: (saved[k], v) for k, v in current.items() if k in saved and saved[k] != v}
+    model = [f"{k} is {a!r} there, {b!r} here" for k, (a, b) in changed.items() if k in MODEL_FIELDS]
+    if model:
+        raise SafetensorsError(path, "a checkpoint of another model: " + "; ".join(model) + " (resume with the "
+                               "checkpoint's values, or start anew with --overwrite)")
+    return [f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items() if k != "out"]
+
+
 PRESETS = {
     # nanoGPT config/train_shakespeare_char.py
     "shakespeare-char": TrainConfig(),

@@ -10,10 +10,11 @@ from pcp.data import CharTokenizer, TokenDataset
 from pcp.data.sources import training_text
 from pcp.models import GPT2, GPT2Config
 from pcp.optim import AdamW, clip_grad_norm, warmup_cosine
-from pcp.serialization import SafetensorsError
+from pcp.serialization import SafetensorsError, read_metadata
 
 from . import rundir
-from .checkpoint import best_val_of, load_checkpoint, save_checkpoint
+from .checkpoint import best_val_of, load_checkpoint, parse_metadata, save_checkpoint
+from .config import resume_changes
 
 RUN_MARKERS = ("ckpt.safetensors", "ckpt.prev.safetensors", "best.safetensors")  # OUT holds a run when one is there
 RUN_FILES = ("ckpt.json", "ckpt.prev.json", "best.json", "metrics.jsonl", "loss.png", "tokenizer.json")
@@ -233,10 +234,13 @@ def _train(cfg, resume, overwrite, report):
     resume = source is not None
     if resume:
         try:
+            changes = resume_changes(source, parse_metadata(source, read_metadata(source))["config"], cfg.to_dict())
             meta = load_checkpoint(source, model, opt)
         except SafetensorsError as e:
             rundir.offer_previous(e, source, ckpt_path)
         rundir.set_aside_newest(cfg.out, source, ckpt_path, messages)
+        if changes:
+            messages.append("resumed with settings changed from the checkpoint's: " + ", ".join(changes))
         start = meta["step"]
         if isinstance(meta.get("grad_scaler"), dict) and scaler.is_enabled():
             scaler.load_state_dict(meta["grad_scaler"])
