@@ -20,6 +20,8 @@ def _raise_terminated(signum, frame):
 
 _CONFIG_HELP = {
     "compile": "trace the training step once into a plan (pcp.compile) and replay it each iteration",
+    "skip_nonfinite": "steps with a NaN or infinite loss or gradient norm skipped before the run stops "
+                      "(default 0: the first stops it, exit code 3, its last good checkpoint kept)",
     "data": "the text to train on: a UTF-8 file, or a folder whose .txt files are joined (default: "
             "$PCP_DATA, else the tiny-Shakespeare text shipped with PCP)",
 }
@@ -265,6 +267,7 @@ def main(argv=None):
     w.add_argument("--host", default=None, help="the address this node announces (default: Ray's choice)")
     w.set_defaults(fn=cmd_worker)
     args = parser.parse_args(argv)
+    from pcp.train.guard import NonFiniteLoss
     main_thread = threading.current_thread() is threading.main_thread()
     _terminated.clear()
     previous = signal.getsignal(signal.SIGTERM)
@@ -272,6 +275,9 @@ def main(argv=None):
         signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return args.fn(args)
+    except NonFiniteLoss as e:  # the run diverged: its last good checkpoint is kept
+        print(f"pcp {args.command}: error: {e}", file=sys.stderr)
+        return 3
     except (ValueError, TypeError, OSError, RuntimeError) as e:  # OSError: ConnectionError, missing files
         print(f"pcp {args.command}: error: {e}", file=sys.stderr)
         return 2

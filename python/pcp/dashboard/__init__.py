@@ -12,7 +12,9 @@ Events of `pcp diloco`:   start (mode "diloco", round, rounds, workers, inner_st
                           live_step, last_loss, lr, last_seen, device, plan_bytes,
                           plan_load_seconds}), round (the round's record), worker_lost (rank,
                           round, error), worker_refused (rank, round, error: a worker that refused
-                          the plan it was sent), worker_joined (rank, round), message, end.
+                          the plan it was sent), worker_nonfinite (rank, round, step, count, allowed:
+                          a worker whose inner loss went NaN), worker_joined (rank, round), message,
+                          end.
 """
 import importlib.util
 import sys

@@ -70,5 +70,10 @@ class LogLines:
     def _worker_refused(self, e):
         return f"worker {e['rank']} refused its plan in round {e['round']} and was stopped: {e['error'][:300]}"
 
+    def _worker_nonfinite(self, e):
+        return (f"worker {e['rank']}'s inner loss is not finite (step {e['step']} of round {e['round'] + 1}): "
+                f"{'left out and restarted' if e['count'] <= e['allowed'] else 'the run stops'} "
+                f"({e['count']} of --skip-nonfinite {e['allowed']})")
+
     def _worker_joined(self, e):
         return f"worker {e['rank']} joined (from round {e['round']})"

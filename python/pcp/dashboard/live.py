@@ -84,7 +84,7 @@ class Dashboard:
         elif kind == "round":
             self.rounds.append(e)
             self.tokens_per_s = e["tokens"] / max(e["seconds"], 1e-9)
-        elif kind in ("worker_lost", "worker_joined", "worker_refused"):
+        elif kind in ("worker_lost", "worker_joined", "worker_refused", "worker_nonfinite"):
             self.notes.append(getattr(self._text, "_" + kind)(e))
             if e["rank"] in self.workers:
                 self.workers[e["rank"]]["alive"] = kind == "worker_joined"

@@ -9,6 +9,8 @@ from .compression import decode, encode
 from .worker import export_state, on_device
 
 CHECKPOINT = "diloco.safetensors"
+MARKERS = (CHECKPOINT, "diloco.prev.safetensors")  # a run's checkpoints: OUT holds a run when one is there
+RUN_FILES = ("diloco.json", "diloco.prev.json", "loss.png", "tokenizer.json")
 
 
 class _Saved:

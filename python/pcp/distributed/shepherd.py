@@ -8,16 +8,14 @@ import time
 
 import numpy as np
 
-from .checkpointing import CHECKPOINT, Checkpoints
+from .checkpointing import CHECKPOINT, MARKERS, RUN_FILES, Checkpoints
 from .cluster import Mailbox, init_ray, shutdown_ray
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
+from .health import drop_nonfinite
 from .task import TracedModel
 from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
-
-RUN_FILES = ("diloco.json", "diloco.prev.json", "loss.png", "tokenizer.json")
-MARKERS = (CHECKPOINT, "diloco.prev.safetensors")  # a run's checkpoints: OUT holds a run when one is there
 
 
 class Shepherd(Checkpoints, Progress, TracedModel):
@@ -114,6 +112,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         self.round = 0
         self.bytes_sent = self.bytes_received = 0
         self.history = []  # one record per round
+        self.nonfinite_rounds = []  # (round, rank) of the worker rounds left out for a NaN loss
         self.last_results = []  # the workers' results of the last round (pseudo-gradients included)
         # Each worker's inner AdamW state after its last round, as the worker reported it: saved in the
         # checkpoint (resume is then exact) and handed to a worker that starts without one (resumed,
@@ -294,6 +293,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
                 self.inner_refs[rank] = ray.put(self.inner_states[rank])
 
         results, lost = self._collect(rnd, pending, H, t0, finished)
+        results = drop_nonfinite(self, rnd, results)
         t_collected = time.perf_counter()
         received = sum(r["bytes"] for r in results)
         sent = send_bytes * (len(results) + len(lost)) + sum(r["fetched_bytes"] for r in results)

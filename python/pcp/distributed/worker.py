@@ -374,7 +374,8 @@ class Worker:
 
         Returns:
             A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
-            start_digest, train_loss, last_loss, lr, val_loss, steps (done; fewer than
+            start_digest, train_loss, last_loss, nonfinite_step (the first inner step whose loss is
+            NaN or infinite, or None), lr, val_loss, steps (done; fewer than
             inner_steps when time ran out), seconds, timings (seconds starting, stepping,
             waiting for the outer step to merge and finishing on the round's thread, the seconds
             of the finishing thread (background; with finish_later they overlap the next round),
@@ -556,7 +557,8 @@ class Worker:
                    "idle": self._idle, "merged_at": merged_at, "began": began}
         record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
                   "tokens": steps * self.batch_size * self.data.tokens_per_row, "device": self._progress["device"],
-                  "dtype": str(self.dtype), "device_uuid": self._progress["device_uuid"], "device_by": self.device_by, "fetched_bytes": fetched,
+                  "dtype": str(self.dtype), "device_uuid": self._progress["device_uuid"], "device_by": self.device_by,
+                  "fetched_bytes": fetched,
                   "plan_bytes": self.plan_bytes, "plan_load_seconds": self.plan_load_seconds}
         timings["finish"] = time.perf_counter() - t_finish  # on this thread; the rest may overlap the next round
 
@@ -573,6 +575,7 @@ class Worker:
             return {**record, "pseudo_grad": encoded, "start_digest": state_digest(start_reference),
                     "bytes": nbytes(encoded), "train_loss": float(np.mean(train)) if steps else float("nan"),
                     "last_loss": float(train[-1]) if steps else float("nan"),
+                    "nonfinite_step": next((i for i, v in enumerate(train) if not np.isfinite(v)), None),
                     "val_loss": float(np.mean(val, dtype=np.float64)) if len(val) else None,
                     "seconds": time.perf_counter() - t0,
                     "timings": dict(timings, background=time.perf_counter() - t, ended=time.time()), **kept}

@@ -32,6 +32,9 @@ class TrainConfig(DictConfig):
             Shakespeare).
         out: the run's folder (checkpoints, metrics.jsonl, loss.png, tokenizer.json).
         sample_tokens: characters to sample at the end (0 for none).
+        skip_nonfinite: how many steps whose loss or gradient norm is NaN or infinite are
+            skipped (not applied) before the run stops (default 0: the first one stops it, with
+            its last good checkpoint kept). Above 0, every step waits for its loss (eager only).
 
     Raises:
         TypeError: an unknown field.
@@ -71,6 +74,7 @@ class TrainConfig(DictConfig):
     # compute type of the products: auto (bfloat16 on a GPU with tensor cores, else float32),
     # float32, bfloat16 (autocast) or float16 (autocast with a GradScaler)
     dtype: str = "auto"
+    skip_nonfinite: int = 0  # steps with a NaN/inf loss or gradient norm skipped before the run stops
     data: str = ""
     out: str = "out"
     sample_tokens: int = 300
@@ -103,11 +107,12 @@ class TrainConfig(DictConfig):
             raise ValueError(f"train: dropout must be in [0, 1), got {self.dropout}")
         if self.compile and self.dtype == "float16":
             raise ValueError("train: compile does not run with float16 yet (its GradScaler skips steps on the host)")
+        if self.skip_nonfinite < 0 or (self.compile and self.skip_nonfinite):
+            raise ValueError(f"train: skip_nonfinite must be >= 0, and 0 with compile (a plan cannot skip a step on "
+                             f"the host), got {self.skip_nonfinite}")
         return self
 
 
-#: The named configurations ``pcp train --preset NAME`` starts from: nanoGPT's
-#: shakespeare_char run ('shakespeare-char') and its CPU-sized variant ('shakespeare-char-cpu').
 MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")  # what a checkpoint's model is
 
 
@@ -141,6 +146,8 @@ def resume_changes(path, saved, current):
     return [f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items() if k != "out"]
 
 
+#: The named configurations ``pcp train --preset NAME`` starts from: nanoGPT's
+#: shakespeare_char run ('shakespeare-char') and its CPU-sized variant ('shakespeare-char-cpu').
 PRESETS = {
     # nanoGPT config/train_shakespeare_char.py
     "shakespeare-char": TrainConfig(),

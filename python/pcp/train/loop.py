@@ -15,6 +15,7 @@ from pcp.serialization import SafetensorsError, read_metadata
 from . import rundir
 from .checkpoint import best_val_of, load_checkpoint, parse_metadata, save_checkpoint
 from .config import resume_changes
+from .guard import Guard
 
 RUN_MARKERS = ("ckpt.safetensors", "ckpt.prev.safetensors", "best.safetensors")  # OUT holds a run when one is there
 RUN_FILES = ("ckpt.json", "ckpt.prev.json", "best.json", "metrics.jsonl", "loss.png", "tokenizer.json")
@@ -127,21 +128,31 @@ def plot_losses(metrics, path):
     return save_plot(path, "iteration", "cross-entropy loss", draw)
 
 
-def training_step(model, opt, scaler, cfg, dtype, command_lists=False):
+def training_step(model, opt, scaler, cfg, dtype, command_lists=False, guard=None):
     """One optimizer step on a batch (forward under autocast, backward, clipping, the update) as a
     function of (x, y) returning the loss; compiled into a plan when cfg.compile (replayed as
-    command lists with command_lists, see pcp.compile)."""
+    command lists with command_lists, see pcp.compile). An eager step leaves its gradient norm
+    in step.norm (None without clipping, or with a GradScaler, whose overflows are its own); with
+    a guard that may skip steps, a step whose loss or norm is not finite is not applied, and
+    step.skipped says why ('' when it was applied)."""
     def step(x, y):
         with autocast_for(dtype):
             _, loss = model(x, y)
         opt.zero_grad()
         scaler.scale(loss).backward()
+        norm = None
         if cfg.grad_clip > 0:
             scaler.unscale_(opt)
-            clip_grad_norm(model.parameters(), cfg.grad_clip)
+            norm = clip_grad_norm(model.parameters(), cfg.grad_clip)
+        step.norm = None if scaler.is_enabled() else norm
+        step.skipped = guard.bad(loss, step.norm) if guard is not None and guard.skip else ""
+        if step.skipped:
+            opt.zero_grad()
+            return loss
         scaler.step(opt)
         scaler.update()
         return loss
+    step.norm, step.skipped = None, ""
     return pcp.compile(step, command_lists=command_lists) if cfg.compile else step
 
 
@@ -260,7 +271,8 @@ def _train(cfg, resume, overwrite, report):
 
     report({"kind": "start", "mode": "train", "parameters": model.num_parameters(),
             "device": str(pcp.get_default_device()), "dtype": str(dtype), "iter": start, "iters": cfg.max_iters, "out": cfg.out})
-    step = training_step(model, opt, scaler, cfg, dtype)
+    guard = Guard(cfg.out, cfg.skip_nonfinite)
+    step = training_step(model, opt, scaler, cfg, dtype, guard=guard)
     tokens_per_iter = cfg.batch_size * cfg.block_size
     extra = lambda: {"grad_scaler": scaler.state_dict()} if scaler.is_enabled() else {}  # noqa: E731
     t_last, iters_timed, t_train = time.perf_counter(), 0, 0.0
@@ -272,7 +284,9 @@ def _train(cfg, resume, overwrite, report):
         # Evaluate and checkpoint (skipped at the resume point: that evaluation was already done).
         if it % cfg.eval_interval == 0 or it == cfg.max_iters:
             if not (resume and it == start):
+                guard.check()  # nothing of a step gone NaN is saved
                 losses = estimate_loss(model, data, cfg, dtype)
+                guard.check_eval(it, losses)
                 tps = tokens_per_iter * iters_timed / t_train if t_train else 0.0
                 rec = {"iter": it, "train_loss": losses["train"], "val_loss": losses["val"], "lr": lr, "tokens_per_s": tps}
                 metrics.append(rec)
@@ -289,6 +303,12 @@ def _train(cfg, resume, overwrite, report):
             break
         x, y = data.get_batch("train", cfg.batch_size)
         loss = step(x, y)
+        if getattr(step, "skipped", ""):
+            guard.skip_step(it, step.skipped)
+            report({"kind": "message", "text": f"iteration {it}: {step.skipped}: step skipped "
+                                               f"({len(guard.skipped)} of --skip-nonfinite {guard.skip})"})
+        elif not guard.skip:
+            guard.record(it, loss, getattr(step, "norm", None))
         if cfg.compile and it == min(start + 1, cfg.max_iters - 1):  # once the plan has run
             report({"kind": "message", "text": plan_summary(step.cache_info()[0])})
         now = time.perf_counter()
@@ -296,6 +316,7 @@ def _train(cfg, resume, overwrite, report):
         iters_timed += 1
         t_last = now
         if (it + 1) % cfg.log_interval == 0 or it + 1 == cfg.max_iters:
+            guard.check()
             loss_value = loss.item()
             report({"kind": "step", "iter": it + 1, "iters": cfg.max_iters, "loss": loss_value, "lr": lr,
                     "tokens_per_s": tokens_per_iter * iters_timed / t_train,

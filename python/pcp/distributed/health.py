@@ -1,0 +1,35 @@
+"""A DiLoCo worker whose inner loss went NaN or infinite: its round is left out, not averaged."""
+import numpy as np
+
+
+def drop_nonfinite(shepherd, rnd, results):
+    """The round's results without those of workers whose inner losses were not finite. Each is
+    reported (a worker_nonfinite event) and its worker restarted by Ray, so it rejoins from the
+    global model. Past TrainConfig.skip_nonfinite such worker rounds in the run, it stops with
+    NonFiniteLoss before the round is applied or saved: the last checkpoint stays good."""
+    import ray
+    from pcp.train.guard import NonFiniteLoss
+    good = []
+    for r in results:
+        if r["steps"] == 0 or r.get("nonfinite_step") is None and np.isfinite(r["train_loss"]):
+            good.append(r)
+            continue
+        step = r.get("nonfinite_step")
+        shepherd.nonfinite_rounds.append((rnd, r["rank"]))
+        shepherd.report({"kind": "worker_nonfinite", "rank": r["rank"], "round": rnd, "step": step,
+                         "count": len(shepherd.nonfinite_rounds), "allowed": shepherd.cfg.skip_nonfinite})
+        where = f"worker {r['rank']}'s inner loss is not finite at step {step} of round {rnd + 1}"
+        if len(shepherd.nonfinite_rounds) > shepherd.cfg.skip_nonfinite:
+            raise NonFiniteLoss(f"diloco: {where}: stopped before the round was applied; {shepherd.cfg.out} keeps the "
+                                f"last good checkpoint (round {shepherd.round}). Lower the inner learning rate, resume "
+                                f"with --resume, or leave such worker rounds out with --skip-nonfinite N", rnd)
+        shepherd.report({"kind": "message", "text": f"{where}: left out of the round and restarted "
+                                                    f"({len(shepherd.nonfinite_rounds)} of --skip-nonfinite "
+                                                    f"{shepherd.cfg.skip_nonfinite})"})
+        for states in (shepherd.inner_states, shepherd.inner_refs, shepherd.stream_states):
+            states.pop(r["rank"], None)  # what it sent this round is not finite: it starts anew
+        try:
+            ray.kill(shepherd.workers[r["rank"]]["actor"], no_restart=False)  # Ray restarts it
+        except Exception:
+            pass
+    return good
