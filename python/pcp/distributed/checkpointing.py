@@ -109,7 +109,7 @@ class Checkpoints:
                 meta = load_checkpoint(path, self.model, self.outer,
                                        optimizers={f"worker.{r}": opt for r, opt in inner.items()})
             except SafetensorsError as e:
-                rundir.offer_previous(e, path, latest)
+                rundir.offer_previous(e, path, latest, self.cfg.to_dict())
         messages = ["resumed with settings changed from the checkpoint's: " + ", ".join(changes)] if changes else []
         rundir.set_aside_newest(self.cfg.out, path, latest, messages)
         for text in messages:

@@ -247,8 +247,11 @@ def _train(cfg, resume, overwrite, report):
         try:
             changes = resume_changes(source, parse_metadata(source, read_metadata(source))["config"], cfg.to_dict())
             meta = load_checkpoint(source, model, opt)
+            if opt.step_count > meta["step"]:  # one optimizer step per iteration at most (fewer when skipped)
+                raise SafetensorsError(source, f"optimizer state: 'step' is {opt.step_count}, past the checkpoint's "
+                                               f"iteration {meta['step']}")
         except SafetensorsError as e:
-            rundir.offer_previous(e, source, ckpt_path)
+            rundir.offer_previous(e, source, ckpt_path, cfg.to_dict())
         rundir.set_aside_newest(cfg.out, source, ckpt_path, messages)
         if changes:
             messages.append("resumed with settings changed from the checkpoint's: " + ", ".join(changes))

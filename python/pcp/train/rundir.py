@@ -96,16 +96,20 @@ def resume_source(out, name, resume):
     return None, [f"--resume: {out} holds no checkpoint yet: starting a new run"]
 
 
-def offer_previous(error, path, latest):
+def offer_previous(error, path, latest, config):
     """A SafetensorsError of the checkpoint at `path`, re-raised: when path is the newest one
-    (latest) and its previous is intact, the message says how to resume from that instead."""
+    (latest) and its previous is intact and of this run's model (config, a dict), the message
+    says how to resume from that instead."""
     from pcp.serialization import load_safetensors, read_metadata
     from pcp.train.checkpoint import parse_metadata, previous_path
+    from pcp.train.config import resume_changes
     prev = previous_path(latest)
     if os.path.abspath(path) == os.path.abspath(latest) and os.path.exists(prev):
         try:
             load_safetensors(prev)  # every tensor's CRC32C
-            step = parse_metadata(prev, read_metadata(prev))["step"]
+            meta = parse_metadata(prev, read_metadata(prev))
+            resume_changes(prev, meta["config"], config)
+            step = meta["step"]
         except (ValueError, OSError):
             raise error from None
         error.args = (f"{error}. The previous checkpoint, {prev} (step {step}), is intact: continue from it with "
