@@ -1,5 +1,5 @@
 """The plan as DiLoCo's unit of work: how big the traced inner step is and how long a worker takes
-to load it (check its SHA-256, rebuild and validate the graph, place it on its device), for a
+to load it (check its checksums, rebuild and validate the graph, place it on its device), for a
 small MLP, a one-block transformer and the built-in GPT presets. pcp.distributed.diloco sends
 these bytes to every worker once; the workers report the same two numbers (the dashboard's
 worker table, Worker.progress()).
@@ -53,7 +53,7 @@ def main():
     for name, make, loss_of, data, cfg in cases():
         model = make()
         t = time.perf_counter()
-        step, _, _ = trace(loss_of(model), model, data, cfg, "cpu", cfg.batch_size)
+        step, _, _ = trace(loss_of(model), model, data, cfg, "cpu", cfg.batch_size, pcp.float32)
         traced = time.perf_counter() - t
         loads = []
         try:

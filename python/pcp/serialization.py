@@ -10,6 +10,7 @@ the metadata, those CRCs included ("pcp.metadata_sha256"), which reading checks:
 refused, naming the tensor it hit, not loaded. Files without them (other tools') load, and the
 first one read says so once.
 """
+import concurrent.futures
 import hashlib
 import io
 import json
@@ -344,7 +345,22 @@ def _file_mode():
 def _encode(tensors, metadata, fn):
     """(header bytes, data chunks) of a safetensors file holding tensors and metadata, with the
     metadata's checksum added."""
-    header, chunks, offset = {}, [], 0
+    header, chunks = {}, []
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:  # each CRC32C runs while the next tensor is copied
+        crcs = [pool.submit(_core._crc32c, c) for c in _chunks(tensors, header, chunks, fn)]
+        crcs = {name: f"{c.result():08x}" for name, c in zip(sorted(tensors), crcs)}
+    meta = {str(k): str(v) for k, v in (metadata or {}).items()}
+    meta[TENSOR_CRCS] = json.dumps(crcs)
+    meta[CHECKSUM] = _metadata_sha256(meta)
+    header["__metadata__"] = meta
+    hbytes = json.dumps(header, separators=(",", ":")).encode()
+    hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned
+    return hbytes, chunks
+
+
+def _chunks(tensors, header, chunks, fn):
+    """Yields each tensor's bytes, in name order, as it adds them to chunks and their entry to header."""
+    offset = 0
     for name in sorted(tensors):
         t = tensors[name]
         if t.dtype not in _FROM_PCP:
@@ -356,13 +372,7 @@ def _encode(tensors, metadata, fn):
         header[name] = {"dtype": _FROM_PCP[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(buf)]}
         chunks.append(buf)
         offset += len(buf)
-    meta = {str(k): str(v) for k, v in (metadata or {}).items()}
-    meta[TENSOR_CRCS] = json.dumps({name: f"{_core._crc32c(c):08x}" for name, c in zip(sorted(tensors), chunks)})
-    meta[CHECKSUM] = _metadata_sha256(meta)
-    header["__metadata__"] = meta
-    hbytes = json.dumps(header, separators=(",", ":")).encode()
-    hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned
-    return hbytes, chunks
+        yield buf
 
 
 def dumps_safetensors(tensors, metadata=None):
