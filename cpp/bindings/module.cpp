@@ -94,9 +94,12 @@ PYBIND11_MODULE(_core, m) {
   def(m, "devices", [] {
     std::vector<std::pair<std::string, std::string>> out{{"cpu", "CPU"}};
     if (gpu::Runtime* rt = gpu::runtime())
-      for (int i = 0; i < rt->device_count(); ++i) out.emplace_back(gpu_device(i).str(), rt->device_info(i).name);
+      for (int i = 0; i < rt->device_count(); ++i) {
+        const gpu::DeviceInfo info = rt->device_info(i);
+        out.emplace_back(gpu_device(i).str(), info.software ? info.name + "; software, on the CPU" : info.name);
+      }
     return out;
-  }, "[(device, description)] for the CPU and every GPU");
+  }, "[(device, description)] for the CPU and every GPU (hardware GPUs first; a software one says so)");
   def(m, "device", [](const Str& name) { return parse_device(name).str(); }, py::arg("name"),
         "The canonical name of a device: 'gpu' -> 'vulkan:0'; a ValueError when it does not exist");
   def(m, "gpu_info", [](const Str& name) {
@@ -105,6 +108,7 @@ PYBIND11_MODULE(_core, m) {
     const gpu::DeviceInfo info = gpu::runtime()->device_info(d.index);
     py::dict out;
     out["name"] = info.name;
+    out["software"] = info.software;
     out["api"] = gpu::runtime()->api();
     out["memory_bytes"] = info.memory_bytes;
     out["uuid"] = info.uuid;

@@ -2,6 +2,8 @@
 `pcp shepherd`, `pcp worker`."""
 import argparse
 import dataclasses
+import importlib.util
+import inspect
 import os
 import signal
 import sys
@@ -20,39 +22,86 @@ def _raise_terminated(signum, frame):
 
 _CONFIG_HELP = {
     "compile": "trace the training step once into a plan (pcp.compile) and replay it each iteration",
-    "skip_nonfinite": "steps with a NaN or infinite loss or gradient norm skipped before the run stops "
-                      "(default 0: the first stops it, exit code 3, its last good checkpoint kept)",
     "data": "the text to train on: a UTF-8 file, or a folder whose .txt files are joined (default: "
             "$PCP_DATA, else the tiny-Shakespeare text shipped with PCP)",
+    "out": "the run's folder; given, it must not hold a run unless --resume or --overwrite (default: a new "
+           "runs/<preset>-<date>-<time>/, or with --resume the latest run under runs/)",
 }
 
 
+def _field_help(cls):
+    """{field: its description} from a config dataclass's docstring (its Args section)."""
+    doc = inspect.getdoc(cls) or ""
+    section = doc.split("Args:", 1)[1].split("\n\n", 1)[0] if "Args:" in doc else ""
+    out, names = {}, []
+    for line in section.splitlines():
+        if line.startswith("    ") and not line.startswith("        ") and ":" in line:
+            head, text = line.strip().split(":", 1)
+            names = [n.strip() for n in head.split(",")]
+            out.update({n: text.strip() for n in names})
+        elif names:
+            out.update({n: out[n] + " " + line.strip() for n in names})
+    return out
+
+
 def _add_config_flags(p, defaults):
+    """A --flag per field of the config `defaults` (an instance: its values are the defaults the
+    help shows); a flag not given is absent from the parsed args (the preset's value holds)."""
+    described = _field_help(type(defaults))
     for f in dataclasses.fields(defaults):
         flag = "--" + f.name.replace("_", "-")
+        text = _CONFIG_HELP.get(f.name) or described.get(f.name, f.name.replace("_", " "))
+        if f.name not in _CONFIG_HELP:
+            text = text.rstrip(".") + f" (default: {getattr(defaults, f.name)!r})"
+        text = text.replace("%", "%%")
         if f.type in (bool, "bool"):  # --flag alone means true
-            p.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), nargs="?", const=True, default=None,
-                           metavar="BOOL", help=_CONFIG_HELP.get(f.name))
+            p.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), nargs="?", const=True,
+                           default=argparse.SUPPRESS, metavar="BOOL", help=text)
         else:
             typ = {"int": int, "float": float, "str": str}.get(f.type if isinstance(f.type, str) else f.type.__name__, str)
-            p.add_argument(flag, type=typ, default=None, help=_CONFIG_HELP.get(f.name))
+            p.add_argument(flag, type=typ, default=argparse.SUPPRESS, help=text)
+
+
+def _overrides(args):
+    from pcp.train import TrainConfig
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
+
+
+def _run_folder(args, overrides, name):
+    """--out as given, else the latest run under runs/ for --resume, else a new runs/<name>-<time>."""
+    from pcp.train import rundir
+    if "out" not in overrides:
+        overrides["out"] = rundir.latest_run() if args.resume is True else rundir.new_run_folder(name)
+    return overrides
+
+
+def _require(module, extra, command):
+    """A clear error, not a traceback, when an optional dependency is missing."""
+    if importlib.util.find_spec(module) is None:
+        raise MissingDependency(f"{command} needs {module}, which is not installed: pip install \"pcp[{extra}]\" "
+                                f"(from a clone: pip install \".[{extra}]\")")
+
+
+class MissingDependency(RuntimeError):
+    """An optional dependency a command needs is not installed (the message says which extra)."""
 
 
 def _add_dashboard_flag(p):
     p.add_argument("--dashboard", action=argparse.BooleanOptionalAction, default=None,
                    help="a live terminal dashboard, or (--no-dashboard) plain log lines; default: the "
-                        "dashboard when stdout is a terminal")
+                        "dashboard when stdout is a terminal and rich is installed%(default).0s")
 
 
 def cmd_train(args):
     from pcp.dashboard import reporter
-    from pcp.train import TrainConfig, preset, train
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name) is not None}
-    cfg = preset(args.preset, **overrides)
+    from pcp.train import preset, train
+    cfg = preset(args.preset, **_run_folder(args, _overrides(args), args.preset))
     with reporter(args.dashboard) as report:
         summary = train(cfg, resume=args.resume, report=report, overwrite=args.overwrite)
     val = "none" if summary["val_loss"] is None else f"{summary['val_loss']:.4f}"
-    print(f"done: val loss {val} (best {summary['best_val']:.4f}), {summary['ms_per_iter'] or 0:.1f} ms/iter")
+    speed = (f"{summary['ms_per_iter']:.1f} ms/iter" if summary["ms_per_iter"] is not None
+             else f"nothing left to train (the run was at max_iters {cfg.max_iters})")
+    print(f"done: val loss {val} (best {summary['best_val']:.4f}), {speed}; the run is in {cfg.out}")
     if args.export_hf:
         from pcp.data import CharTokenizer
         with open(os.path.join(cfg.out, "tokenizer.json")) as f:
@@ -61,18 +110,19 @@ def cmd_train(args):
 
 
 def _load_trained(checkpoint):
-    """(model, tokenizer) of a `pcp train` checkpoint file, or of a run's --out folder (its best
-    checkpoint, else its last)."""
+    """(model, tokenizer) of a checkpoint file, or of a run's folder (pcp train's or pcp diloco's:
+    its best checkpoint, else its last); None: the latest run under runs/."""
     from pcp.data import CharTokenizer
     from pcp.train.checkpoint import load_checkpoint
     from pcp.train.loop import build_model
     from pcp.train.config import TrainConfig
 
-    ckpt = checkpoint
-    if os.path.isdir(ckpt):
-        ckpt = os.path.join(ckpt, "best.safetensors" if os.path.exists(os.path.join(ckpt, "best.safetensors"))
-                            else "ckpt.safetensors")
+    from pcp.train import rundir
+    ckpt = rundir.checkpoint_in(checkpoint if checkpoint is not None else rundir.latest_run())
     tok_path = os.path.join(os.path.dirname(ckpt), "tokenizer.json")
+    if not os.path.isfile(tok_path):
+        raise FileNotFoundError(f"{ckpt}: no tokenizer.json beside it (the run's character vocabulary): not a GPT run "
+                                "of pcp train or pcp diloco")
     with open(tok_path) as f:
         try:
             tokenizer = CharTokenizer.from_json(f.read())
@@ -106,8 +156,11 @@ def _export_hf(model, tokenizer, directory):
 
 
 def cmd_export_hf(args):
-    model, tokenizer = _load_trained(args.checkpoint)
-    _export_hf(model, tokenizer, args.dir)
+    if len(args.paths) > 2:
+        raise ValueError(f"export-hf: expected [CHECKPOINT] DIR, got {len(args.paths)} paths")
+    checkpoint, directory = args.paths if len(args.paths) == 2 else (None, args.paths[0])
+    model, tokenizer = _load_trained(checkpoint)
+    _export_hf(model, tokenizer, directory)
     return 0
 
 
@@ -119,11 +172,14 @@ def _ints(flag, text):
 
 
 def cmd_diloco(args):
+    _require("ray", "distributed", "pcp diloco")
     from pcp.dashboard import reporter
     from pcp.distributed import DiLoCoConfig, Shepherd
     from pcp.distributed.plot import plot_rounds
-    from pcp.train import TrainConfig, preset
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if getattr(args, f.name) is not None}
+    from pcp.train import preset
+    overrides = _run_folder(args, _overrides(args), f"diloco-{args.preset}")
+    if "device" not in overrides and "gpu" in (args.worker_device, *args.worker_devices.split(",")):
+        overrides["device"] = "gpu"  # the global model and outer step beside GPU workers, not on the host
     cfg = preset(args.preset, **overrides).validate()
     dcfg = DiLoCoConfig(workers=args.workers, inner_steps=args.inner_steps, rounds=args.rounds,
                         outer_lr=args.outer_lr, outer_momentum=args.outer_momentum, compression=args.compression,
@@ -146,7 +202,7 @@ def cmd_diloco(args):
     plotted = plot_rounds(history, os.path.join(cfg.out, "loss.png"))
     last = history[-1]
     print(f"done: {shepherd.round} rounds, val loss {last['val_loss']:.4f}, {last['total_bytes'] / 1e6:.1f} MB "
-          f"communicated; checkpoint in {cfg.out}{'' if plotted else ' (matplotlib not installed: loss.png skipped)'}")
+          f"communicated; the run is in {cfg.out}{'' if plotted else ' (matplotlib not installed: loss.png skipped)'}")
     return 0
 
 
@@ -154,6 +210,7 @@ def _ray_start(ray_args):
     """Runs `ray start ... --block` (Ray's own CLI) until interrupted."""
     import shutil
     import subprocess
+    _require("ray", "distributed", "this command")
     ray = shutil.which("ray")
     if ray is None:
         raise RuntimeError("the `ray` command is not installed (pip install 'pcp[distributed]')")
@@ -182,41 +239,52 @@ def cmd_worker(args):
 
 
 def main(argv=None):
-    from pcp.train import TrainConfig
+    import pcp
+    from pcp.train import preset
     parser = argparse.ArgumentParser(prog="pcp", description="PCP: train and sample GPT models")
+    parser.add_argument("--version", action="version", version=f"pcp {pcp.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="train a GPT on a text (tiny Shakespeare by default)")
-    t.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
+    fmt = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
+    t = sub.add_parser("train", help="train a GPT on a text (tiny Shakespeare by default)", **fmt)
+    t.add_argument("--preset", default="shakespeare-char-cpu",
+                   help="the configuration flags start from: shakespeare-char (nanoGPT's, for a GPU) or "
+                        "shakespeare-char-cpu; the defaults below are shakespeare-char-cpu's")
     t.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
-                   help="continue the run in OUT (from OUT/ckpt.safetensors), or from the CHECKPOINT file given "
-                        "(e.g. OUT/ckpt.prev.safetensors, the one before it)")
+                   help="continue the run in --out (the latest under runs/ without --out) from its last checkpoint, "
+                        "or from the CHECKPOINT file given (e.g. OUT/ckpt.prev.safetensors, the one before it)")
     t.add_argument("--overwrite", action="store_true",
                    help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     t.add_argument("--export-hf", metavar="DIR", default=None,
                    help="also write the final model and its tokenizer to DIR in Hugging Face's layout "
                         "(`pcp export-hf` exports any checkpoint, the best one for instance)")
     _add_dashboard_flag(t)
-    _add_config_flags(t, TrainConfig)
+    _add_config_flags(t, preset("shakespeare-char-cpu"))
     t.set_defaults(fn=cmd_train)
-    s = sub.add_parser("sample", help="generate text from a checkpoint")
-    s.add_argument("--checkpoint", required=True, help="a checkpoint file or the --out folder of a run")
-    s.add_argument("--prompt", default="\n")
-    s.add_argument("--max-new-tokens", type=int, default=500)
-    s.add_argument("--temperature", type=float, default=0.8)
-    s.add_argument("--top-k", type=int, default=200)
-    s.add_argument("--seed", type=int, default=1337)
+    s = sub.add_parser("sample", help="generate text from a checkpoint", **fmt)
+    s.add_argument("--checkpoint", default=None,
+                   help="a checkpoint file, or a run's folder (pcp train's or pcp diloco's: its best checkpoint, else "
+                        "its last); default: the latest run under runs/")
+    s.add_argument("--prompt", default="\n", help="the text the sample continues")
+    s.add_argument("--max-new-tokens", type=int, default=500, help="characters to generate")
+    s.add_argument("--temperature", type=float, default=0.8, help="below 1 sharper, above 1 more random")
+    s.add_argument("--top-k", type=int, default=200, help="sample among the k likeliest characters only")
+    s.add_argument("--seed", type=int, default=1337, help="the sampling seed (the same seed, the same text)")
     s.set_defaults(fn=cmd_sample)
-    e = sub.add_parser("export-hf", help="write a checkpoint in Hugging Face's layout (transformers loads it)")
-    e.add_argument("checkpoint", help="a checkpoint file or the --out folder of a run (its best checkpoint)")
-    e.add_argument("dir", help="the folder to write model.safetensors, config.json and the tokenizer's files to")
+    e = sub.add_parser("export-hf", help="write a checkpoint in Hugging Face's layout (transformers loads it)",
+                       usage="pcp export-hf [-h] [CHECKPOINT] DIR", **fmt)
+    e.add_argument("paths", nargs="+", metavar="[CHECKPOINT] DIR",
+                   help="CHECKPOINT: a checkpoint file or a run's folder (its best checkpoint; default: the latest run "
+                        "under runs/); DIR: the folder to write model.safetensors, config.json and the tokenizer to")
     e.set_defaults(fn=cmd_export_hf)
-    d = sub.add_parser("diloco", help="train one GPT with DiLoCo over Ray workers (local cluster or --address)")
-    d.add_argument("--preset", default="shakespeare-char-cpu", help="shakespeare-char or shakespeare-char-cpu")
-    d.add_argument("--workers", type=int, default=4)
+    d = sub.add_parser("diloco", help="train one GPT with DiLoCo over Ray workers (local cluster or --address)",
+                       **fmt)
+    d.add_argument("--preset", default="shakespeare-char-cpu",
+                   help="the configuration flags start from: shakespeare-char or shakespeare-char-cpu")
+    d.add_argument("--workers", type=int, default=4, help="DiLoCo workers (Ray actors), each a replica of the model")
     d.add_argument("--inner-steps", type=int, default=50, help="H: inner AdamW steps per worker per round")
-    d.add_argument("--rounds", type=int, default=10)
-    d.add_argument("--outer-lr", type=float, default=0.7)
-    d.add_argument("--outer-momentum", type=float, default=0.9)
+    d.add_argument("--rounds", type=int, default=10, help="outer steps: rounds of H inner steps on every worker")
+    d.add_argument("--outer-lr", type=float, default=0.7, help="the outer Nesterov SGD's learning rate")
+    d.add_argument("--outer-momentum", type=float, default=0.9, help="the outer Nesterov SGD's momentum")
     d.add_argument("--compression", default="none", choices=["none", "float16", "int8", "int4", "fp4"],
                    help="of the pseudo-gradients: int8, int4 and fp4 in blocks of 64 values with a scale each")
     d.add_argument("--split", default="iid", choices=["iid", "contiguous"], help="how workers share the train data")
@@ -251,18 +319,18 @@ def main(argv=None):
                    help="rounds between checkpoints (the last always checkpoints)")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
     d.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
-                   help="continue the run in OUT (from OUT/diloco.safetensors), or from the CHECKPOINT file given "
-                        "(e.g. OUT/diloco.prev.safetensors, the one before it)")
+                   help="continue the run in --out (the latest under runs/ without --out) from its last checkpoint, "
+                        "or from the CHECKPOINT file given (e.g. OUT/diloco.prev.safetensors, the one before it)")
     d.add_argument("--overwrite", action="store_true",
                    help="start a new run in an OUT that holds one; its files move to OUT/replaced-<time>/")
     _add_dashboard_flag(d)
-    _add_config_flags(d, TrainConfig)
+    _add_config_flags(d, preset("shakespeare-char-cpu"))
     d.set_defaults(fn=cmd_diloco)
-    h = sub.add_parser("shepherd", help="start a Ray head node for DiLoCo workers to join")
-    h.add_argument("--port", type=int, default=6379)
+    h = sub.add_parser("shepherd", help="start a Ray head node for DiLoCo workers to join", **fmt)
+    h.add_argument("--port", type=int, default=6379, help="the Ray head's port, which workers connect to")
     h.add_argument("--host", default=None, help="the address this node announces (default: Ray's choice)")
     h.set_defaults(fn=cmd_shepherd)
-    w = sub.add_parser("worker", help="join a shepherd's Ray cluster as a worker node")
+    w = sub.add_parser("worker", help="join a shepherd's Ray cluster as a worker node", **fmt)
     w.add_argument("--connect", required=True, help="HOST:PORT of `pcp shepherd`")
     w.add_argument("--host", default=None, help="the address this node announces (default: Ray's choice)")
     w.set_defaults(fn=cmd_worker)

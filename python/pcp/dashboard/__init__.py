@@ -29,6 +29,9 @@ def reporter(dashboard=None, stream=None):
     """A Dashboard when `dashboard` is True, or when it is None and the stream is a terminal;
     LogLines otherwise. Both are context managers (leaving one stops the live display)."""
     stream = stream or sys.stdout
+    has_rich = importlib.util.find_spec("rich") is not None
+    if dashboard and not has_rich:
+        print("(rich is not installed: plain log lines instead of the dashboard; pip install rich)", file=stream)
     if dashboard is None:
-        dashboard = hasattr(stream, "isatty") and stream.isatty() and importlib.util.find_spec("rich") is not None
-    return Dashboard(stream) if dashboard else LogLines(stream)
+        dashboard = hasattr(stream, "isatty") and stream.isatty()
+    return Dashboard(stream) if dashboard and has_rich else LogLines(stream)

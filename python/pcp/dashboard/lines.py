@@ -62,7 +62,7 @@ class LogLines:
                 f"{megabytes(e['bytes_sent'])}, received {megabytes(e['bytes_received'])} (total "
                 f"{megabytes(e['total_bytes'])}, peak round {megabytes(e.get('peak_round_bytes', 0))}) | "
                 f"{e['tokens'] / max(e['seconds'], 1e-9):,.0f} tok/s | "
-                f"{e['seconds']:.1f} s")
+                f"{e['seconds']:.1f} s{round_split(e)}")
 
     def _worker_lost(self, e):
         return f"worker {e['rank']} lost in round {e['round']}: {e['error'].splitlines()[0][:200]}"
@@ -77,3 +77,16 @@ class LogLines:
 
     def _worker_joined(self, e):
         return f"worker {e['rank']} joined (from round {e['round']})"
+
+
+def round_split(e):
+    """Where a round's seconds went: the workers' steps (the slowest), the exchange (collecting
+    past the steps), the outer step, the evaluation and the checkpoint; '' without timings."""
+    workers, shepherd = e.get("worker_timings") or {}, e.get("shepherd_timings") or {}
+    if not workers or not shepherd:
+        return ""
+    steps = max(t.get("steps", 0.0) for t in workers.values())
+    parts = [("steps", steps), ("exchange", max(shepherd.get("collect", 0.0) - steps, 0.0)),
+             ("outer step", shepherd.get("step", 0.0)), ("eval", shepherd.get("evaluate", 0.0)),
+             ("checkpoint", shepherd.get("save", 0.0))]
+    return " (" + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in parts) + ")"

@@ -44,7 +44,8 @@ def read_text(path):
 
     Raises:
         FileNotFoundError: path does not exist, or is a folder without .txt files.
-        ValueError: a file that is not UTF-8 (naming the file and the byte).
+        ValueError: a file that is not UTF-8 (naming the file and the byte), or no text at all
+            (an empty file, or a folder of empty files).
 
     Example:
         >>> import os, tempfile
@@ -67,6 +68,8 @@ def read_text(path):
         if parts and not parts[-1].endswith("\n"):
             parts.append("\n")
         parts.append(text)
+    if not any(parts):
+        raise ValueError(f"text: {path} is empty (expected UTF-8 text to train on)")
     return "".join(parts)
 
 

@@ -11,18 +11,26 @@ class TrainConfig(DictConfig):
     (PRESETS['shakespeare-char']).
 
     Args:
-        n_layer, n_head, n_embd, block_size: the GPT-2 model (blocks, heads, width, context).
+        n_layer: the GPT-2 model's transformer blocks.
+        n_head: attention heads per block.
+        n_embd: the model's width (a multiple of n_head).
+        block_size: the context, in tokens (characters).
         dropout: the model's dropout probability, in [0, 1).
         bias: biases in linear layers and norms.
         batch_size: sequences per step.
         max_iters: optimizer steps in all.
-        learning_rate, min_lr, warmup_iters, lr_decay_iters: the warmup + cosine schedule
-            (pcp.optim.warmup_cosine).
-        weight_decay, beta1, beta2: AdamW's (decay on matrices only).
+        learning_rate: the peak learning rate of the warmup + cosine schedule.
+        min_lr: the learning rate the cosine decays to.
+        warmup_iters: iterations of linear warmup.
+        lr_decay_iters: the iteration where the cosine reaches min_lr.
+        weight_decay: AdamW's decoupled weight decay (on matrices only).
+        beta1: AdamW's first-moment decay.
+        beta2: AdamW's second-moment decay.
         grad_clip: the global gradient-norm limit (0 for none).
         compile: run the training step as a plan (pcp.compile): traced at the first iteration,
             replayed after (not with float16, whose GradScaler decides on the host).
-        eval_interval, eval_iters: evaluate every eval_interval steps, on eval_iters batches.
+        eval_interval: iterations between evaluations (each one checkpoints).
+        eval_iters: batches each evaluation averages.
         log_interval: report the loss every log_interval steps.
         seed: the seed of initialisation and batches.
         device: 'cpu', 'gpu', 'gpu:N' or 'vulkan:N'.
@@ -99,8 +107,10 @@ class TrainConfig(DictConfig):
                 raise ValueError(f"train: {name} must be positive, got {getattr(self, name)}")
         if self.n_embd % self.n_head:
             raise ValueError(f"train: n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
-        if self.max_iters < 0 or self.eval_interval <= 0:
-            raise ValueError("train: max_iters must be >= 0 and eval_interval > 0")
+        if self.max_iters < 0:
+            raise ValueError(f"train: max_iters must be >= 0, got {self.max_iters}")
+        if self.eval_interval <= 0:
+            raise ValueError(f"train: eval_interval must be positive, got {self.eval_interval}")
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ValueError(f"train: dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
         if not 0.0 <= self.dropout < 1.0:

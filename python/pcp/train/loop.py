@@ -156,6 +156,19 @@ def training_step(model, opt, scaler, cfg, dtype, command_lists=False, guard=Non
     return pcp.compile(step, command_lists=command_lists) if cfg.compile else step
 
 
+_warned_software = set()  # the software GPUs a run was warned about (once per process)
+
+
+def software_gpu_warning(device, report):
+    """Says once, when a run's device is a software GPU (Mesa's lavapipe...), how slow it is."""
+    if device.startswith("cpu") or device in _warned_software or not pcp.gpu_info(device)["software"]:
+        return
+    _warned_software.add(device)
+    report({"kind": "message", "text": f"warning: {device} ({pcp.gpu_info(device)['name']}) is a software implementation "
+                                       "of a GPU, running on the CPU: training there is about 100x slower than with "
+                                       "--device cpu (127x measured for shakespeare-char-cpu); use --device cpu"})
+
+
 def plan_summary(entry):
     """One line on a compiled training step's plan (a pcp.compile CacheEntry)."""
     plan, mem = entry.plan, entry.plan.memory()
@@ -275,6 +288,7 @@ def _train(cfg, resume, overwrite, report):
     report({"kind": "start", "mode": "train", "parameters": model.num_parameters(),
             "device": str(pcp.get_default_device()), "dtype": str(dtype), "iter": start, "iters": cfg.max_iters, "out": cfg.out})
     guard = Guard(cfg.out, cfg.skip_nonfinite)
+    software_gpu_warning(str(pcp.get_default_device()), report)
     step = training_step(model, opt, scaler, cfg, dtype, guard=guard)
     tokens_per_iter = cfg.batch_size * cfg.block_size
     extra = lambda: {"grad_scaler": scaler.state_dict()} if scaler.is_enabled() else {}  # noqa: E731

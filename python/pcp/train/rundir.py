@@ -9,6 +9,7 @@ files set aside the same way), with or without resume.
 import contextlib
 import json
 import os
+import shutil
 import time
 
 from pcp.serialization import SafetensorsError, remove_stale_temps
@@ -20,20 +21,29 @@ class RunDirError(ValueError):
 
 @contextlib.contextmanager
 def locked(out):
-    """Holds OUT/.lock for the run: a second run into the same folder is refused, not interleaved."""
+    """Holds OUT/.lock for the run: a second run into the same folder is refused, not interleaved.
+    A folder this run made, whose run failed before writing anything of its own (bad data, a bad
+    flag), is removed again: a refused run leaves nothing behind."""
+    made = not os.path.isdir(out)
     os.makedirs(out, exist_ok=True)
     try:
         import fcntl
     except ImportError:  # Windows: no advisory locks here
-        yield
-        return
+        fcntl = None
     f = open(os.path.join(out, ".lock"), "a")
     try:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise RunDirError(f"{out} is in use by another run (it holds {os.path.join(out, '.lock')})") from None
+        if fcntl is not None:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                made = False  # another run's folder
+                raise RunDirError(f"{out} is in use by another run (it holds {os.path.join(out, '.lock')})") from None
         yield
+    except BaseException:
+        f.close()
+        if made and set(os.listdir(out)) <= {".lock", "cache"}:  # the token cache only: made again in a second
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     finally:
         f.close()  # closing releases the lock
 
@@ -146,3 +156,48 @@ def read_metrics(path, last_iter):
         f.writelines(json.dumps(r) + "\n" for r in records)
     os.replace(path + ".tmp", path)
     return records
+
+
+RUNS = "runs"  # where `pcp train` and `pcp diloco` put a run given no --out: ./runs/<name>-<time>/
+CHECKPOINTS = ("best.safetensors", "ckpt.safetensors", "diloco.safetensors")  # what a run folder offers, in order
+
+
+def new_run_folder(name):
+    """A fresh folder name for a run given no --out: runs/<name>-<date>-<time>, with -2, -3...
+    when a run of this second already has it (not created here)."""
+    base = os.path.join(RUNS, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    path, n = base, 1
+    while os.path.exists(path):
+        n += 1
+        path = f"{base}-{n}"
+    return path
+
+
+def latest_run():
+    """The run folder under ./runs whose newest checkpoint is the most recent; RunDirError when
+    there is none."""
+    found = []
+    if os.path.isdir(RUNS):
+        for name in os.listdir(RUNS):
+            folder = os.path.join(RUNS, name)
+            times = [os.path.getmtime(os.path.join(folder, c)) for c in CHECKPOINTS
+                     if os.path.isfile(os.path.join(folder, c))]
+            if times:
+                found.append((max(times), folder))
+    if not found:
+        raise RunDirError(f"no run with a checkpoint under ./{RUNS}: pass a checkpoint file or a run's folder "
+                          "(pcp train's --out)")
+    return max(found)[1]
+
+
+def checkpoint_in(path):
+    """The checkpoint file `path` names: the file itself, or in a run folder (pcp train's or pcp
+    diloco's) its best checkpoint, else its last. FileNotFoundError naming what was looked for."""
+    if not os.path.isdir(path):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no checkpoint at {path}")
+        return path
+    for name in CHECKPOINTS:
+        if os.path.isfile(os.path.join(path, name)):
+            return os.path.join(path, name)
+    raise FileNotFoundError(f"{path} holds no checkpoint ({', '.join(CHECKPOINTS)})")

@@ -29,6 +29,9 @@ struct Buffer;
 
 struct DeviceInfo {
   std::string name;        // e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  // A software implementation running on the CPU (Vulkan's VK_PHYSICAL_DEVICE_TYPE_CPU: Mesa's
+  // lavapipe/llvmpipe, SwiftShader): correct, but far slower than the CPU backend for training.
+  bool software = false;
   uint64_t memory_bytes;   // device-local memory
   // Tensor-core matmuls (metal/coop/, Vulkan only): VK_KHR_cooperative_matrix 16x16x16 products
   // of float16 / bfloat16 with float32 accumulation, and the kernel built in.

@@ -50,6 +50,7 @@ bool open_device(Fns& f, VkInstance instance, VkPhysicalDevice p, Device& d, boo
   std::vector<VkExtensionProperties> exts(ne);
   f.vkEnumerateDeviceExtensionProperties(p, nullptr, &ne, exts.data());
   info.name = pr.deviceName;
+  info.software = pr.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   auto has_ext = [&](const char* name) {
     return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
       return std::strcmp(e.extensionName, name) == 0;
