@@ -51,7 +51,7 @@ def _add_config_flags(p, defaults):
     for f in dataclasses.fields(defaults):
         flag = "--" + f.name.replace("_", "-")
         text = _CONFIG_HELP.get(f.name) or described.get(f.name, f.name.replace("_", " "))
-        if f.name not in _CONFIG_HELP:
+        if "(default:" not in text:
             text = text.rstrip(".") + f" (default: {getattr(defaults, f.name)!r})"
         text = text.replace("%", "%%")
         if f.type in (bool, "bool"):  # --flag alone means true
