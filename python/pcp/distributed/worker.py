@@ -262,7 +262,7 @@ class Worker:
         self._progress = {"rank": self.rank, "round": -1, "step": 0, "steps_done": 0, "loss": None, "lr": None,
                           "time": time.time(), "pid": os.getpid(), "dtype": str(self.dtype),
                           "plan_bytes": self.plan_bytes, "plan_load_seconds": self.plan_load_seconds,
-                          "device": f"{self.device} ({gpu['name']})" if gpu else "cpu",
+                          "device": next(d for d in pcp.devices() if d.split(" ")[0] == str(self.device)),
                           "device_uuid": gpu["uuid"] if gpu else ""}
         self._lock = threading.Lock()
         # Rounds run with finish_later: round -> the Future of its result, which collect() hands out.
