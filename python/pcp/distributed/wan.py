@@ -1,0 +1,253 @@
+"""Simulated hosts on one Linux machine, joined by slow, lossy links: a rehearsal of DiLoCo across
+machines before a real deployment.
+
+Each host is a network namespace with its own address (10.<net>.0.<i+1>) on a TUN device, whose
+packets a switch process (pcp.distributed.netswitch) forwards to the host they are for through
+both hosts' links, shaped as netem would (rate, one-way delay, jitter, loss) each way: between
+two hosts a packet takes both links' delays. Host 0 is the shepherd's: it runs
+the Ray head (no CPUs of its own, so no worker lands there) and the driver; every other host runs
+a Ray node with one CPU, for one DiLoCo worker. Needs root (CAP_NET_ADMIN), /dev/net/tun and
+iproute2 (`ip`). Everything is named pcp-<tag>-*: close() removes it, and so does a watcher
+process when the process that made it dies, however it dies.
+
+    with Hosts(3, Link(rate_mbit=100, delay_ms=40, loss_pct=0.1)) as hosts:
+        address = hosts.start_ray()
+        hosts.run(0, ["pcp", "diloco", "--address", address, "--workers", "2"]).wait()
+"""
+import dataclasses
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+
+@dataclasses.dataclass
+class Link:
+    """A host's link to the others, each way: rate in Mbit/s (0: unshaped), one-way delay and
+    jitter in milliseconds, loss in percent."""
+
+    rate_mbit: float = 100.0
+    delay_ms: float = 0.0
+    jitter_ms: float = 0.0
+    loss_pct: float = 0.0
+
+    def values(self):
+        return [self.rate_mbit, self.delay_ms, self.jitter_ms, self.loss_pct]
+
+
+def available():
+    """'' when simulated hosts can be made here, else why not (for a test's skip)."""
+    if os.name != "posix" or sys.platform != "linux":
+        return "network namespaces are Linux's"
+    if os.geteuid() != 0:
+        return "making network namespaces needs root"
+    if not shutil.which("ip"):
+        return "iproute2 (ip) is not installed"
+    if not os.path.exists("/dev/net/tun"):
+        return "no /dev/net/tun"
+    probe = f"pcp-probe-{os.getpid()}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if made.returncode:
+        return f"ip netns add failed: {made.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return ""
+
+
+def _ip(*args, check=True):
+    r = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and r.returncode:
+        raise RuntimeError(f"wan: ip {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def teardown(tag):
+    """Kills every process in the namespaces pcp-<tag>-* and deletes them (their links go with
+    them). Returns the namespaces removed."""
+    names = [n.split()[0] for n in _ip("netns", "list", check=False).splitlines() if n.startswith(f"pcp-{tag}-")]
+    for name in names:
+        for _ in range(3):  # a process may fork while we kill
+            pids = [int(p) for p in _ip("netns", "pids", name, check=False).split()]
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if not pids:
+                break
+            time.sleep(0.2)
+        _ip("netns", "del", name, check=False)
+    return names
+
+
+class Hosts:
+    """n simulated hosts (see the module). links: one Link for all, or one per host (host 0's
+    included). tag: the names' middle part (default: a random one)."""
+
+    def __init__(self, n, links=Link(), tag=None):
+        reason = available()
+        if reason:
+            raise RuntimeError(f"wan: cannot simulate hosts here: {reason}")
+        self.tag = tag or uuid.uuid4().hex[:6]
+        self.net = 16 + int(self.tag, 16) % 200 if all(c in "0123456789abcdef" for c in self.tag) else 77
+        self.links = list(links) if isinstance(links, (list, tuple)) else [links] * n
+        if len(self.links) != n:
+            raise ValueError(f"wan: {len(self.links)} links for {n} hosts")
+        self.procs = []
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        # What every process of the hosts gets: PCP's path, and a token for the Ray cluster (a Ray
+        # head on a non-loopback address asks for one).
+        self.env = {"PYTHONPATH": env["PYTHONPATH"], "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
+        # The watcher: when this process's end of its pipe closes (exit, crash, SIGKILL), it tears down.
+        self._watcher = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.stdin.read(); from pcp.distributed.wan import teardown; "
+                                   f"teardown({self.tag!r})"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+        self._switch = subprocess.Popen([sys.executable, "-m", "pcp.distributed.netswitch", str(self.net), str(n)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                        start_new_session=True)
+        try:
+            devices = json.loads(self._switch.stdout.readline())["ready"]
+            self.n = 0
+            for device in devices:
+                self._join(device)
+            self._tell({"links": [link.values() for link in self.links]})
+        except BaseException:
+            self.close()
+            raise
+
+    def ns(self, i):
+        return f"pcp-{self.tag}-h{i}"
+
+    def address(self, i):
+        return f"10.{self.net}.0.{i + 1}"
+
+    def _tell(self, command):
+        self._switch.stdin.write(json.dumps(command) + "\n")
+        self._switch.stdin.flush()
+        return json.loads(self._switch.stdout.readline())
+
+    def _join(self, device):
+        """Host self.n: a namespace, the switch's TUN device moved into it as eth0, its address."""
+        i, ns = self.n, self.ns(self.n)
+        _ip("netns", "add", ns)
+        _ip("link", "set", device, "netns", ns)
+        _ip("-n", ns, "link", "set", device, "name", "eth0")
+        _ip("-n", ns, "addr", "add", f"{self.address(i)}/16", "dev", "eth0")
+        _ip("-n", ns, "link", "set", "eth0", "up")
+        _ip("-n", ns, "link", "set", "lo", "up")
+        self.n += 1
+        return i
+
+    def add_host(self, link=None):
+        """A new host, joined to the others (for a host added mid-run); returns its index."""
+        self.links.append(link or self.links[-1])
+        self._tell({"add": self.links[-1].values()})
+        return self._join(f"pcpsw{self.net}h{self.n}")
+
+    def shape(self, i, link):
+        """Sets host i's link, both ways."""
+        self.links[i] = link
+        self._tell({"links": [link.values() for link in self.links]})
+
+    def cut(self, i, down=True):
+        """Cuts host i's link (down=False restores it): its packets go nowhere meanwhile."""
+        self._tell({"cut": i, "down": down})
+
+    def remove_host(self, i):
+        """Host i vanishes: its link cut, its processes killed, its namespace deleted."""
+        self.cut(i)
+        for pid in [int(p) for p in _ip("netns", "pids", self.ns(i), check=False).split()]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _ip("netns", "del", self.ns(i), check=False)
+
+    def counters(self):
+        """[(bytes sent, bytes received)] on each host's link so far (IP packets, headers included)."""
+        return [tuple(c) for c in self._tell({"counters": True})]
+
+    def run(self, i, argv, env=None, **popen):
+        """Starts argv inside host i (a Popen; close() kills it with the rest), with this
+        cluster's Ray token in its environment (env: more variables)."""
+        env = dict(os.environ, **self.env, **(env or {}))
+        proc = subprocess.Popen(["ip", "netns", "exec", self.ns(i), *argv], env=env, **popen)
+        self.procs.append(proc)
+        return proc
+
+    def start_ray(self, port=6379, timeout=120, object_store_mb=512):
+        """A Ray head on host 0 (no CPUs: workers go to the other hosts) and a node of one CPU on
+        each other host; returns the head's HOST:PORT once every node has joined."""
+        ray = shutil.which("ray")
+        if ray is None:
+            raise RuntimeError("wan: the `ray` command is not installed (pip install 'pcp[distributed]')")
+        head = f"{self.address(0)}:{port}"
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        store = ["--object-store-memory", str(object_store_mb * 2**20)]  # each node's; Ray's default is 30% of RAM
+        self.run(0, [ray, "start", "--head", "--block", "--node-ip-address", self.address(0), "--port", str(port),
+                     "--num-cpus", "0", "--include-dashboard=false", "--disable-usage-stats", *store], **quiet)
+        deadline = time.time() + timeout
+        self._wait_port(0, port, timeout)
+        # A driver that reports the live nodes: once it is connected the head takes nodes (one
+        # started before that may give up, and is started again).
+        code = ("import ray, sys, time; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False)\n"
+                "while True:\n"
+                "    print('alive', len([n for n in ray.nodes() if n['Alive']]), flush=True); time.sleep(0.5)")
+        watch = self.run(0, [sys.executable, "-c", code, head], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True)
+        nodes, alive = {}, 0
+        try:
+            while alive < self.n:
+                if time.time() > deadline or watch.poll() is not None:
+                    raise RuntimeError(f"wan: {alive} of {self.n} Ray nodes joined {head} within {timeout} s")
+                if select.select([watch.stdout], [], [], 1.0)[0]:
+                    line = watch.stdout.readline().split()
+                    alive = int(line[1]) if line[:1] == ["alive"] else alive
+                    for i in range(1, self.n):
+                        if alive and (i not in nodes or nodes[i].poll() is not None):
+                            nodes[i] = self.run(i, [ray, "start", "--block", "--address", head, "--node-ip-address",
+                                                    self.address(i), "--num-cpus", "1", "--disable-usage-stats", *store],
+                                                **quiet)
+        finally:
+            watch.kill()
+        return head
+
+    def _wait_port(self, i, port, timeout):
+        code = ("import socket, sys, time; t = time.time()\n"
+                "while time.time() - t < float(sys.argv[3]):\n"
+                "    try:\n"
+                "        socket.create_connection((sys.argv[1], int(sys.argv[2])), 1).close(); sys.exit(0)\n"
+                "    except OSError:\n"
+                "        time.sleep(0.2)\n"
+                "sys.exit(1)")
+        if self.run(i, [sys.executable, "-c", code, self.address(i), str(port), str(timeout)]).wait(timeout + 5):
+            raise RuntimeError(f"wan: nothing listens on {self.address(i)}:{port} after {timeout} s")
+
+    def close(self):
+        """Stops every process of every host and removes the namespaces."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        teardown(self.tag)
+        if self._switch.poll() is None:
+            self._switch.stdin.close()  # EOF: the switch ends, and its devices with it
+            self._switch.wait(10)
+        for proc in self.procs:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if self._watcher.poll() is None:
+            self._watcher.stdin.close()
+            self._watcher.wait(30)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

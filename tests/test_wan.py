@@ -1,0 +1,129 @@
+"""DiLoCo across simulated hosts (pcp.distributed.wan): network namespaces joined by shaped links,
+a Ray node each. The links carry what they are set to (rate, delay, loss: measured here against
+the settings), a CI-sized DiLoCo run trains across them, and nothing is left behind, even when
+the process that made the hosts is killed. `pytest -k wan` runs these."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pcp.distributed import wan
+
+REASON = wan.available()
+pytestmark = pytest.mark.skipif(bool(REASON), reason=f"simulated hosts: {REASON}")
+
+
+def namespaces(tag):
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(f"pcp-{tag}-")]
+
+
+def processes_naming(text):
+    """Processes whose command line holds text (e.g. a simulated host's address)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmd and "pytest" not in cmd:
+                found.append((int(pid), cmd[:200]))
+    return found
+
+
+def transfer(hosts, src, dst, nbytes, port=9000):
+    """Seconds to send nbytes over TCP from host src to host dst, and the connect time (one round trip)."""
+    server = hosts.run(dst, [sys.executable, "-c", (
+        "import socket, sys\n"
+        "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+        f"s.bind(('{hosts.address(dst)}', {port})); s.listen(); print('up', flush=True); c, _ = s.accept(); n = 0\n"
+        "while True:\n"
+        "    b = c.recv(1 << 20)\n"
+        "    if not b: break\n"
+        "    n += len(b)\n"
+        "print(n)")], stdout=subprocess.PIPE, text=True)
+    assert server.stdout.readline().strip() == "up"
+    client = hosts.run(src, [sys.executable, "-c", (
+        "import json, socket, time\n"
+        f"t = time.perf_counter(); s = socket.create_connection(('{hosts.address(dst)}', {port}), 10)\n"
+        f"rtt = time.perf_counter() - t; t = time.perf_counter(); s.sendall(b'x' * {nbytes}); s.close()\n"
+        "print(json.dumps([rtt, time.perf_counter() - t]))")], stdout=subprocess.PIPE, text=True)
+    rtt, _ = json.loads(client.communicate(timeout=120)[0])
+    received = int(server.communicate(timeout=120)[0])
+    return received, rtt
+
+
+def test_wan_links_carry_the_rate_delay_and_loss_they_are_set_to():
+    with wan.Hosts(2, [wan.Link(rate_mbit=40, delay_ms=15), wan.Link(rate_mbit=40, delay_ms=5)]) as hosts:
+        before = hosts.counters()
+        t = time.perf_counter()
+        received, rtt = transfer(hosts, 0, 1, 4_000_000)
+        seconds = time.perf_counter() - t
+        assert received == 4_000_000
+        assert 0.040 <= rtt < 0.2, rtt  # one round trip: each way through both links, 15 + 5 ms
+        sent = hosts.counters()[0][0] - before[0][0]
+        assert sent >= 4_000_000 and seconds >= sent * 8 / 40e6 * 0.95, (sent, seconds)  # never above the rate
+        assert seconds < sent * 8 / 40e6 * 3 + 1.5, seconds  # nor far below it (TCP's start and the setup)
+        hosts.shape(0, wan.Link(rate_mbit=40, loss_pct=2.0))
+        received, _ = transfer(hosts, 0, 1, 1_000_000, port=9001)
+        assert received == 1_000_000  # TCP resends what the lossy link drops
+        hosts.cut(1)
+        with pytest.raises(subprocess.TimeoutExpired):
+            hosts.run(0, [sys.executable, "-c", f"import socket; socket.create_connection(('{hosts.address(1)}', 9), 30)"]
+                      ).wait(3)
+        tag = hosts.tag
+    assert not namespaces(tag)
+
+
+def test_wan_diloco_across_two_shaped_hosts_trains_and_leaves_nothing_behind(tmp_path, text_file):
+    """The CI-sized rehearsal: the shepherd's host and 2 worker hosts at 50 Mbit/s, 2 rounds."""
+    pytest.importorskip("ray", reason="Ray is not installed")
+    t0 = time.perf_counter()
+    with wan.Hosts(3, wan.Link(rate_mbit=50, delay_ms=5)) as hosts:
+        address = hosts.start_ray()
+        run = hosts.run(0, [sys.executable, "-m", "pcp.cli", "diloco", "--address", address, "--workers", "2",
+                            "--inner-steps", "3", "--rounds", "2", "--eval-iters", "2", "--data", text_file,
+                            "--out", str(tmp_path / "run"), "--no-dashboard"],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = run.communicate(timeout=240)
+        assert run.returncode == 0, (out[-2000:], err[-3000:])
+        vals = [float(v) for v in re.findall(r"round \d/2: val ([\d.]+)", out)]
+        assert len(vals) == 2 and vals[1] < vals[0], out
+        counted = re.search(r"total ([\d.]+) MB", out.splitlines()[-2])
+        sent, received = hosts.counters()[0]
+        assert sent + received >= float(counted.group(1)) * 1e6, (sent, received, out)  # DiLoCo's bytes crossed it
+        tag, address_prefix = hosts.tag, f"10.{hosts.net}.0."
+    print(f"wan rehearsal: {time.perf_counter() - t0:.1f} s")
+    assert not namespaces(tag)
+    deadline = time.time() + 20
+    while processes_naming(address_prefix) and time.time() < deadline:
+        time.sleep(0.5)
+    assert not processes_naming(address_prefix)
+
+
+def test_wan_hosts_are_torn_down_when_their_maker_is_killed(tmp_path):
+    pytest.importorskip("ray", reason="Ray is not installed")
+    maker = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from pcp.distributed.wan import Hosts, Link\n"
+        "hosts = Hosts(2, Link(rate_mbit=100))\n"
+        "hosts.start_ray()\n"
+        "print(hosts.tag, hosts.net, flush=True)\n"
+        "time.sleep(600)")], stdout=subprocess.PIPE, text=True,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    try:
+        tag, net = maker.stdout.readline().split()
+        assert len(namespaces(tag)) == 2 and processes_naming(f"10.{net}.0.")
+    finally:
+        maker.send_signal(signal.SIGKILL)
+        maker.wait()
+    deadline = time.time() + 30
+    while (namespaces(tag) or processes_naming(f"10.{net}.0.")) and time.time() < deadline:
+        time.sleep(0.5)
+    assert not namespaces(tag) and not processes_naming(f"10.{net}.0."), processes_naming(f"10.{net}.0.")
