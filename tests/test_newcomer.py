@@ -12,7 +12,7 @@ import pcp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPUS = [d for d in pcp.devices() if d != "cpu"]
-FAST = {"train": ["--max-iters", "20", "--eval-interval", "10", "--eval-iters", "2", "--sample-tokens", "20",
+FAST = {"train": ["--max-iters", "10", "--eval-interval", "5", "--eval-iters", "2", "--sample-tokens", "20",
                   "--no-dashboard"],
         "diloco": ["--inner-steps", "3", "--eval-iters", "2", "--workers", "2", "--no-dashboard"]}
 
@@ -99,8 +99,8 @@ def test_runs_without_out_get_fresh_folders_and_followups_find_the_latest(tmp_pa
         assert run.returncode == 0, run.stderr
     first, second = sorted(os.listdir(tmp_path / "runs"))
     assert f"the run is in runs/{second}" in run.stdout
-    run = pcp_cli(["train", "--resume", "--max-iters", "20", "--no-dashboard"], tmp_path)
-    assert run.returncode == 0 and f"nothing left to train (the run was at max_iters 20); the run is in runs/{second}" \
+    run = pcp_cli(["train", "--resume", "--max-iters", "10", "--no-dashboard"], tmp_path)
+    assert run.returncode == 0 and f"nothing left to train (the run was at max_iters 10); the run is in runs/{second}" \
         in run.stdout, run.stdout + run.stderr
     os.remove(tmp_path / "runs" / second / "best.safetensors")
     os.remove(tmp_path / "runs" / second / "ckpt.safetensors")  # the latest with a checkpoint is now the first

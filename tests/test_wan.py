@@ -87,6 +87,7 @@ def test_wan_diloco_across_two_shaped_hosts_trains_and_leaves_nothing_behind(tmp
     t0 = time.perf_counter()
     with wan.Hosts(3, wan.Link(rate_mbit=50, delay_ms=5)) as hosts:
         address = hosts.start_ray()
+        t_ray = time.perf_counter() - t0
         run = hosts.run(0, [sys.executable, "-m", "pcp.cli", "diloco", "--address", address, "--workers", "2",
                             "--inner-steps", "3", "--rounds", "2", "--eval-iters", "2", "--data", text_file,
                             "--out", str(tmp_path / "run"), "--no-dashboard"],
@@ -99,7 +100,7 @@ def test_wan_diloco_across_two_shaped_hosts_trains_and_leaves_nothing_behind(tmp
         sent, received = hosts.counters()[0]
         assert sent + received >= float(counted.group(1)) * 1e6, (sent, received, out)  # DiLoCo's bytes crossed it
         tag, address_prefix = hosts.tag, f"10.{hosts.net}.0."
-    print(f"wan rehearsal: {time.perf_counter() - t0:.1f} s")
+    print(f"wan rehearsal: {time.perf_counter() - t0:.1f} s, of which the Ray cluster's start {t_ray:.1f} s")
     assert not namespaces(tag)
     deadline = time.time() + 20
     while processes_naming(address_prefix) and time.time() < deadline:

@@ -2784,6 +2784,11 @@ class Trace:
         """
 
 
+def _crc32c(data: typing_extensions.Buffer, crc: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
+    """
+    CRC32C (Castagnoli) of a contiguous buffer's bytes, continuing from crc (the CRC32C of the bytes before; 0 to start): what PCP's safetensors files carry per tensor
+    """
+
 def _cuda_compile_kernel(name: str, constants: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arch: typing.SupportsInt | typing.SupportsIndex) -> int:
     """
     Compiles a kernel's CUDA translation with NVRTC (no GPU needed): the cubin's size in bytes
@@ -3567,7 +3572,7 @@ def device(name: str) -> str:
 
 def devices() -> list[tuple[str, str]]:
     """
-    [(device, description)] for the CPU and every GPU
+    [(device, description)] for the CPU and every GPU (hardware GPUs first; a software one says so)
     """
 
 def div(a: typing.Any, b: typing.Any) -> Tensor:
@@ -3975,7 +3980,9 @@ def gpu_info(device: str = 'gpu') -> dict[typing.Any, typing.Any]:
         device: 'gpu' (the first GPU, default), 'gpu:N' or 'vulkan:N'.
 
     Returns:
-        A dict: name, api, memory_bytes, uuid (32 hex digits; '' when unknown), pci_bus
+        A dict: name, software (a software implementation on the CPU, such as Mesa's lavapipe:
+        correct but far slower than the CPU backend for training), api, memory_bytes, uuid (32 hex
+        digits; '' when unknown), pci_bus
         ('dddd:bb:dd.f'; '' when the driver does not say), tensor_core_float16, tensor_core_bfloat16,
         tensor_core_note, cooperative_matrix2, buffer_addresses (optimizers update all parameters
         in one dispatch), float64 (float64 and int64 run here: Vulkan's shaderFloat64 and shaderInt64,

@@ -20,6 +20,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -81,6 +82,7 @@ def teardown(tag):
                 break
             time.sleep(0.2)
         _ip("netns", "del", name, check=False)
+        shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
     return names
 
 
@@ -135,6 +137,13 @@ class Hosts:
         """Host self.n: a namespace, the switch's TUN device moved into it as eth0, its address."""
         i, ns = self.n, self.ns(self.n)
         _ip("netns", "add", ns)
+        # Name resolution inside the host (`ip netns exec` mounts /etc/netns/NS/* over /etc/*): no
+        # name server, which it could not reach (Ray would wait on it), and its name at its address.
+        os.makedirs(f"/etc/netns/{ns}", exist_ok=True)
+        with open(f"/etc/netns/{ns}/resolv.conf", "w") as f:
+            f.write("# pcp.distributed.wan: no name server\n")
+        with open(f"/etc/netns/{ns}/hosts", "w") as f:
+            f.write(f"127.0.0.1 localhost\n{self.address(i)} {socket.gethostname()}\n")
         _ip("link", "set", device, "netns", ns)
         _ip("-n", ns, "link", "set", device, "name", "eth0")
         _ip("-n", ns, "addr", "add", f"{self.address(i)}/16", "dev", "eth0")
@@ -167,6 +176,7 @@ class Hosts:
             except ProcessLookupError:
                 pass
         _ip("netns", "del", self.ns(i), check=False)
+        shutil.rmtree(f"/etc/netns/{self.ns(i)}", ignore_errors=True)
 
     def counters(self):
         """[(bytes sent, bytes received)] on each host's link so far (IP packets, headers included)."""
@@ -200,19 +210,21 @@ class Hosts:
                 "    print('alive', len([n for n in ray.nodes() if n['Alive']]), flush=True); time.sleep(0.5)")
         watch = self.run(0, [sys.executable, "-c", code, head], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          text=True)
-        nodes, alive = {}, 0
+        node = [ray, "start", "--block", "--address", head, "--num-cpus", "1", "--disable-usage-stats", *store]
+        alive = 0
         try:
-            while alive < self.n:
-                if time.time() > deadline or watch.poll() is not None:
-                    raise RuntimeError(f"wan: {alive} of {self.n} Ray nodes joined {head} within {timeout} s")
-                if select.select([watch.stdout], [], [], 1.0)[0]:
-                    line = watch.stdout.readline().split()
-                    alive = int(line[1]) if line[:1] == ["alive"] else alive
-                    for i in range(1, self.n):
-                        if alive and (i not in nodes or nodes[i].poll() is not None):
-                            nodes[i] = self.run(i, [ray, "start", "--block", "--address", head, "--node-ip-address",
-                                                    self.address(i), "--num-cpus", "1", "--disable-usage-stats", *store],
-                                                **quiet)
+            # One node at a time: nodes registering together on one machine can time out (a GCS
+            # deadline); one whose `ray start` gave up is started again.
+            for i in range(1, self.n):
+                proc = None
+                while alive <= i:
+                    if time.time() > deadline or watch.poll() is not None:
+                        raise RuntimeError(f"wan: {alive} of {self.n} Ray nodes joined {head} within {timeout} s")
+                    if alive and (proc is None or proc.poll() is not None):
+                        proc = self.run(i, node + ["--node-ip-address", self.address(i)], **quiet)
+                    if select.select([watch.stdout], [], [], 1.0)[0]:
+                        line = watch.stdout.readline().split()
+                        alive = int(line[1]) if line[:1] == ["alive"] else alive
         finally:
             watch.kill()
         return head
