@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 
-from pcp.serialization import SafetensorsError, remove_stale_temps
+from pcp.serialization import remove_stale_temps
 
 
 class RunDirError(ValueError):

@@ -1,0 +1,106 @@
+"""DiLoCo across simulated hosts joined by shaped links (pcp.distributed.wan): the shepherd's host
+and W worker hosts, each link at RATE Mbit/s with DELAY ms one way and LOSS % loss, training
+tiny Shakespeare (shakespeare-char-cpu, CPU workers, one per host) with the given DiLoCo variants
+for the same inner steps per worker. Per run: wall-clock seconds, per round and per 1M tokens,
+the bytes each link carried (IP packets, headers and Ray's own traffic included) against the
+bytes DiLoCo counts, the seconds workers spent waiting on the network (a round's collect past
+its slowest worker's steps), and the val loss reached; a plot of val loss against wall time.
+Needs root (network namespaces) and Ray.
+
+Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--steps 200]
+                                 [--runs 50 250 stream:50:5:int4:5] [--out DIR]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from pcp.distributed import wan
+
+
+def flags(run, steps):
+    """pcp diloco's flags for a run spec: H, or stream:H:FRAGMENTS:COMPRESSION:TAU."""
+    if run.startswith("stream:"):
+        _, h, fragments, compression, tau = run.split(":")
+        return int(h), ["--inner-steps", h, "--rounds", str(steps // int(h)), "--fragments", fragments,
+                        "--compression", compression, "--overlap", tau]
+    return int(run), ["--inner-steps", run, "--rounds", str(steps // int(run))]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hosts", type=int, default=4, help="worker hosts (the shepherd's is one more)")
+    ap.add_argument("--rate", type=float, default=100.0, help="each link's rate, Mbit/s")
+    ap.add_argument("--delay", type=float, default=40.0, help="each link's one-way delay, ms")
+    ap.add_argument("--loss", type=float, default=0.1, help="each link's loss, percent")
+    ap.add_argument("--steps", type=int, default=200, help="inner steps per worker")
+    ap.add_argument("--runs", nargs="+", default=["50", "250", "stream:50:5:int4:5"])
+    ap.add_argument("--data", default="", help="the text (default: the shipped tiny Shakespeare)")
+    ap.add_argument("--out", default="out-diloco-wan")
+    args = ap.parse_args()
+    reason = wan.available()
+    if reason:
+        sys.exit(f"diloco_wan: cannot simulate hosts here: {reason}")
+    link = wan.Link(rate_mbit=args.rate, delay_ms=args.delay, loss_pct=args.loss)
+    results = []
+    for run in args.runs:
+        H, more = flags(run, args.steps)
+        out = os.path.abspath(os.path.join(args.out, run.replace(":", "-")))
+        with wan.Hosts(args.hosts + 1, link) as hosts:
+            address = hosts.start_ray()
+            t = time.perf_counter()
+            proc = hosts.run(0, [sys.executable, "-m", "pcp.cli", "diloco", "--address", address, "--workers",
+                                 str(args.hosts), *more, "--eval-iters", "20", "--out", out, "--overwrite",
+                                 "--no-dashboard", *(["--data", args.data] if args.data else [])],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout, stderr = proc.communicate()
+            wall = time.perf_counter() - t
+            if proc.returncode:
+                sys.exit(f"diloco_wan: run {run} failed:\n{stdout[-2000:]}\n{stderr[-3000:]}")
+            links = hosts.counters()
+        history = json.load(open(os.path.join(out, "diloco.json")))["history"]
+        rounds = [r for r in history if r.get("worker_timings")]
+        waits = [max(r["shepherd_timings"]["collect"] - max(t["steps"] for t in r["worker_timings"].values()), 0.0)
+                 for r in rounds]
+        tokens = sum(r["tokens"] for r in rounds)
+        vals = [(r["seconds"], r["val_loss"]) for r in history if r["val_loss"] is not None]
+        results.append({"run": run, "H": H, "wall_s": wall, "round_s": sorted(r["seconds"] for r in rounds)[len(rounds) // 2],
+                        "s_per_1M_tokens": sum(r["seconds"] for r in rounds) / tokens * 1e6,
+                        "waited_s": sum(waits), "counted_bytes": history[-1]["total_bytes"],
+                        "link_bytes": [s + r for s, r in links], "best_val": min(v for _, v in vals),
+                        "final_val": history[-1]["val_loss"],
+                        "curve": [(sum(r["seconds"] for r in history[1:i + 1]), r["val_loss"])
+                                  for i, r in enumerate(history) if r["val_loss"] is not None]})
+        print(f"{run}: {wall:.1f} s, best val {results[-1]['best_val']:.4f}", flush=True)
+    print(f"\n# {args.hosts} worker hosts + the shepherd's, each link {args.rate:g} Mbit/s, {args.delay:g} ms one way, "
+          f"{args.loss:g}% loss; {args.steps} inner steps per worker")
+    print("| run | wall | median round | s per 1M tokens | waited on the network | DiLoCo's bytes | "
+          "shepherd's link | a worker's link (mean) | best val | final val |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        workers = sum(r["link_bytes"][1:]) / max(len(r["link_bytes"]) - 1, 1)
+        print(f"| {r['run']} | {r['wall_s']:.1f} s | {r['round_s']:.1f} s | {r['s_per_1M_tokens']:.1f} | "
+              f"{r['waited_s']:.1f} s | {r['counted_bytes'] / 1e6:.1f} MB | {r['link_bytes'][0] / 1e6:.1f} MB | "
+              f"{workers / 1e6:.1f} MB | {r['best_val']:.4f} | {r['final_val']:.4f} |")
+    os.makedirs(args.out, exist_ok=True)
+    json.dump(results, open(os.path.join(args.out, "diloco_wan.json"), "w"), indent=1)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for r in results:
+        ax.plot(*zip(*r["curve"]), marker="o", label=r["run"])
+    ax.set_xlabel("wall-clock seconds (rounds)")
+    ax.set_ylabel("val loss")
+    ax.set_title(f"{args.hosts} hosts, {args.rate:g} Mbit/s, {args.delay:g} ms, {args.loss:g}% loss")
+    ax.legend()
+    fig.savefig(os.path.join(args.out, "diloco_wan.png"), dpi=120, bbox_inches="tight")
+
+
+if __name__ == "__main__":
+    main()
