@@ -101,9 +101,11 @@ class Hosts:
             raise ValueError(f"wan: {len(self.links)} links for {n} hosts")
         self.procs = []
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        # What every process of the hosts gets: PCP's path, and a token for the Ray cluster (a Ray
-        # head on a non-loopback address asks for one).
-        self.env = {"PYTHONPATH": env["PYTHONPATH"], "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
+        # What every process of the hosts gets: PCP's path, a token for the Ray cluster (a Ray head
+        # on a non-loopback address asks for one), and multi-node clusters on (a local run in this
+        # process, pcp.distributed.init_ray, turns them off for its own cluster).
+        self.env = {"PYTHONPATH": env["PYTHONPATH"], "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex,
+                    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
         # The watcher: when this process's end of its pipe closes (exit, crash, SIGKILL), it tears down.
         self._watcher = subprocess.Popen(
             [sys.executable, "-c", "import sys; sys.stdin.read(); from pcp.distributed.wan import teardown; "
