@@ -8,7 +8,7 @@ its slowest worker's steps), and the val loss reached; a plot of val loss agains
 Needs root (network namespaces) and Ray.
 
 Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--steps 200]
-                                 [--runs 50 250 stream:50:5:int4:5] [--out DIR]
+                                 [--runs 10 50 stream:40:4:int4:5] [--checkpoint-every ROUNDS] [--out DIR]
 """
 import argparse
 import json
@@ -36,7 +36,10 @@ def main():
     ap.add_argument("--delay", type=float, default=40.0, help="each link's one-way delay, ms")
     ap.add_argument("--loss", type=float, default=0.1, help="each link's loss, percent")
     ap.add_argument("--steps", type=int, default=200, help="inner steps per worker")
-    ap.add_argument("--runs", nargs="+", default=["50", "250", "stream:50:5:int4:5"])
+    ap.add_argument("--runs", nargs="+", default=["10", "50", "stream:40:4:int4:5"],
+                    help="H, or stream:H:FRAGMENTS:COMPRESSION:TAU (fragments: at most the model's blocks)")
+    ap.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
+                    help="pcp diloco's: the rounds workers send their inner states (and streaming's own values)")
     ap.add_argument("--data", default="", help="the text (default: the shipped tiny Shakespeare)")
     ap.add_argument("--out", default="out-diloco-wan")
     args = ap.parse_args()
@@ -52,7 +55,7 @@ def main():
             address = hosts.start_ray()
             t = time.perf_counter()
             proc = hosts.run(0, [sys.executable, "-m", "pcp.cli", "diloco", "--address", address, "--workers",
-                                 str(args.hosts), *more, "--eval-iters", "20", "--out", out, "--overwrite",
+                                 str(args.hosts), *more, "--eval-iters", "20", "--checkpoint-every", str(args.checkpoint_every), "--out", out, "--overwrite",
                                  "--no-dashboard", *(["--data", args.data] if args.data else [])],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             stdout, stderr = proc.communicate()
