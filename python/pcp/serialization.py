@@ -52,8 +52,7 @@ def _legacy_sha256(data, metadata):
 def _verify_metadata(path, metadata, names):
     """Checks the metadata's SHA-256 and returns {tensor: CRC32C} of a PCP file (the metadata
     keys of the checksums removed), or None for a file written without them."""
-    ours = [k for k in metadata if k in (TENSOR_CRCS, CHECKSUM)]
-    if not ours:
+    if TENSOR_CRCS not in metadata and CHECKSUM not in metadata:
         return None
     if CHECKSUM not in metadata:  # a damaged key: the file claims checksums it no longer has
         raise SafetensorsError(path, f"the metadata has {TENSOR_CRCS} but no {CHECKSUM} (a damaged file)")
