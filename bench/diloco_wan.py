@@ -7,8 +7,12 @@ bytes DiLoCo counts, the seconds workers spent waiting on the network (a round's
 its slowest worker's steps), and the val loss reached; a plot of val loss against wall time.
 Needs root (network namespaces) and Ray.
 
-Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--steps 200]
-                                 [--runs 10 50 stream:40:4:int4:5] [--checkpoint-every ROUNDS] [--out DIR]
+The run `sync` is synchronous data-parallel through the same Ray transport (bench/sync_dp.py);
+with it, each run's table row says when its val loss first reached the sync run's best.
+
+Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--slow MBIT]
+                                 [--steps 200] [--runs sync 10 50 stream:40:4:int4:5] [--sync-steps N]
+                                 [--checkpoint-every ROUNDS] [--round-timeout S] [--out DIR]
 """
 import argparse
 import json
@@ -29,17 +33,49 @@ def flags(run, steps):
     return int(run), ["--inner-steps", run, "--rounds", str(steps // int(run))]
 
 
+def diloco_result(out, run, H, wall, links):
+    """The measures of a pcp diloco run from its diloco.json."""
+    history = json.load(open(os.path.join(out, "diloco.json")))["history"]
+    rounds = [r for r in history if r.get("worker_timings")]
+    waits = [max(r["shepherd_timings"]["collect"] - max(t["steps"] for t in r["worker_timings"].values()), 0.0)
+             for r in rounds]
+    tokens = sum(r["tokens"] for r in rounds)
+    return {"run": run, "H": H, "wall_s": wall, "round_s": sorted(r["seconds"] for r in rounds)[len(rounds) // 2],
+            "s_per_1M_tokens": sum(r["seconds"] for r in rounds) / tokens * 1e6, "waited_s": sum(waits),
+            "counted_bytes": history[-1]["total_bytes"], "link_bytes": links,
+            "lost": sorted({k for r in rounds for k in r["workers_lost"]}),
+            "curve": [(sum(r["seconds"] for r in history[1:i + 1]), r["val_loss"])
+                      for i, r in enumerate(history) if r["val_loss"] is not None]}
+
+
+def sync_result(out, wall, links, tokens_per_step):
+    """The measures of a bench/sync_dp.py run from its sync_dp.json."""
+    run = json.load(open(os.path.join(out, "sync_dp.json")))
+    steps = run["steps"]
+    seconds = sorted(s["seconds"] for s in steps)
+    return {"run": "sync", "H": 1, "wall_s": wall, "round_s": seconds[len(seconds) // 2],
+            "s_per_1M_tokens": sum(seconds) / (tokens_per_step * len(steps)) * 1e6,
+            "waited_s": sum(max(s["seconds"] - max(s["compute"]), 0.0) for s in steps),
+            "counted_bytes": run["history"][-1]["bytes_sent"] + run["history"][-1]["bytes_received"],
+            "link_bytes": links, "lost": [], "curve": [(h["seconds"], h["val_loss"]) for h in run["history"]]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hosts", type=int, default=4, help="worker hosts (the shepherd's is one more)")
     ap.add_argument("--rate", type=float, default=100.0, help="each link's rate, Mbit/s")
     ap.add_argument("--delay", type=float, default=40.0, help="each link's one-way delay, ms")
     ap.add_argument("--loss", type=float, default=0.1, help="each link's loss, percent")
-    ap.add_argument("--steps", type=int, default=200, help="inner steps per worker")
+    ap.add_argument("--slow", type=float, default=0.0, metavar="MBIT",
+                    help="the last worker host's link at this rate instead (a heterogeneous cluster)")
+    ap.add_argument("--steps", type=int, default=200, help="inner steps per worker (sync: steps)")
     ap.add_argument("--runs", nargs="+", default=["10", "50", "stream:40:4:int4:5"],
-                    help="H, or stream:H:FRAGMENTS:COMPRESSION:TAU (fragments: at most the model's blocks)")
+                    help="sync (synchronous data-parallel, bench/sync_dp.py), H, or "
+                         "stream:H:FRAGMENTS:COMPRESSION:TAU (fragments: at most the model's blocks)")
+    ap.add_argument("--sync-steps", type=int, default=0, help="the sync run's steps (default: --steps)")
     ap.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
                     help="pcp diloco's: the rounds workers send their inner states (and streaming's own values)")
+    ap.add_argument("--round-timeout", type=float, default=0.0, help="pcp diloco's (0: its default)")
     ap.add_argument("--data", default="", help="the text (default: the shipped tiny Shakespeare)")
     ap.add_argument("--out", default="out-diloco-wan")
     args = ap.parse_args()
@@ -47,46 +83,51 @@ def main():
     if reason:
         sys.exit(f"diloco_wan: cannot simulate hosts here: {reason}")
     link = wan.Link(rate_mbit=args.rate, delay_ms=args.delay, loss_pct=args.loss)
+    links = [link] * args.hosts + ([wan.Link(args.slow, args.delay, 0.0, args.loss)] if args.slow else [link])
+    data = ["--data", args.data] if args.data else []
     results = []
     for run in args.runs:
-        H, more = flags(run, args.steps)
         out = os.path.abspath(os.path.join(args.out, run.replace(":", "-")))
-        with wan.Hosts(args.hosts + 1, link) as hosts:
+        with wan.Hosts(args.hosts + 1, links) as hosts:
             address = hosts.start_ray()
             t = time.perf_counter()
-            proc = hosts.run(0, [sys.executable, "-m", "pcp.cli", "diloco", "--address", address, "--workers",
-                                 str(args.hosts), *more, "--eval-iters", "20", "--checkpoint-every", str(args.checkpoint_every), "--out", out, "--overwrite",
-                                 "--no-dashboard", *(["--data", args.data] if args.data else [])],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if run == "sync":
+                argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "sync_dp.py"), "--address", address,
+                        "--workers", str(args.hosts), "--steps", str(args.sync_steps or args.steps), "--out", out, *data]
+            else:
+                H, more = flags(run, args.steps)
+                argv = ["-m", "pcp.cli", "diloco", "--address", address, "--workers", str(args.hosts), *more,
+                        "--eval-iters", "20", "--checkpoint-every", str(args.checkpoint_every), "--out", out,
+                        "--overwrite", "--no-dashboard", *data,
+                        *(["--round-timeout", str(args.round_timeout)] if args.round_timeout else [])]
+            proc = hosts.run(0, [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             stdout, stderr = proc.communicate()
             wall = time.perf_counter() - t
             if proc.returncode:
                 sys.exit(f"diloco_wan: run {run} failed:\n{stdout[-2000:]}\n{stderr[-3000:]}")
-            links = hosts.counters()
-        history = json.load(open(os.path.join(out, "diloco.json")))["history"]
-        rounds = [r for r in history if r.get("worker_timings")]
-        waits = [max(r["shepherd_timings"]["collect"] - max(t["steps"] for t in r["worker_timings"].values()), 0.0)
-                 for r in rounds]
-        tokens = sum(r["tokens"] for r in rounds)
-        vals = [(r["seconds"], r["val_loss"]) for r in history if r["val_loss"] is not None]
-        results.append({"run": run, "H": H, "wall_s": wall, "round_s": sorted(r["seconds"] for r in rounds)[len(rounds) // 2],
-                        "s_per_1M_tokens": sum(r["seconds"] for r in rounds) / tokens * 1e6,
-                        "waited_s": sum(waits), "counted_bytes": history[-1]["total_bytes"],
-                        "link_bytes": [s + r for s, r in links], "best_val": min(v for _, v in vals),
-                        "final_val": history[-1]["val_loss"],
-                        "curve": [(sum(r["seconds"] for r in history[1:i + 1]), r["val_loss"])
-                                  for i, r in enumerate(history) if r["val_loss"] is not None]})
-        print(f"{run}: {wall:.1f} s, best val {results[-1]['best_val']:.4f}", flush=True)
+            link_bytes = [s + r for s, r in hosts.counters()]
+        if run == "sync":
+            from pcp.train import preset
+            cfg = preset("shakespeare-char-cpu")
+            results.append(sync_result(out, wall, link_bytes, cfg.batch_size * cfg.block_size * args.hosts))
+        else:
+            results.append(diloco_result(out, run, H, wall, link_bytes))
+        r = results[-1]
+        r["best_val"], r["final_val"] = min(v for _, v in r["curve"]), r["curve"][-1][1]
+        print(f"{run}: {wall:.1f} s, best val {r['best_val']:.4f}, workers lost {r['lost']}", flush=True)
+    target = next((r for r in results if r["run"] == "sync"), None)
+    slow = f"; the last worker host's link {args.slow:g} Mbit/s" if args.slow else ""
     print(f"\n# {args.hosts} worker hosts + the shepherd's, each link {args.rate:g} Mbit/s, {args.delay:g} ms one way, "
-          f"{args.loss:g}% loss; {args.steps} inner steps per worker")
-    print("| run | wall | median round | s per 1M tokens | waited on the network | DiLoCo's bytes | "
-          "shepherd's link | a worker's link (mean) | best val | final val |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"{args.loss:g}% loss{slow}; {args.steps} inner steps per worker")
+    print("| run | wall | median round | s per 1M tokens | waited on the network | counted bytes | "
+          "shepherd's link | a worker's link (mean) | best val | final val | to the sync run's best |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         workers = sum(r["link_bytes"][1:]) / max(len(r["link_bytes"]) - 1, 1)
+        reach = "" if target is None else next((f"{s:.1f} s" for s, v in r["curve"] if v <= target["best_val"]), "not reached")
         print(f"| {r['run']} | {r['wall_s']:.1f} s | {r['round_s']:.1f} s | {r['s_per_1M_tokens']:.1f} | "
               f"{r['waited_s']:.1f} s | {r['counted_bytes'] / 1e6:.1f} MB | {r['link_bytes'][0] / 1e6:.1f} MB | "
-              f"{workers / 1e6:.1f} MB | {r['best_val']:.4f} | {r['final_val']:.4f} |")
+              f"{workers / 1e6:.1f} MB | {r['best_val']:.4f} | {r['final_val']:.4f} | {reach} |")
     os.makedirs(args.out, exist_ok=True)
     json.dump(results, open(os.path.join(args.out, "diloco_wan.json"), "w"), indent=1)
     try:

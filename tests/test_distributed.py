@@ -706,3 +706,15 @@ def test_a_workers_round_holds_one_steps_memory_whatever_its_length(tiny):
     finally:
         pcp.set_num_threads(0)  # the worker set one thread for this process
     assert peaks[1] < 1.5 * peaks[0], peaks
+
+
+def test_a_diloco_run_whose_workers_never_come_back_with_a_step_stops(tmp_path, text_file):
+    """Rounds in which no worker takes a step roll back; three in a row stop the run with one line
+    and exit 2 (it reported 'done' with every round undone before), the checkpoint kept."""
+    run = subprocess.run([sys.executable, "-m", "pcp.cli", "diloco", "--workers", "2", "--inner-steps", "2",
+                          "--rounds", "6", "--round-timeout", "0.0001", "--n-layer", "1", "--n-embd", "32", "--n-head",
+                          "2", "--block-size", "32", "--batch-size", "4", "--eval-iters", "2", "--data", text_file,
+                          "--out", str(tmp_path / "run"), "--no-dashboard"], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "no worker came back with a step in rounds 1 to 3" in run.stderr and "Traceback" not in run.stderr
+    assert "round 4/6" not in run.stdout and (tmp_path / "run" / "diloco.safetensors").exists()

@@ -5,6 +5,7 @@ the process that made the hosts is killed. `pytest -k wan` runs these."""
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -128,3 +129,118 @@ def test_wan_hosts_are_torn_down_when_their_maker_is_killed(tmp_path):
     while (namespaces(tag) or processes_naming(f"10.{net}.0.")) and time.time() < deadline:
         time.sleep(0.5)
     assert not namespaces(tag) and not processes_naming(f"10.{net}.0."), processes_naming(f"10.{net}.0.")
+
+
+# -- faults: each run is checked against the same run without the fault (on one host, no links) --
+FAULT_RUN = ["--workers", "2", "--inner-steps", "5", "--rounds", "6", "--eval-iters", "2", "--round-timeout", "3",
+             "--no-dashboard"]
+
+
+def diloco_lines(hosts, host, args, on_line=lambda line: None, timeout=240):
+    """Runs pcp diloco on a simulated host, calling on_line(line) for each line it prints (where a
+    test makes its fault); returns its exit code and lines. Killed past timeout."""
+    run = hosts.run(host, [sys.executable, "-m", "pcp.cli", "diloco", *args], stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True)
+    lines, deadline = [], time.time() + timeout
+    while time.time() < deadline:
+        if select.select([run.stdout], [], [], 1.0)[0]:
+            line = run.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip())
+            on_line(line)
+        else:
+            on_line("")
+    if run.poll() is None:
+        run.kill()
+    return run.wait(), lines
+
+
+def final_val(folder):
+    history = json.load(open(os.path.join(folder, "diloco.json")))["history"]
+    return history, history[-1]["val_loss"]
+
+
+@pytest.fixture(scope="module")
+def fault_free(tmp_path_factory, text_file):
+    """The fault runs' reference: the same run on one host (a local Ray cluster)."""
+    pytest.importorskip("ray", reason="Ray is not installed")
+    out = tmp_path_factory.mktemp("fault-free") / "run"
+    run = subprocess.run([sys.executable, "-m", "pcp.cli", "diloco", *FAULT_RUN, "--data", text_file, "--out", str(out)],
+                         capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    return final_val(out)[1]
+
+
+def assert_recovered(code, lines, folder, fault_free, lost):
+    """Finished, every round recorded, worker `lost` left out of some round and back in the last,
+    and the val loss within 5% of the fault-free run's."""
+    assert code == 0, "\n".join(lines[-40:])
+    history, val = final_val(folder)
+    assert [r["round"] for r in history] == list(range(7)), history
+    assert any(lost in r["workers_lost"] for r in history), "\n".join(lines)
+    assert history[-1]["workers_in"] == [0, 1], "\n".join(lines)
+    assert abs(val - fault_free) <= 0.05 * fault_free, (val, fault_free)
+
+
+def test_wan_fault_a_link_cut_for_30_s_mid_round(tmp_path, text_file, fault_free):
+    """A worker host's link cut for 30 s in round 3: rounds go on without it (each within the
+    round timeout and its grace), and it rejoins once the link is back."""
+    with wan.Hosts(3, wan.Link(rate_mbit=50, delay_ms=5)) as hosts:
+        address = hosts.start_ray()
+        cut = {}
+
+        def on_line(line):
+            if "round 2/6" in line:
+                hosts.cut(2)
+                cut["at"] = time.time()
+            if cut.get("at") and time.time() - cut["at"] >= 30:
+                hosts.cut(2, down=False)
+                cut["at"] = None
+        code, lines = diloco_lines(hosts, 0, ["--address", address, *FAULT_RUN, "--data", text_file,
+                                              "--out", str(tmp_path / "run")], on_line)
+        assert "at" in cut and cut["at"] is None, "\n".join(lines)  # cut, and restored before the end
+    lost = [r for r in final_val(tmp_path / "run")[0] if r["workers_lost"]][0]["workers_lost"][0]
+    assert_recovered(code, lines, tmp_path / "run", fault_free, lost)
+
+
+def test_wan_fault_a_host_killed_and_a_new_one_added(tmp_path, text_file, fault_free):
+    """A worker host vanishes in round 3 (its processes killed, its namespace deleted) and a new
+    host joins the cluster: Ray restarts the lost worker there and it rejoins the run."""
+    with wan.Hosts(3, wan.Link(rate_mbit=50, delay_ms=5)) as hosts:
+        address = hosts.start_ray(node_timeout_s=8)  # Ray's own health check takes a minute or more
+        done = []
+
+        def on_line(line):
+            if "round 2/6" in line and not done:
+                hosts.remove_host(2)
+                hosts.join_ray([hosts.add_host()])
+                done.append(hosts.n)
+        code, lines = diloco_lines(hosts, 0, ["--address", address, *FAULT_RUN, "--data", text_file,
+                                              "--out", str(tmp_path / "run")], on_line)
+        assert done == [4] and len(namespaces(hosts.tag)) == 3
+    lost = [r for r in final_val(tmp_path / "run")[0] if r["workers_lost"]][0]["workers_lost"][0]
+    assert_recovered(code, lines, tmp_path / "run", fault_free, lost)
+
+
+def test_wan_fault_the_shepherd_lost_and_resumed_on_a_new_host(tmp_path, text_file, fault_free):
+    """The shepherd's host (with the Ray head) vanishes in round 3, its process SIGKILLed; a new
+    host takes its place, the cluster is started anew around it, and `pcp diloco --resume` there
+    goes on from the last checkpoint, loses no round and ends as the fault-free run does."""
+    with wan.Hosts(3, wan.Link(rate_mbit=50, delay_ms=5)) as hosts:
+        args = ["--address", hosts.start_ray(), *FAULT_RUN, "--data", text_file, "--out", str(tmp_path / "run")]
+
+        def on_line(line):
+            if "round 3/6" in line:
+                hosts.remove_host(0)
+        code, lines = diloco_lines(hosts, 0, args, on_line)
+        assert code == -signal.SIGKILL, "\n".join(lines)
+        new = hosts.add_host()
+        hosts.stop_ray()  # the worker hosts' nodes lost their head: they join the new one
+        args[1] = hosts.start_ray(head=new)
+        code, resumed = diloco_lines(hosts, new, args + ["--resume"])
+    assert code == 0, "\n".join(resumed[-40:])
+    history, val = final_val(tmp_path / "run")
+    assert [r["round"] for r in history] == list(range(7)) and history[-1]["workers_in"] == [0, 1], resumed
+    assert all(r["workers_in"] == [0, 1] for r in history[1:]), resumed  # no round without them
+    assert abs(val - fault_free) <= 0.05 * fault_free, (val, fault_free)

@@ -33,3 +33,22 @@ def drop_nonfinite(shepherd, rnd, results):
         except Exception:
             pass
     return good
+
+
+STALLED_ROUNDS = 3  # rounds in a row that no worker came back from, before a run stops
+
+
+def check_progress(shepherd, record):
+    """Stops the run (RuntimeError) once STALLED_ROUNDS rounds in a row had no worker come back
+    with a step: every round then rolls back, and a run that went on would only report rounds
+    that trained nothing. The last checkpoint stays; `--resume` continues from it."""
+    last = shepherd.history[-STALLED_ROUNDS:]
+    if len(last) < STALLED_ROUNDS or any(r["tokens"] or not r.get("rolled_back") for r in last):
+        return
+    lost = sorted({rank for r in last for rank in r["workers_lost"]})
+    lost = f"workers {lost} lost, see above" if lost else "every worker stopped at the timeout before a step"
+    raise RuntimeError(
+        f"diloco: no worker came back with a step in rounds {last[0]['round']} to {record['round']} ({lost}): "
+        f"either they cannot reach the shepherd's objects (run the shepherd on the Ray head's "
+        f"host) or their rounds outlast round_timeout ({shepherd.dcfg.round_timeout:g} s). Nothing of these rounds "
+        f"was applied; {shepherd.cfg.out} keeps the last checkpoint: go on from it with --resume")

@@ -12,7 +12,7 @@ from .checkpointing import CHECKPOINT, MARKERS, RUN_FILES, Checkpoints
 from .cluster import Mailbox, init_ray, shutdown_ray
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
-from .health import drop_nonfinite
+from .health import check_progress, drop_nonfinite
 from .task import TracedModel
 from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
@@ -658,7 +658,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
                                  "workers_lost": [], "worker_val": {}, "worker_train": {}, "bytes_sent": 0,
                                  "bytes_received": 0, "total_bytes": 0, "seconds": 0.0, "tokens": 0})
         while self.round < self.dcfg.rounds * self.dcfg.fragments:
-            self.run_round()
+            check_progress(self, self.run_round())
         self.wait_saved()
         self.report({"kind": "end"})
         return self.history

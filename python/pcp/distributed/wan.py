@@ -86,6 +86,9 @@ def teardown(tag):
     return names
 
 
+_QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+
+
 class Hosts:
     """n simulated hosts (see the module). links: one Link for all, or one per host (host 0's
     included). tag: the names' middle part (default: a random one)."""
@@ -99,7 +102,7 @@ class Hosts:
         self.links = list(links) if isinstance(links, (list, tuple)) else [links] * n
         if len(self.links) != n:
             raise ValueError(f"wan: {len(self.links)} links for {n} hosts")
-        self.procs = []
+        self.procs, self.removed = [], set()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         # What every process of the hosts gets: PCP's path, a token for the Ray cluster (a Ray head
         # on a non-loopback address asks for one), and multi-node clusters on (a local run in this
@@ -172,13 +175,24 @@ class Hosts:
     def remove_host(self, i):
         """Host i vanishes: its link cut, its processes killed, its namespace deleted."""
         self.cut(i)
+        self._kill(i)
+        self.removed.add(i)
+        _ip("netns", "del", self.ns(i), check=False)
+        shutil.rmtree(f"/etc/netns/{self.ns(i)}", ignore_errors=True)
+
+    def _kill(self, i):
         for pid in [int(p) for p in _ip("netns", "pids", self.ns(i), check=False).split()]:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _ip("netns", "del", self.ns(i), check=False)
-        shutil.rmtree(f"/etc/netns/{self.ns(i)}", ignore_errors=True)
+
+    def stop_ray(self):
+        """Kills every process on every host (Ray's nodes and whatever runs on them): for a
+        cluster started anew around another head, as after the loss of the head's host."""
+        for i in range(self.n):
+            if i not in self.removed:
+                self._kill(i)
 
     def counters(self):
         """[(bytes sent, bytes received)] on each host's link so far (IP packets, headers included)."""
@@ -192,44 +206,56 @@ class Hosts:
         self.procs.append(proc)
         return proc
 
-    def start_ray(self, port=6379, timeout=120, object_store_mb=512):
-        """A Ray head on host 0 (no CPUs: workers go to the other hosts) and a node of one CPU on
-        each other host; returns the head's HOST:PORT once every node has joined."""
+    def start_ray(self, port=6379, timeout=120, object_store_mb=512, node_timeout_s=None, head=0):
+        """A Ray head on host `head` (default 0; no CPUs: workers go to the other hosts) and a
+        node of one CPU on each other host; returns the head's HOST:PORT once every node has
+        joined. node_timeout_s: the seconds of silence after which the head declares a node dead
+        and restarts its actors elsewhere (None: Ray's own health check, which outlasts a cut of
+        half a minute)."""
         ray = shutil.which("ray")
         if ray is None:
             raise RuntimeError("wan: the `ray` command is not installed (pip install 'pcp[distributed]')")
-        head = f"{self.address(0)}:{port}"
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        store = ["--object-store-memory", str(object_store_mb * 2**20)]  # each node's; Ray's default is 30% of RAM
-        self.run(0, [ray, "start", "--head", "--block", "--node-ip-address", self.address(0), "--port", str(port),
-                     "--num-cpus", "0", "--include-dashboard=false", "--disable-usage-stats", *store], **quiet)
-        deadline = time.time() + timeout
-        self._wait_port(0, port, timeout)
+        self.head, self.head_host = f"{self.address(head)}:{port}", head
+        self._store = ["--object-store-memory", str(object_store_mb * 2**20)]  # each node's; Ray's default: 30% of RAM
+        self.run(head, [ray, "start", "--head", "--block", "--node-ip-address", self.address(head), "--port", str(port),
+                     "--num-cpus", "0", "--include-dashboard=false", "--disable-usage-stats", *self._store],
+                 env=None if node_timeout_s is None else {"RAY_health_check_period_ms": "1000",
+                                                         "RAY_health_check_timeout_ms": "1000",
+                                                         "RAY_health_check_failure_threshold": str(int(node_timeout_s))},
+                 **_QUIET)
+        self._wait_port(head, port, timeout)
+        self.join_ray([i for i in range(self.n) if i != head and i not in self.removed], timeout)
+        return self.head
+
+    def join_ray(self, hosts, timeout=120):
+        """Starts a Ray node of one CPU on each of hosts (indices; e.g. one added mid-run) and
+        waits until all have joined the cluster of start_ray."""
         # A driver that reports the live nodes: once it is connected the head takes nodes (one
         # started before that may give up, and is started again).
         code = ("import ray, sys, time; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False)\n"
                 "while True:\n"
                 "    print('alive', len([n for n in ray.nodes() if n['Alive']]), flush=True); time.sleep(0.5)")
-        watch = self.run(0, [sys.executable, "-c", code, head], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        watch = self.run(self.head_host, [sys.executable, "-c", code, self.head], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          text=True)
-        node = [ray, "start", "--block", "--address", head, "--num-cpus", "1", "--disable-usage-stats", *store]
-        alive = 0
+        node = [shutil.which("ray"), "start", "--block", "--address", self.head, "--num-cpus", "1",
+                "--disable-usage-stats", *self._store]
+        deadline, alive, first = time.time() + timeout, None, None
         try:
             # One node at a time: nodes registering together on one machine can time out (a GCS
             # deadline); one whose `ray start` gave up is started again.
-            for i in range(1, self.n):
+            for k, i in enumerate(hosts):
                 proc = None
-                while alive <= i:
+                while alive is None or alive < first + k + 1:
                     if time.time() > deadline or watch.poll() is not None:
-                        raise RuntimeError(f"wan: {alive} of {self.n} Ray nodes joined {head} within {timeout} s")
-                    if alive and (proc is None or proc.poll() is not None):
-                        proc = self.run(i, node + ["--node-ip-address", self.address(i)], **quiet)
+                        raise RuntimeError(f"wan: host {i}'s Ray node did not join {self.head} within {timeout} s")
+                    if alive is not None and (proc is None or proc.poll() is not None):
+                        proc = self.run(i, node + ["--node-ip-address", self.address(i)], **_QUIET)
                     if select.select([watch.stdout], [], [], 1.0)[0]:
                         line = watch.stdout.readline().split()
                         alive = int(line[1]) if line[:1] == ["alive"] else alive
+                        first = alive if first is None else first
         finally:
             watch.kill()
-        return head
 
     def _wait_port(self, i, port, timeout):
         code = ("import socket, sys, time; t = time.time()\n"
