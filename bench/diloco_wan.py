@@ -3,8 +3,9 @@ and W worker hosts, each link at RATE Mbit/s with DELAY ms one way and LOSS % lo
 tiny Shakespeare (shakespeare-char-cpu, CPU workers, one per host) with the given DiLoCo variants
 for the same inner steps per worker. Per run: wall-clock seconds, per round and per 1M tokens,
 the bytes each link carried (IP packets, headers and Ray's own traffic included) against the
-bytes DiLoCo counts, the seconds workers spent waiting on the network (a round's collect past
-its slowest worker's steps), and the val loss reached; a plot of val loss against wall time.
+bytes DiLoCo counts, the seconds a worker spent waiting on the network (the workers' mean: for
+DiLoCo between its rounds and at a streaming merge, for sync every step's time less its own
+compute), and the val loss reached; a plot of val loss against wall time.
 Needs root (network namespaces) and Ray.
 
 The run `sync` is synchronous data-parallel through the same Ray transport (bench/sync_dp.py);
@@ -12,7 +13,8 @@ with it, each run's table row says when its val loss first reached the sync run'
 
 Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--slow MBIT]
                                  [--steps 200] [--runs sync 10 50 stream:40:4:int4:5] [--sync-steps N]
-                                 [--checkpoint-every ROUNDS] [--round-timeout S] [--out DIR]
+                                 [--checkpoint-every ROUNDS] [--state-every ROUNDS]
+                                 [--round-timeout S] [--out DIR]
 """
 import argparse
 import json
@@ -25,20 +27,25 @@ from pcp.distributed import wan
 
 
 def flags(run, steps):
-    """pcp diloco's flags for a run spec: H, or stream:H:FRAGMENTS:COMPRESSION:TAU."""
+    """pcp diloco's flags for a run spec: H, or stream:H:FRAGMENTS:COMPRESSION:TAU, either with
+    @N for an evaluation every N rounds (default every round)."""
+    run, _, every = run.partition("@")
+    more = ["--eval-every", every or "1"]
     if run.startswith("stream:"):
         _, h, fragments, compression, tau = run.split(":")
-        return int(h), ["--inner-steps", h, "--rounds", str(steps // int(h)), "--fragments", fragments,
-                        "--compression", compression, "--overlap", tau]
-    return int(run), ["--inner-steps", run, "--rounds", str(steps // int(run))]
+        return int(h), more + ["--inner-steps", h, "--rounds", str(steps // int(h)), "--fragments", fragments,
+                               "--compression", compression, "--overlap", tau]
+    return int(run), more + ["--inner-steps", run, "--rounds", str(steps // int(run))]
 
 
 def diloco_result(out, run, H, wall, links):
     """The measures of a pcp diloco run from its diloco.json."""
     history = json.load(open(os.path.join(out, "diloco.json")))["history"]
     rounds = [r for r in history if r.get("worker_timings")]
-    waits = [max(r["shepherd_timings"]["collect"] - max(t["steps"] for t in r["worker_timings"].values()), 0.0)
-             for r in rounds]
+    # A worker's wait on the network: between rounds (idle: its result's trip, the shepherd's step
+    # and the next round's call) and, streaming with overlap, at the merge; the workers' mean.
+    waits = [sum((t.get("idle") or 0.0) + t.get("waited", 0.0) for t in r["worker_timings"].values())
+             / len(r["worker_timings"]) for r in rounds]
     tokens = sum(r["tokens"] for r in rounds)
     return {"run": run, "H": H, "wall_s": wall, "round_s": sorted(r["seconds"] for r in rounds)[len(rounds) // 2],
             "s_per_1M_tokens": sum(r["seconds"] for r in rounds) / tokens * 1e6, "waited_s": sum(waits),
@@ -55,7 +62,7 @@ def sync_result(out, wall, links, tokens_per_step):
     seconds = sorted(s["seconds"] for s in steps)
     return {"run": "sync", "H": 1, "wall_s": wall, "round_s": seconds[len(seconds) // 2],
             "s_per_1M_tokens": sum(seconds) / (tokens_per_step * len(steps)) * 1e6,
-            "waited_s": sum(max(s["seconds"] - max(s["compute"]), 0.0) for s in steps),
+            "waited_s": sum(s["seconds"] - sum(s["compute"]) / len(s["compute"]) for s in steps),
             "counted_bytes": run["history"][-1]["bytes_sent"] + run["history"][-1]["bytes_received"],
             "link_bytes": links, "lost": [], "curve": [(h["seconds"], h["val_loss"]) for h in run["history"]]}
 
@@ -71,10 +78,12 @@ def main():
     ap.add_argument("--steps", type=int, default=200, help="inner steps per worker (sync: steps)")
     ap.add_argument("--runs", nargs="+", default=["10", "50", "stream:40:4:int4:5"],
                     help="sync (synchronous data-parallel, bench/sync_dp.py), H, or "
-                         "stream:H:FRAGMENTS:COMPRESSION:TAU (fragments: at most the model's blocks)")
+                         "stream:H:FRAGMENTS:COMPRESSION:TAU (fragments: at most the model's blocks); "
+                         "@N after one evaluates every N rounds")
     ap.add_argument("--sync-steps", type=int, default=0, help="the sync run's steps (default: --steps)")
     ap.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
                     help="pcp diloco's: the rounds workers send their inner states (and streaming's own values)")
+    ap.add_argument("--state-every", type=int, default=0, metavar="ROUNDS", help="pcp diloco's (0: its default)")
     ap.add_argument("--round-timeout", type=float, default=0.0, help="pcp diloco's (0: its default)")
     ap.add_argument("--data", default="", help="the text (default: the shipped tiny Shakespeare)")
     ap.add_argument("--out", default="out-diloco-wan")
@@ -87,7 +96,7 @@ def main():
     data = ["--data", args.data] if args.data else []
     results = []
     for run in args.runs:
-        out = os.path.abspath(os.path.join(args.out, run.replace(":", "-")))
+        out = os.path.abspath(os.path.join(args.out, run.replace(":", "-").replace("@", "-every-")))
         with wan.Hosts(args.hosts + 1, links) as hosts:
             address = hosts.start_ray()
             t = time.perf_counter()
@@ -97,7 +106,8 @@ def main():
             else:
                 H, more = flags(run, args.steps)
                 argv = ["-m", "pcp.cli", "diloco", "--address", address, "--workers", str(args.hosts), *more,
-                        "--eval-iters", "20", "--checkpoint-every", str(args.checkpoint_every), "--out", out,
+                        "--eval-iters", "20", "--checkpoint-every", str(args.checkpoint_every), "--state-every",
+                        str(args.state_every), "--out", out,
                         "--overwrite", "--no-dashboard", *data,
                         *(["--round-timeout", str(args.round_timeout)] if args.round_timeout else [])]
             proc = hosts.run(0, [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -76,6 +76,10 @@ def test_outer_step_is_nesterov_on_the_weighted_average_pseudo_gradient(tiny, we
         n_params = sum(v.size for v in before.values())
         assert rec["bytes_received"] == 2 * 4 * n_params  # two float32 pseudo-gradients
         assert rec["bytes_sent"] >= 2 * 4 * n_params
+        # Each checkpoint round, each worker sends its AdamW moments (twice the model, float32) and
+        # step counts, counted apart from DiLoCo's exchange.
+        assert 2 * 2 * 4 * n_params <= rec["state_bytes"] <= 2 * 2 * 4 * n_params + 2 * 8 * len(before)
+        assert sorted(rec["arrivals"]) == [0, 1] and all(0 < t <= rec["seconds"] for t in rec["arrivals"].values())
     finally:
         sh.shutdown()
 
@@ -718,3 +722,41 @@ def test_a_diloco_run_whose_workers_never_come_back_with_a_step_stops(tmp_path, 
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no worker came back with a step in rounds 1 to 3" in run.stderr and "Traceback" not in run.stderr
     assert "round 4/6" not in run.stdout and (tmp_path / "run" / "diloco.safetensors").exists()
+
+
+def test_workers_send_their_states_every_state_every_rounds_and_checkpoints_keep_the_last(tiny, tmp_path):
+    """state_every 3 of 4 rounds: the workers' inner states travel on round 3 and the last only;
+    every round still checkpoints, holding the states last sent."""
+    from pcp.serialization import read_metadata
+    from pcp.train.checkpoint import parse_metadata
+    cfg = tiny()
+    sh = Shepherd(cfg, DiLoCoConfig(workers=2, inner_steps=2, rounds=4, round_timeout=120, state_every=3))
+    try:
+        sent = []
+        for _ in range(4):
+            sh.run_round()
+            sent.append(sh.history[-1]["state_bytes"])
+            sh.wait_saved()
+            path = os.path.join(cfg.out, "diloco.safetensors")
+            assert parse_metadata(path, read_metadata(path))["step"] == sh.round  # every round checkpoints
+    finally:
+        sh.shutdown()
+    assert sent[0] == sent[1] == 0 and sent[2] > 0 and sent[3] == sent[2], sent
+
+
+def test_a_slow_worker_is_named_and_stops_in_time_for_its_result_to_arrive():
+    """report_slow names a worker whose result came 2 s and half the others' median after them
+    (once in 10 rounds); step_budget takes its last trip off the round timeout, down to a quarter."""
+    import types
+    from pcp.distributed.health import report_slow, step_budget
+    events = []
+    sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(round_timeout=20.0),
+                               workers={0: {}, 1: {"transfer": 6.0}, 2: {"transfer": 30.0}})
+    assert [step_budget(sh, r) for r in range(3)] == [20.0, 14.0, 5.0]
+    report_slow(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 6.4}})  # 1.9 s late: not named
+    assert events == []
+    report_slow(sh, {"round": 2, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}})
+    assert len(events) == 1 and events[0]["text"].startswith("worker 2's result came 4.5 s after the others'")
+    report_slow(sh, {"round": 3, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}})  # not again until round 12
+    report_slow(sh, {"round": 12, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}})
+    assert len(events) == 2

@@ -190,7 +190,8 @@ def cmd_diloco(args):
                         worker_devices=[v.strip() for v in args.worker_devices.split(",") if v.strip()],
                         worker_dtypes=[v.strip() for v in args.worker_dtypes.split(",") if v.strip()],
                         gpus_per_worker=args.gpus_per_worker, address=args.address or "",
-                        eval_every=args.eval_every, checkpoint_every=args.checkpoint_every).validate()
+                        eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
+                        state_every=args.state_every).validate()
     with reporter(args.dashboard) as report:
         # A local Ray cluster is stopped on every way out: errors, Ctrl-C and SIGTERM here (Shepherd
         # stops it when its own start fails), and a reaper process if this one is killed outright.
@@ -317,6 +318,9 @@ def main(argv=None):
                    help="rounds between evaluations (the first and last are always evaluated)")
     d.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
                    help="rounds between checkpoints (the last always checkpoints)")
+    d.add_argument("--state-every", type=int, default=0, metavar="ROUNDS",
+                   help="rounds between the workers sending their inner states for the checkpoint (0: every "
+                        "checkpoint; more spares slow links, a resume then goes on from older states)")
     d.add_argument("--address", default=None, help="HOST:PORT of a running Ray cluster (default: start one here)")
     d.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
                    help="continue the run in --out (the latest under runs/ without --out) from its last checkpoint, "

@@ -59,7 +59,7 @@ class LogLines:
         lost = f" lost {e['workers_lost']}" if e["workers_lost"] else ""
         val = "—" if e["val_loss"] is None else f"{e['val_loss']:.4f}"
         return (f"round {e['round']}/{self.rounds}: val {val} | workers in {e['workers_in']}{lost} | sent "
-                f"{megabytes(e['bytes_sent'])}, received {megabytes(e['bytes_received'])} (total "
+                f"{megabytes(e['bytes_sent'])}, received {megabytes(e['bytes_received'])}{states(e)} (total "
                 f"{megabytes(e['total_bytes'])}, peak round {megabytes(e.get('peak_round_bytes', 0))}) | "
                 f"{e['tokens'] / max(e['seconds'], 1e-9):,.0f} tok/s | "
                 f"{e['seconds']:.1f} s{round_split(e)}")
@@ -77,6 +77,12 @@ class LogLines:
 
     def _worker_joined(self, e):
         return f"worker {e['rank']} joined (from round {e['round']})"
+
+
+def states(e):
+    """', and workers' states 25.6 MB' on rounds the workers sent their inner states (for the
+    checkpoint: not in DiLoCo's count of exchanged bytes)."""
+    return f" and workers' states {megabytes(e['state_bytes'])}" if e.get("state_bytes") else ""
 
 
 def round_split(e):

@@ -4,7 +4,7 @@ import sys
 import time
 from collections import deque
 
-from .lines import LogLines, duration, megabytes
+from .lines import LogLines, duration, megabytes, states
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -164,7 +164,8 @@ class Dashboard:
         self._row(grid, "inner lr", _num(max(lrs) if lrs else None, ".2e"))
         if rec:
             self._row(grid, "communicated", f"total {megabytes(rec['total_bytes'])}",
-                      f"last round: sent {megabytes(rec['bytes_sent'])}, received {megabytes(rec['bytes_received'])}; "
+                      f"last round: sent {megabytes(rec['bytes_sent'])}, received {megabytes(rec['bytes_received'])}"
+                      f"{states(rec)}; "
                       f"peak round {megabytes(rec.get('peak_round_bytes', 0))}")
         table = Table(expand=False, header_style="bold", pad_edge=False, box=None, padding=(0, 1))
         loads = [w["plan_load_seconds"] for w in self.workers.values() if w.get("plan_bytes")]

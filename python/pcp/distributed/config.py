@@ -27,8 +27,9 @@ class DiLoCoConfig(DictConfig):
         split: 'iid' (every worker samples the whole train split) or 'contiguous' (a slice
             each).
         round_timeout: seconds a round lasts: a worker still stepping then stops and sends the
-            progress it has (counted by its tokens); one silent for longer (by a grace of 10 s
-            and a tenth) is left out of the round.
+            progress it has (counted by its tokens), stopping earlier by the time its last
+            result took to reach the shepherd (a slow link), down to a quarter of the timeout;
+            one silent for longer (by a grace of 10 s and a tenth) is left out of the round.
         fragments: F, Streaming DiLoCo's fragments: the parameters split into F groups (strided
             by layer) that synchronise in turn, one every H / F inner steps, so that each
             exchange carries about 1 / F of the model (default 1: all at once, every H steps).
@@ -71,6 +72,13 @@ class DiLoCoConfig(DictConfig):
         checkpoint_every: rounds between checkpoints (default 1; the last round always
             checkpoints). The workers send their AdamW states, which a checkpoint holds, only
             on those rounds, so a restarted or rolled-back worker goes on from the last ones sent.
+        state_every: rounds between the workers sending their AdamW states (and a streaming
+            worker its own values) for the checkpoint, which are twice to four times the model
+            each: 0 (default) on every checkpoint round; N > 0 on every Nth round (and the
+            last), the checkpoints between holding the last ones sent. Across slow links these
+            transfers, not the pseudo-gradients, can set a round's pace (the round line shows
+            their bytes); a resumed run then goes on from older inner states, so it is no
+            longer bit for bit the uninterrupted one.
 
     Raises:
         TypeError: an unknown field.
@@ -104,6 +112,7 @@ class DiLoCoConfig(DictConfig):
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
     eval_every: int = 1         # rounds between evaluations (first and last always)
     checkpoint_every: int = 1   # rounds between checkpoints (last always)
+    state_every: int = 0        # rounds between workers sending their inner states; 0: every checkpoint
 
     def device_of(self, rank):
         """'cpu' or 'gpu': where worker `rank` runs (worker_devices, else worker_device). It
@@ -152,7 +161,7 @@ class DiLoCoConfig(DictConfig):
         Raises:
             ValueError: a count below its minimum, an outer_lr that is not positive, a momentum
                 outside [0, 1), fragments that do not divide inner_steps, an overlap past H /
-                fragments, an eval_every or checkpoint_every below 1, an unknown
+                fragments, an eval_every or checkpoint_every below 1 (state_every below 0), an unknown
                 compression, split, weighting, worker device or dtype, a batch size below 1, a gpus_per_worker
                 that is neither a fraction nor whole, or an address not HOST:PORT.
 
@@ -176,9 +185,9 @@ class DiLoCoConfig(DictConfig):
             raise ValueError(f"diloco: split must be one of {', '.join(SPLITS)}, got {self.split!r}")
         if self.round_timeout <= 0 or self.threads_per_worker < 1:
             raise ValueError("diloco: round_timeout must be > 0 and threads_per_worker >= 1")
-        if self.eval_every < 1 or self.checkpoint_every < 1:
-            raise ValueError(f"diloco: eval_every and checkpoint_every must be at least 1 round, got {self.eval_every}, "
-                             f"{self.checkpoint_every}")
+        if self.eval_every < 1 or self.checkpoint_every < 1 or self.state_every < 0:
+            raise ValueError(f"diloco: eval_every and checkpoint_every must be at least 1 round and state_every at "
+                             f"least 0, got {self.eval_every}, {self.checkpoint_every}, {self.state_every}")
         if self.fragments < 1 or self.inner_steps % self.fragments:
             raise ValueError(f"diloco: fragments must be >= 1 and divide inner_steps (H = {self.inner_steps}), got "
                              f"{self.fragments}")

@@ -63,3 +63,19 @@ def gpu_index(ray_id, pcp_uuids, cuda_uuids=None):
     if len(matches) == 1:
         return matches[0], "uuid"
     return (int(rid) % len(pcp_uuids) if rid.isdigit() else 0), "index"
+
+
+def check_own_gpus(shepherd, results):
+    """Workers given a whole GPU each (Ray's num_gpus >= 1) must be on different GPUs, told
+    apart by UUID: a message says which share one (once for each such finding)."""
+    if shepherd.gpus_per_worker < 1:
+        return
+    by_gpu = {}
+    for r in results:
+        if r["device_uuid"]:
+            by_gpu.setdefault(r["device_uuid"], []).append(r["rank"])
+    for uuid, ranks in by_gpu.items():
+        if len(ranks) > 1 and (uuid, tuple(ranks)) not in shepherd._shared_reported:
+            shepherd._shared_reported.add((uuid, tuple(ranks)))
+            shepherd.report({"kind": "message", "text": f"workers {ranks} share GPU {uuid} though each was given "
+                                                        f"a whole GPU (found by {sorted({r['device_by'] for r in results})}): check the GPU mapping"})

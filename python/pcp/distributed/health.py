@@ -52,3 +52,26 @@ def check_progress(shepherd, record):
         f"either they cannot reach the shepherd's objects (run the shepherd on the Ray head's "
         f"host) or their rounds outlast round_timeout ({shepherd.dcfg.round_timeout:g} s). Nothing of these rounds "
         f"was applied; {shepherd.cfg.out} keeps the last checkpoint: go on from it with --resume")
+
+
+def step_budget(shepherd, rank):
+    """The seconds worker `rank` may step in its next round: round_timeout less the trip its last
+    result took to the shepherd (at least a quarter of it), so that a worker behind a slow link
+    stops in time for what it sends to arrive by the timeout; by its tokens, it counts for less."""
+    timeout = shepherd.dcfg.round_timeout
+    return max(timeout - shepherd.workers[rank].get("transfer", 0.0), timeout / 4)
+
+
+def report_slow(shepherd, record):
+    """A message for a worker whose result came well after the others' (by more than 2 s and half
+    their median): a slow or lossy link. Once per worker in 10 rounds."""
+    arrivals, reported = record["arrivals"], shepherd.__dict__.setdefault("_slow_reported", {})
+    for rank, seconds in arrivals.items() if len(arrivals) > 1 else ():
+        others = sorted(v for r, v in arrivals.items() if r != rank)
+        late = seconds - others[len(others) // 2]
+        if late > max(2.0, others[len(others) // 2] / 2) and record["round"] - reported.get(rank, -10) >= 10:
+            reported[rank] = record["round"]
+            shepherd.report({"kind": "message", "text": (
+                f"worker {rank}'s result came {late:.1f} s after the others' in round {record['round']} (its trip "
+                f"back took {shepherd.workers[rank].get('transfer', 0.0):.1f} s): a slow link? --round-timeout "
+                f"bounds the wait (it then steps less, to arrive in time, and counts by its tokens)")})

@@ -12,7 +12,8 @@ from .checkpointing import CHECKPOINT, MARKERS, RUN_FILES, Checkpoints
 from .cluster import Mailbox, init_ray, shutdown_ray
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
-from .health import check_progress, drop_nonfinite
+from .gpus import check_own_gpus
+from .health import check_progress, drop_nonfinite, report_slow, step_budget
 from .task import TracedModel
 from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
@@ -247,7 +248,9 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             synchronised), round_bytes (sent and received in the round: what was in flight at
             once), peak_round_bytes (the most of any round so far), workers_in, workers_lost,
             worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
-            worker_tokens (by rank), rolled_back (why the round was undone, or None),
+            worker_tokens (by rank), state_bytes (of the inner states workers sent for the
+            checkpoint: DiLoCoConfig.state_every), arrivals (by rank: seconds from the round's
+            start to its result), rolled_back (why the round was undone, or None),
             worker_timings (by rank: the timings of Worker.run_round's result, its device and dtype) and
             shepherd_timings (seconds collecting the results; stepping and posting the step,
             and of that averaging the pseudo-gradients, applying the step and reading the
@@ -284,7 +287,12 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         for w in self.workers.values():
             w["live_step"] = 0
 
+        arrivals = {}
+
         def finished(rank, result):
+            if result is not None:  # its result's trip here, for its next round's step budget (_launch)
+                arrivals[rank] = time.perf_counter() - t0
+                self.workers[rank]["transfer"] = max(time.time() - result["timings"]["ended"], 0.0)
             if result is not None and "stream_state" in result:
                 state = result.pop("stream_state")
                 self.stream_states[rank] = (rnd, state, ray.put(state))
@@ -305,7 +313,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             w.update(steps_done=w["steps_done"] + r["steps"], last_loss=r["last_loss"], lr=r["lr"], round=rnd,
                      device=r["device"], device_uuid=r["device_uuid"], plan_bytes=r.get("plan_bytes"),
                      plan_load_seconds=r.get("plan_load_seconds"))
-        self._check_own_gpus(results)
+        check_own_gpus(self, results)
         self._timings = {}  # _outer_step's marks: the pseudo-gradients averaged, the step applied and read
         failure, now = self._outer_step(results)
         if failure:  # the global model, its momentum and the workers' states as before the round
@@ -339,6 +347,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
                "bytes_sent": sent, "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
+               "state_bytes": sum(r.get("state_bytes", 0) for r in results), "arrivals": arrivals,
                "rolled_back": failure or None, "worker_timings": {r["rank"]: dict(r["timings"], device=r["device"], dtype=r.get("dtype")) for r in results},
                "shepherd_timings": {"collect": t_collected - t0, "step": t_posted - t_collected,
                                     **{k: b - a for k, a, b in zip(("average", "apply", "post"), marks, marks[1:])},
@@ -348,6 +357,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             t_saved = time.perf_counter()
             self.save(wait=False)  # written while the next round runs
             rec["shepherd_timings"]["save"] = time.perf_counter() - t_saved
+        report_slow(self, rec)
         self.report({"kind": "round", **rec})
         return rec
 
@@ -395,8 +405,9 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         actor = self.workers[rank]["actor"]
         ref = actor.run_round.remote(
             rnd, step if self.streaming else full_ref, H, rnd * H, [self.tokens_ref],
-            [self.inner_refs[rank]] if rank in self.inner_refs else None, self.dcfg.round_timeout, reset, stream,
-            self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.checkpoint_every), self.pipelined)
+            [self.inner_refs[rank]] if rank in self.inner_refs else None, step_budget(self, rank), reset, stream,
+            self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.state_every or self.dcfg.checkpoint_every),
+            self.pipelined)
         if not self.pipelined:
             return ref
         with self._launches:
@@ -463,21 +474,6 @@ class Shepherd(Checkpoints, Progress, TracedModel):
     def _due(self, rnd, every):
         """Whether round rnd (from 0) is one of every `every`, or the run's last."""
         return (rnd + 1) % every == 0 or rnd + 1 >= self.dcfg.rounds * self.dcfg.fragments
-
-    def _check_own_gpus(self, results):
-        """Workers given a whole GPU each (Ray's num_gpus >= 1) must be on different GPUs, told
-        apart by UUID: a message says which share one (once for each such finding)."""
-        if self.gpus_per_worker < 1:
-            return
-        by_gpu = {}
-        for r in results:
-            if r["device_uuid"]:
-                by_gpu.setdefault(r["device_uuid"], []).append(r["rank"])
-        for uuid, ranks in by_gpu.items():
-            if len(ranks) > 1 and (uuid, tuple(ranks)) not in self._shared_reported:
-                self._shared_reported.add((uuid, tuple(ranks)))
-                self.report({"kind": "message", "text": f"workers {ranks} share GPU {uuid} though each was given a "
-                             f"whole GPU (found by {sorted({r['device_by'] for r in results})}): check the GPU mapping"})
 
     def _collect(self, rnd, pending, H, t0, finished):
         """The round's results as they come ({ref: rank} pending), each handed to finished(rank,

@@ -175,6 +175,15 @@ def flat_upload(arrays, device, scale=1.0):
     return views
 
 
+def array_bytes(value):
+    """The bytes of the NumPy arrays in value (nested dicts, lists and tuples)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, dict):
+        value = list(value.values())
+    return sum(array_bytes(v) for v in value) if isinstance(value, (list, tuple)) else 0
+
+
 def export_state(optimizer, later=False):
     """An optimizer's state_dict with NumPy arrays for tensors: what travels through Ray (its
     tensors are copied now; with later, a function returning it once downloaded)."""
@@ -384,7 +393,8 @@ class Worker:
             ended, the round's start and the time its result was ready, as time.time()), tokens
             (processed), inner_state, device (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and
             device_uuid, fetched_bytes (of a whole model it fetched, streaming), plan_bytes and
-            plan_load_seconds (of the plan it trains from; None for the built-in GPT), and when
+            plan_load_seconds (of the plan it trains from; None for the built-in GPT),
+            state_bytes (of inner_state and stream_state, 0 on rounds without them), and when
             streaming stream_state (its own parameters and the global values it knows: local,
             reference).
 
@@ -567,11 +577,12 @@ class Worker:
             read, local, opt_state = unpack()
             train, val = read[:steps], read[steps:]
             encoded = encode({k: reference[k] - local[k] for k in send}, compression)  # global - local
-            kept = {}
+            kept = {"state_bytes": 0}
             if keep_state:
                 kept["inner_state"] = opt_state
                 if stream:
                     kept["stream_state"] = {"local": local, "reference": reference}
+                kept["state_bytes"] = array_bytes([opt_state, kept.get("stream_state")])
             return {**record, "pseudo_grad": encoded, "start_digest": state_digest(start_reference),
                     "bytes": nbytes(encoded), "train_loss": float(np.mean(train)) if steps else float("nan"),
                     "last_loss": float(train[-1]) if steps else float("nan"),
