@@ -9,7 +9,8 @@ compute), and the val loss reached; a plot of val loss against wall time.
 Needs root (network namespaces) and Ray.
 
 The run `sync` is synchronous data-parallel through the same Ray transport (bench/sync_dp.py);
-with it, each run's table row says when its val loss first reached the sync run's best.
+with it, each run's table row says when its val loss first reached the sync run's best, on each
+run's clock from the moment all its workers were ready to step (their start-up left out).
 
 Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--slow MBIT]
                                  [--steps 200] [--runs sync 10 50 stream:40:4:int4:5] [--sync-steps N]
@@ -47,11 +48,15 @@ def diloco_result(out, run, H, wall, links):
     waits = [sum((t.get("idle") or 0.0) + t.get("waited", 0.0) for t in r["worker_timings"].values())
              / len(r["worker_timings"]) for r in rounds]
     tokens = sum(r["tokens"] for r in rounds)
+    # The clock starts once every worker is ready to step (its actor started, the plan, data and
+    # model fetched), as sync_dp.py's starts after its workers' first step.
+    first = rounds[0]["worker_timings"].values()
+    ready = max(t["began"] + t["start"] for t in first) - rounds[0]["began"]
     return {"run": run, "H": H, "wall_s": wall, "round_s": sorted(r["seconds"] for r in rounds)[len(rounds) // 2],
             "s_per_1M_tokens": sum(r["seconds"] for r in rounds) / tokens * 1e6, "waited_s": sum(waits),
             "counted_bytes": history[-1]["total_bytes"], "link_bytes": links,
             "lost": sorted({k for r in rounds for k in r["workers_lost"]}),
-            "curve": [(sum(r["seconds"] for r in history[1:i + 1]), r["val_loss"])
+            "curve": [(sum(r["seconds"] for r in history[1:i + 1]) - (ready if i else 0.0), r["val_loss"])
                       for i, r in enumerate(history) if r["val_loss"] is not None]}
 
 
@@ -115,6 +120,8 @@ def main():
             wall = time.perf_counter() - t
             if proc.returncode:
                 sys.exit(f"diloco_wan: run {run} failed:\n{stdout[-2000:]}\n{stderr[-3000:]}")
+            with open(os.path.join(out, "stdout.txt"), "w") as f:  # its log lines: rounds, messages
+                f.write(stdout)
             link_bytes = [s + r for s, r in hosts.counters()]
         if run == "sync":
             from pcp.train import preset

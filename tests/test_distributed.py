@@ -753,10 +753,13 @@ def test_a_slow_worker_is_named_and_stops_in_time_for_its_result_to_arrive():
     sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(round_timeout=20.0),
                                workers={0: {}, 1: {"transfer": 6.0}, 2: {"transfer": 30.0}})
     assert [step_budget(sh, r) for r in range(3)] == [20.0, 14.0, 5.0]
-    report_slow(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 6.4}})  # 1.9 s late: not named
+    timings = {r: {"idle": 0.1} for r in range(3)}
+    report_slow(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 6.4}, "worker_timings": timings})  # 1.9 s late
+    report_slow(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0},  # its first round: late by its start
+                     "worker_timings": {**timings, 2: {"idle": None}}})
     assert events == []
-    report_slow(sh, {"round": 2, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}})
+    report_slow(sh, {"round": 2, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
     assert len(events) == 1 and events[0]["text"].startswith("worker 2's result came 4.5 s after the others'")
-    report_slow(sh, {"round": 3, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}})  # not again until round 12
-    report_slow(sh, {"round": 12, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}})
+    for rnd in (3, 12):  # not again until round 12
+        report_slow(sh, {"round": rnd, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
     assert len(events) == 2

@@ -1,7 +1,8 @@
 """DiLoCo across simulated hosts (pcp.distributed.wan): network namespaces joined by shaped links,
 a Ray node each. The links carry what they are set to (rate, delay, loss: measured here against
-the settings), a CI-sized DiLoCo run trains across them, and nothing is left behind, even when
-the process that made the hosts is killed. `pytest -k wan` runs these."""
+the settings), a CI-sized DiLoCo run trains across them, nothing is left behind, even when the
+process that made the hosts is killed, and a run survives a cut link, a lost worker host and a
+lost shepherd host, ending near the run without the fault. `pytest -k wan` runs these."""
 import json
 import os
 import re

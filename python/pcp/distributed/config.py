@@ -28,7 +28,7 @@ class DiLoCoConfig(DictConfig):
             each).
         round_timeout: seconds a round lasts: a worker still stepping then stops and sends the
             progress it has (counted by its tokens), stopping earlier by the time its last
-            result took to reach the shepherd (a slow link), down to a quarter of the timeout;
+            round's call and result took on the way (a slow link), down to a quarter of it;
             one silent for longer (by a grace of 10 s and a tenth) is left out of the round.
         fragments: F, Streaming DiLoCo's fragments: the parameters split into F groups (strided
             by layer) that synchronise in turn, one every H / F inner steps, so that each

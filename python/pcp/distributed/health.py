@@ -1,4 +1,7 @@
-"""A DiLoCo worker whose inner loss went NaN or infinite: its round is left out, not averaged."""
+"""A DiLoCo run's health: workers whose inner loss went NaN or infinite (left out, not averaged),
+rounds that no worker came back from, and workers behind slow links."""
+import time
+
 import numpy as np
 
 
@@ -36,6 +39,7 @@ def drop_nonfinite(shepherd, rnd, results):
 
 
 STALLED_ROUNDS = 3  # rounds in a row that no worker came back from, before a run stops
+LONG_GRACE = 120.0  # seconds more a round waits for a worker's start, or for states sent now and then
 
 
 def check_progress(shepherd, record):
@@ -54,10 +58,19 @@ def check_progress(shepherd, record):
         f"was applied; {shepherd.cfg.out} keeps the last checkpoint: go on from it with --resume")
 
 
+def trips(worker, result):
+    """Seconds a worker's round spent on the way: the call there, with the model (not at an
+    actor's first round, idle None: that is its start) and the result back."""
+    t = result["timings"]
+    there = 0.0 if t["idle"] is None else t["began"] - worker.get("launched", t["began"])
+    return max(there, 0.0) + max(time.time() - t["ended"], 0.0)
+
+
 def step_budget(shepherd, rank):
-    """The seconds worker `rank` may step in its next round: round_timeout less the trip its last
-    result took to the shepherd (at least a quarter of it), so that a worker behind a slow link
-    stops in time for what it sends to arrive by the timeout; by its tokens, it counts for less."""
+    """The seconds worker `rank` may step in its next round: round_timeout less its last round's
+    trips (the call and model there, the result back; at least a quarter of it), so that a worker
+    behind a slow link stops in time for what it sends to arrive by the timeout; by its tokens, it
+    counts for less."""
     timeout = shepherd.dcfg.round_timeout
     return max(timeout - shepherd.workers[rank].get("transfer", 0.0), timeout / 4)
 
@@ -67,11 +80,13 @@ def report_slow(shepherd, record):
     their median): a slow or lossy link. Once per worker in 10 rounds."""
     arrivals, reported = record["arrivals"], shepherd.__dict__.setdefault("_slow_reported", {})
     for rank, seconds in arrivals.items() if len(arrivals) > 1 else ():
+        if record["worker_timings"][rank]["idle"] is None:  # its first round: late by its start
+            continue
         others = sorted(v for r, v in arrivals.items() if r != rank)
         late = seconds - others[len(others) // 2]
         if late > max(2.0, others[len(others) // 2] / 2) and record["round"] - reported.get(rank, -10) >= 10:
             reported[rank] = record["round"]
             shepherd.report({"kind": "message", "text": (
-                f"worker {rank}'s result came {late:.1f} s after the others' in round {record['round']} (its trip "
-                f"back took {shepherd.workers[rank].get('transfer', 0.0):.1f} s): a slow link? --round-timeout "
+                f"worker {rank}'s result came {late:.1f} s after the others' in round {record['round']} (its trips "
+                f"took {shepherd.workers[rank].get('transfer', 0.0):.1f} s): a slow link? --round-timeout "
                 f"bounds the wait (it then steps less, to arrive in time, and counts by its tokens)")})

@@ -13,7 +13,7 @@ from .cluster import Mailbox, init_ray, shutdown_ray
 from .compression import decode, encode, nbytes
 from .fragments import split_fragments
 from .gpus import check_own_gpus
-from .health import check_progress, drop_nonfinite, report_slow, step_budget
+from .health import LONG_GRACE, check_progress, drop_nonfinite, report_slow, step_budget, trips
 from .task import TracedModel
 from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
@@ -249,8 +249,9 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             once), peak_round_bytes (the most of any round so far), workers_in, workers_lost,
             worker_val, worker_train, bytes_sent, bytes_received, total_bytes, seconds, tokens,
             worker_tokens (by rank), state_bytes (of the inner states workers sent for the
-            checkpoint: DiLoCoConfig.state_every), arrivals (by rank: seconds from the round's
-            start to its result), rolled_back (why the round was undone, or None),
+            checkpoint: DiLoCoConfig.state_every), began (the round's start, as time.time()),
+            arrivals (by rank: seconds from then to its result), rolled_back (why the round was
+            undone, or None),
             worker_timings (by rank: the timings of Worker.run_round's result, its device and dtype) and
             shepherd_timings (seconds collecting the results; stepping and posting the step,
             and of that averaging the pseudo-gradients, applying the step and reading the
@@ -267,7 +268,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         """
         import ray
 
-        t0 = time.perf_counter()
+        t0, began = time.perf_counter(), time.time()
         rnd, H = self.round, self.dcfg.inner_steps // self.dcfg.fragments  # H / F steps between syncs
         fragment = self.fragments[rnd % self.dcfg.fragments]
         # The global model as this round finds it (as read after the last round's step, or from
@@ -290,9 +291,8 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         arrivals = {}
 
         def finished(rank, result):
-            if result is not None:  # its result's trip here, for its next round's step budget (_launch)
-                arrivals[rank] = time.perf_counter() - t0
-                self.workers[rank]["transfer"] = max(time.time() - result["timings"]["ended"], 0.0)
+            if result is not None:  # when it came, and its trips: its next round's step budget (_launch)
+                arrivals[rank], self.workers[rank]["transfer"] = time.perf_counter() - t0, trips(self.workers[rank], result)
             if result is not None and "stream_state" in result:
                 state = result.pop("stream_state")
                 self.stream_states[rank] = (rnd, state, ray.put(state))
@@ -347,7 +347,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
                "bytes_sent": sent, "bytes_received": received,
                "total_bytes": self.bytes_sent + self.bytes_received, "seconds": time.perf_counter() - t0,
                "tokens": sum(r["tokens"] for r in results), "worker_tokens": {r["rank"]: r["tokens"] for r in results},
-               "state_bytes": sum(r.get("state_bytes", 0) for r in results), "arrivals": arrivals,
+               "state_bytes": sum(r.get("state_bytes", 0) for r in results), "arrivals": arrivals, "began": began,
                "rolled_back": failure or None, "worker_timings": {r["rank"]: dict(r["timings"], device=r["device"], dtype=r.get("dtype")) for r in results},
                "shepherd_timings": {"collect": t_collected - t0, "step": t_posted - t_collected,
                                     **{k: b - a for k, a, b in zip(("average", "apply", "post"), marks, marks[1:])},
@@ -402,7 +402,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             if self.stream_states.get(rank, (None,))[0] == rnd - 1:
                 stream["own"] = [self.stream_states[rank][2]]
         H = self.dcfg.inner_steps // self.dcfg.fragments
-        actor = self.workers[rank]["actor"]
+        actor, self.workers[rank]["launched"] = self.workers[rank]["actor"], time.time()
         ref = actor.run_round.remote(
             rnd, step if self.streaming else full_ref, H, rnd * H, [self.tokens_ref],
             [self.inner_refs[rank]] if rank in self.inner_refs else None, step_budget(self, rank), reset, stream,
@@ -478,11 +478,14 @@ class Shepherd(Checkpoints, Progress, TracedModel):
     def _collect(self, rnd, pending, H, t0, finished):
         """The round's results as they come ({ref: rank} pending), each handed to finished(rank,
         result) (None for a worker lost); workers stop at round_timeout and send what they have,
-        and one silent past the grace (its last step, the trip back) is left out."""
+        and one silent past the grace (its last step, the trip back; LONG_GRACE more before its
+        first result, for its start, and on rounds that carry states when not every round does)
+        is left out."""
         import ray
         from ray.exceptions import RayError
-        results, lost = [], []
-        deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10
+        results, lost, every = [], [], self.dcfg.state_every or self.dcfg.checkpoint_every
+        long = any("transfer" not in self.workers[rank] for rank in pending.values()) or every > 1 and self._due(rnd, every)
+        deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10 + LONG_GRACE * long
         while pending and time.monotonic() < deadline:
             done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in done:
