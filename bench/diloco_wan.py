@@ -15,7 +15,7 @@ run's clock from the moment all its workers were ready to step (their start-up l
 Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--slow MBIT]
                                  [--steps 200] [--runs sync 10 50 stream:40:4:int4:5] [--sync-steps N]
                                  [--checkpoint-every ROUNDS] [--state-every ROUNDS]
-                                 [--round-timeout S] [--out DIR]
+                                 [--round-timeout S] [--compression KIND] [--out DIR]
 """
 import argparse
 import json
@@ -27,7 +27,7 @@ import time
 from pcp.distributed import wan
 
 
-def flags(run, steps):
+def flags(run, steps, compression="none"):
     """pcp diloco's flags for a run spec: H, or stream:H:FRAGMENTS:COMPRESSION:TAU, either with
     @N for an evaluation every N rounds (default every round)."""
     run, _, every = run.partition("@")
@@ -36,7 +36,7 @@ def flags(run, steps):
         _, h, fragments, compression, tau = run.split(":")
         return int(h), more + ["--inner-steps", h, "--rounds", str(steps // int(h)), "--fragments", fragments,
                                "--compression", compression, "--overlap", tau]
-    return int(run), more + ["--inner-steps", run, "--rounds", str(steps // int(run))]
+    return int(run), more + ["--inner-steps", run, "--rounds", str(steps // int(run)), "--compression", compression]
 
 
 def diloco_result(out, run, H, wall, links):
@@ -90,6 +90,7 @@ def main():
                     help="pcp diloco's: the rounds workers send their inner states (and streaming's own values)")
     ap.add_argument("--state-every", type=int, default=0, metavar="ROUNDS", help="pcp diloco's (0: its default)")
     ap.add_argument("--round-timeout", type=float, default=0.0, help="pcp diloco's (0: its default)")
+    ap.add_argument("--compression", default="none", help="pcp diloco's, for runs given as H (stream:... name theirs)")
     ap.add_argument("--data", default="", help="the text (default: the shipped tiny Shakespeare)")
     ap.add_argument("--out", default="out-diloco-wan")
     args = ap.parse_args()
@@ -109,7 +110,7 @@ def main():
                 argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "sync_dp.py"), "--address", address,
                         "--workers", str(args.hosts), "--steps", str(args.sync_steps or args.steps), "--out", out, *data]
             else:
-                H, more = flags(run, args.steps)
+                H, more = flags(run, args.steps, args.compression)
                 argv = ["-m", "pcp.cli", "diloco", "--address", address, "--workers", str(args.hosts), *more,
                         "--eval-iters", "20", "--checkpoint-every", str(args.checkpoint_every), "--state-every",
                         str(args.state_every), "--out", out,

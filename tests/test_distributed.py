@@ -745,21 +745,46 @@ def test_workers_send_their_states_every_state_every_rounds_and_checkpoints_keep
 
 
 def test_a_slow_worker_is_named_and_stops_in_time_for_its_result_to_arrive():
-    """report_slow names a worker whose result came 2 s and half the others' median after them
-    (once in 10 rounds); step_budget takes its last trip off the round timeout, down to a quarter."""
+    """adapt_to_links names a worker whose result came 2 s and half the others' median after them
+    (once in 10 rounds); step_budget takes its last trips off the round timeout, down to a quarter."""
     import types
-    from pcp.distributed.health import report_slow, step_budget
+    from pcp.distributed.health import adapt_to_links, step_budget
     events = []
     sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(round_timeout=20.0),
                                workers={0: {}, 1: {"transfer": 6.0}, 2: {"transfer": 30.0}})
     assert [step_budget(sh, r) for r in range(3)] == [20.0, 14.0, 5.0]
     timings = {r: {"idle": 0.1} for r in range(3)}
-    report_slow(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 6.4}, "worker_timings": timings})  # 1.9 s late
-    report_slow(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0},  # its first round: late by its start
+    adapt_to_links(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 6.4}, "worker_timings": timings})  # 1.9 s late
+    adapt_to_links(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0},  # its first round: late by its start
                      "worker_timings": {**timings, 2: {"idle": None}}})
     assert events == []
-    report_slow(sh, {"round": 2, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
+    adapt_to_links(sh, {"round": 2, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
     assert len(events) == 1 and events[0]["text"].startswith("worker 2's result came 4.5 s after the others'")
     for rnd in (3, 12):  # not again until round 12
-        report_slow(sh, {"round": rnd, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
+        adapt_to_links(sh, {"round": rnd, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
     assert len(events) == 2
+
+
+def test_compression_auto_compresses_a_slow_workers_pseudo_gradients_alone():
+    """'auto': float32 for all, then int8 and int4 for the worker whose trips took more than twice
+    the others' median and a second; the others, and the shepherd's outer steps, stay float32."""
+    import types
+    from pcp.distributed.compression import base_compression
+    from pcp.distributed.health import adapt_to_links, worker_compression
+    events = []
+    sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(compression="auto").validate(),
+                               workers={0: {"transfer": 0.5}, 1: {"transfer": 0.6}, 2: {"transfer": 1.9}})
+    record = {"arrivals": {0: 4.0, 1: 4.1, 2: 4.2}, "worker_timings": {r: {"idle": 0.1} for r in range(3)}}
+    assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3 and base_compression("auto") == "none"
+    adapt_to_links(sh, dict(record, round=1))  # 1.9 s: under 2 x 0.6 + 1
+    assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3
+    sh.workers[2]["transfer"] = 2.5
+    for rnd, expected in ((2, "int8"), (3, "int4"), (4, "int4")):
+        adapt_to_links(sh, dict(record, round=rnd))
+        assert [worker_compression(sh, r) for r in range(3)] == ["none", "none", expected]
+    assert [e["text"].split(": ")[-1] for e in events] == ["its pseudo-gradients go as int8 from round 3",
+                                                           "its pseudo-gradients go as int4 from round 4"]
+    sh.dcfg = DiLoCoConfig(compression="int8")
+    assert worker_compression(sh, 2) is None  # the config's for all
+    with pytest.raises(ValueError, match="or auto"):
+        DiLoCoConfig(compression="gzip").validate()

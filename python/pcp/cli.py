@@ -286,8 +286,9 @@ def main(argv=None):
     d.add_argument("--rounds", type=int, default=10, help="outer steps: rounds of H inner steps on every worker")
     d.add_argument("--outer-lr", type=float, default=0.7, help="the outer Nesterov SGD's learning rate")
     d.add_argument("--outer-momentum", type=float, default=0.9, help="the outer Nesterov SGD's momentum")
-    d.add_argument("--compression", default="none", choices=["none", "float16", "int8", "int4", "fp4"],
-                   help="of the pseudo-gradients: int8, int4 and fp4 in blocks of 64 values with a scale each")
+    d.add_argument("--compression", default="none", choices=["none", "float16", "int8", "int4", "fp4", "auto"],
+                   help="of the pseudo-gradients: int8, int4 and fp4 in blocks of 64 values with a scale each; "
+                        "auto: float32, int8 then int4 for a worker whose trips are measured slow")
     d.add_argument("--split", default="iid", choices=["iid", "contiguous"], help="how workers share the train data")
     d.add_argument("--round-timeout", type=float, default=600.0, help="seconds before a silent worker is left out")
     d.add_argument("--fragments", type=int, default=1,

@@ -23,7 +23,9 @@ class DiLoCoConfig(DictConfig):
         outer_lr: the outer Nesterov SGD's learning rate (default 0.7, the paper's).
         outer_momentum: its momentum, in [0, 1) (default 0.9).
         compression: of the pseudo-gradients on their way back: 'none', 'float16', or 'int8',
-            'int4' or 'fp4' in blocks with a scale each (pcp.distributed.compression).
+            'int4' or 'fp4' in blocks with a scale each (pcp.distributed.compression); or
+            'auto': float32, and int8 then int4 for a worker whose round trips, measured each
+            round, take more than twice the others' median and a second (it stays there).
         split: 'iid' (every worker samples the whole train split) or 'contiguous' (a slice
             each).
         round_timeout: seconds a round lasts: a worker still stepping then stops and sends the
@@ -179,8 +181,9 @@ class DiLoCoConfig(DictConfig):
         if self.outer_lr <= 0 or not 0 <= self.outer_momentum < 1:
             raise ValueError(f"diloco: outer_lr must be > 0 and outer_momentum in [0, 1), got {self.outer_lr}, "
                              f"{self.outer_momentum}")
-        if self.compression not in COMPRESSIONS:
-            raise ValueError(f"diloco: compression must be one of {', '.join(COMPRESSIONS)}, got {self.compression!r}")
+        if self.compression not in COMPRESSIONS + ("auto",):
+            raise ValueError(f"diloco: compression must be one of {', '.join(COMPRESSIONS)} or auto, got "
+                             f"{self.compression!r}")
         if self.split not in SPLITS:
             raise ValueError(f"diloco: split must be one of {', '.join(SPLITS)}, got {self.split!r}")
         if self.round_timeout <= 0 or self.threads_per_worker < 1:

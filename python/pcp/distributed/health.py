@@ -4,6 +4,8 @@ import time
 
 import numpy as np
 
+from .compression import AUTO_LEVELS
+
 
 def drop_nonfinite(shepherd, rnd, results):
     """The round's results without those of workers whose inner losses were not finite. Each is
@@ -75,18 +77,41 @@ def step_budget(shepherd, rank):
     return max(timeout - shepherd.workers[rank].get("transfer", 0.0), timeout / 4)
 
 
-def report_slow(shepherd, record):
-    """A message for a worker whose result came well after the others' (by more than 2 s and half
-    their median): a slow or lossy link. Once per worker in 10 rounds."""
+def worker_compression(shepherd, rank):
+    """The compression of worker `rank`'s next pseudo-gradient: None (DiLoCoConfig.compression)
+    unless that is 'auto', whose level adapt_to_links raises for a worker behind a slow link."""
+    if shepherd.dcfg.compression != "auto":
+        return None
+    return AUTO_LEVELS[shepherd.workers[rank].get("level", 0)]
+
+
+def adapt_to_links(shepherd, record):
+    """After a round: names a worker whose result came well after the others' (by more than 2 s
+    and half their median; once per worker in 10 rounds): a slow or lossy link. With compression
+    'auto', a worker whose trips took more than twice the others' median and a second goes one
+    level up AUTO_LEVELS for the rounds after (and stays: its trips, with the model's way there,
+    do not tell what a lower level would cost). A worker's first round is late by its start, and
+    is left out of both."""
     arrivals, reported = record["arrivals"], shepherd.__dict__.setdefault("_slow_reported", {})
-    for rank, seconds in arrivals.items() if len(arrivals) > 1 else ():
-        if record["worker_timings"][rank]["idle"] is None:  # its first round: late by its start
-            continue
-        others = sorted(v for r, v in arrivals.items() if r != rank)
-        late = seconds - others[len(others) // 2]
-        if late > max(2.0, others[len(others) // 2] / 2) and record["round"] - reported.get(rank, -10) >= 10:
+    ranks = [r for r in arrivals if record["worker_timings"][r]["idle"] is not None]
+    for rank in ranks if len(arrivals) > 1 else ():
+        worker, late = shepherd.workers[rank], arrivals[rank] - _median([v for r, v in arrivals.items() if r != rank])
+        if late > max(2.0, (arrivals[rank] - late) / 2) and record["round"] - reported.get(rank, -10) >= 10:
             reported[rank] = record["round"]
             shepherd.report({"kind": "message", "text": (
                 f"worker {rank}'s result came {late:.1f} s after the others' in round {record['round']} (its trips "
-                f"took {shepherd.workers[rank].get('transfer', 0.0):.1f} s): a slow link? --round-timeout "
-                f"bounds the wait (it then steps less, to arrive in time, and counts by its tokens)")})
+                f"took {worker.get('transfer', 0.0):.1f} s): a slow link? --round-timeout bounds the wait (it then "
+                f"steps less, to arrive in time, and counts by its tokens); --compression auto compresses its "
+                f"pseudo-gradients alone")})
+        others = [shepherd.workers[r].get("transfer", 0.0) for r in ranks if r != rank]
+        level = worker.get("level", 0)
+        if shepherd.dcfg.compression == "auto" and others and level + 1 < len(AUTO_LEVELS) and \
+                worker.get("transfer", 0.0) > 2 * _median(others) + 1.0:
+            worker["level"] = level + 1
+            shepherd.report({"kind": "message", "text": (
+                f"worker {rank}'s trips took {worker['transfer']:.1f} s against the others' {_median(others):.1f} s: "
+                f"its pseudo-gradients go as {AUTO_LEVELS[level + 1]} from round {record['round'] + 1}")})
+
+
+def _median(values):
+    return sorted(values)[len(values) // 2]

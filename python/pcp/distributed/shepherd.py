@@ -10,10 +10,10 @@ import numpy as np
 
 from .checkpointing import CHECKPOINT, MARKERS, RUN_FILES, Checkpoints
 from .cluster import Mailbox, init_ray, shutdown_ray
-from .compression import decode, encode, nbytes
+from .compression import base_compression, decode, encode, nbytes
 from .fragments import split_fragments
 from .gpus import check_own_gpus
-from .health import LONG_GRACE, check_progress, drop_nonfinite, report_slow, step_budget, trips
+from .health import LONG_GRACE, adapt_to_links, check_progress, drop_nonfinite, step_budget, trips, worker_compression
 from .task import TracedModel
 from .progress import Progress
 from .worker import Worker, export_state, flat_copy, flat_upload, on_device
@@ -357,7 +357,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             t_saved = time.perf_counter()
             self.save(wait=False)  # written while the next round runs
             rec["shepherd_timings"]["save"] = time.perf_counter() - t_saved
-        report_slow(self, rec)
+        adapt_to_links(self, rec)
         self.report({"kind": "round", **rec})
         return rec
 
@@ -407,7 +407,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
             rnd, step if self.streaming else full_ref, H, rnd * H, [self.tokens_ref],
             [self.inner_refs[rank]] if rank in self.inner_refs else None, step_budget(self, rank), reset, stream,
             self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.state_every or self.dcfg.checkpoint_every),
-            self.pipelined)
+            self.pipelined, compression=worker_compression(self, rank))
         if not self.pipelined:
             return ref
         with self._launches:
@@ -537,7 +537,8 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         """Streaming: the outer step of a fragment (now - before) as the workers get it,
         compressed as the pseudo-gradients are; the global model (and its host copy, now) takes
         the same decoded step (_hold), so that it holds what the workers will."""
-        step = encode(dict(zip(fragment, self._each(lambda k: now[k] - before[k], fragment))), self.dcfg.compression)
+        step = encode(dict(zip(fragment, self._each(lambda k: now[k] - before[k], fragment))),
+                      base_compression(self.dcfg.compression))
         decoded = decode(step)
         now.update(zip(decoded, self._each(lambda k: before[k] + decoded[k], decoded)))
         return step

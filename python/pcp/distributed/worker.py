@@ -8,7 +8,7 @@ import zlib
 
 import numpy as np
 
-from .compression import decode, encode, nbytes
+from .compression import base_compression, decode, encode, nbytes
 from .gpus import gpu_index
 
 
@@ -344,7 +344,8 @@ class Worker:
                 raise ValueError(f"worker {self.rank}: its shard [{lo}, {hi}) holds too little data for a batch")
 
     def run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state=None, seconds=None,
-                  reset_inner=False, stream=None, evaluate=True, keep_state=True, finish_later=False):
+                  reset_inner=False, stream=None, evaluate=True, keep_state=True, finish_later=False,
+                  compression=None):
         """Loads the global params ({name: array}), runs inner_steps AdamW steps (fewer when
         `seconds` run out first) and returns the encoded pseudo-gradient (global - local) with the
         round's losses and timings, and its AdamW state (export_state). tokens: the 1-D train +
@@ -380,6 +381,8 @@ class Worker:
             finish_later: return as soon as the steps are queued, with only rank, round and
                 steps; a thread of this worker then downloads and encodes the result while the
                 next round steps, and collect(rnd) returns it (default False).
+            compression: of this round's pseudo-gradient (None, default: DiLoCoConfig.compression,
+                whose 'auto' means float32 until the shepherd says otherwise).
 
         Returns:
             A dict: rank, round, pseudo_grad (encoded per DiLoCoConfig.compression), bytes,
@@ -411,7 +414,7 @@ class Worker:
         try:
             with on_device(self.device):  # the optimizer state it loads goes where the model is
                 steps, finish = self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds,
-                                                reset_inner, stream, evaluate, keep_state)
+                                                reset_inner, stream, evaluate, keep_state, compression)
             if not finish_later:
                 return finish()
             self._post(rnd, self._helpers().submit(finish))
@@ -511,7 +514,7 @@ class Worker:
         self.reference.update(merged)  # new arrays: a round still finishing keeps the ones it took
 
     def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream,
-                   evaluate, keep_state):
+                   evaluate, keep_state, compression):
         """Runs the round's steps and queues what its result needs on the device; returns the
         steps taken and the function that downloads and encodes the result (on this thread or
         another)."""
@@ -562,7 +565,7 @@ class Worker:
         val_losses = self._val_losses(rng) if evaluate else []
         names = self.names if keep_state and stream else send  # streaming checkpoints keep all its own values
         unpack = self._outputs(losses + val_losses, names, keep_state)
-        reference, compression = dict(self.reference), self.dcfg.compression
+        reference, compression = dict(self.reference), compression or base_compression(self.dcfg.compression)
         timings = {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited, "waited": self._waited,
                    "idle": self._idle, "merged_at": merged_at, "began": began}
         record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
