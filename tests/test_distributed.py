@@ -760,6 +760,8 @@ def test_a_slow_worker_is_named_and_stops_in_time_for_its_result_to_arrive():
     assert events == []
     adapt_to_links(sh, {"round": 2, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
     assert len(events) == 1 and events[0]["text"].startswith("worker 2's result came 4.5 s after the others'")
+    adapt_to_links(sh, {"round": 2, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0},  # a result left out (non-finite)
+                        "worker_timings": {0: timings[0], 1: timings[1]}})
     for rnd in (3, 12):  # not again until round 12
         adapt_to_links(sh, {"round": rnd, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
     assert len(events) == 2

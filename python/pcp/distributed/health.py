@@ -46,10 +46,12 @@ LONG_GRACE = 120.0  # seconds more a round waits for a worker's start, or for st
 
 def check_progress(shepherd, record):
     """Stops the run (RuntimeError) once STALLED_ROUNDS rounds in a row had no worker come back
-    with a step: every round then rolls back, and a run that went on would only report rounds
-    that trained nothing. The last checkpoint stays; `--resume` continues from it."""
-    last = shepherd.history[-STALLED_ROUNDS:]
-    if len(last) < STALLED_ROUNDS or any(r["tokens"] or not r.get("rolled_back") for r in last):
+    with a step (not counting workers left out for non-finite losses, which skip_nonfinite
+    bounds): every round then rolls back, and a run that went on would only report rounds that
+    trained nothing. The last checkpoint stays; `--resume` continues from it."""
+    last, dropped = shepherd.history[-STALLED_ROUNDS:], {rnd + 1 for rnd, _ in shepherd.nonfinite_rounds}
+    if len(last) < STALLED_ROUNDS or any(r["tokens"] or not r.get("rolled_back") or r["round"] in dropped
+                                         for r in last):  # non-finite rounds left out have skip_nonfinite
         return
     lost = sorted({rank for r in last for rank in r["workers_lost"]})
     lost = f"workers {lost} lost, see above" if lost else "every worker stopped at the timeout before a step"
@@ -92,8 +94,9 @@ def adapt_to_links(shepherd, record):
     level up AUTO_LEVELS for the rounds after (and stays: its trips, with the model's way there,
     do not tell what a lower level would cost). A worker's first round is late by its start, and
     is left out of both."""
-    arrivals, reported = record["arrivals"], shepherd.__dict__.setdefault("_slow_reported", {})
-    ranks = [r for r in arrivals if record["worker_timings"][r]["idle"] is not None]
+    timings, reported = record["worker_timings"], shepherd.__dict__.setdefault("_slow_reported", {})
+    arrivals = {r: t for r, t in record["arrivals"].items() if r in timings}  # not those left out (NaN)
+    ranks = [r for r in arrivals if timings[r]["idle"] is not None]
     for rank in ranks if len(arrivals) > 1 else ():
         worker, late = shepherd.workers[rank], arrivals[rank] - _median([v for r, v in arrivals.items() if r != rank])
         if late > max(2.0, (arrivals[rank] - late) / 2) and record["round"] - reported.get(rank, -10) >= 10:
