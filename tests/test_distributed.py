@@ -774,13 +774,15 @@ def test_compression_auto_compresses_a_slow_workers_pseudo_gradients_alone():
     from pcp.distributed.compression import base_compression
     from pcp.distributed.health import adapt_to_links, worker_compression
     events = []
-    sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(compression="auto").validate(),
+    sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(compression="auto", rounds=5).validate(),
                                workers={0: {"transfer": 0.5}, 1: {"transfer": 0.6}, 2: {"transfer": 1.9}})
     record = {"arrivals": {0: 4.0, 1: 4.1, 2: 4.2}, "worker_timings": {r: {"idle": 0.1} for r in range(3)}}
     assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3 and base_compression("auto") == "none"
     adapt_to_links(sh, dict(record, round=1))  # 1.9 s: under 2 x 0.6 + 1
     assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3
     sh.workers[2]["transfer"] = 2.5
+    adapt_to_links(sh, dict(record, round=5))  # the run's last round: no round after it to compress
+    assert "level" not in sh.workers[2]
     for rnd, expected in ((2, "int8"), (3, "int4"), (4, "int4")):
         adapt_to_links(sh, dict(record, round=rnd))
         assert [worker_compression(sh, r) for r in range(3)] == ["none", "none", expected]

@@ -108,7 +108,8 @@ def adapt_to_links(shepherd, record):
                 f"pseudo-gradients alone")})
         others = [shepherd.workers[r].get("transfer", 0.0) for r in ranks if r != rank]
         level = worker.get("level", 0)
-        if shepherd.dcfg.compression == "auto" and others and level + 1 < len(AUTO_LEVELS) and \
+        last = record["round"] >= shepherd.dcfg.rounds * shepherd.dcfg.fragments
+        if shepherd.dcfg.compression == "auto" and others and level + 1 < len(AUTO_LEVELS) and not last and \
                 worker.get("transfer", 0.0) > 2 * _median(others) + 1.0:
             worker["level"] = level + 1
             shepherd.report({"kind": "message", "text": (
