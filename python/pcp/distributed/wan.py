@@ -235,8 +235,8 @@ class Hosts:
         code = ("import ray, sys, time; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False)\n"
                 "while True:\n"
                 "    print('alive', len([n for n in ray.nodes() if n['Alive']]), flush=True); time.sleep(0.5)")
-        watch = self.run(self.head_host, [sys.executable, "-c", code, self.head], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         text=True)
+        watch = self.run(self.head_host, [sys.executable, "-c", code, self.head], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
         node = [shutil.which("ray"), "start", "--block", "--address", self.head, "--num-cpus", "1",
                 "--disable-usage-stats", *self._store]
         deadline, alive, first = time.time() + timeout, None, None
