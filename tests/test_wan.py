@@ -110,6 +110,18 @@ def test_wan_diloco_across_two_shaped_hosts_trains_and_leaves_nothing_behind(tmp
     assert not processes_naming(address_prefix)
 
 
+def test_wan_a_shepherd_on_a_worker_host_trains(tmp_path, text_file):
+    """`pcp diloco` on a host whose Ray node is not the head's: it joins its own node (hosts'
+    processes get PCP_RAY_NODE_IP; on the head's node its objects never reached the workers)."""
+    pytest.importorskip("ray", reason="Ray is not installed")
+    with wan.Hosts(3, wan.Link(rate_mbit=100, delay_ms=5)) as hosts:
+        code, lines = diloco_lines(hosts, 2, ["--address", hosts.start_ray(), "--workers", "2", "--inner-steps", "2",
+                                              "--rounds", "2", "--eval-iters", "2", "--data", text_file, "--out",
+                                              str(tmp_path / "run"), "--no-dashboard"], timeout=180)
+    assert code == 0 and "round 2/2" in "\n".join(lines), "\n".join(lines[-30:])
+    assert [r["workers_in"] for r in final_val(tmp_path / "run")[0][1:]] == [[0, 1], [0, 1]]
+
+
 def test_wan_hosts_are_torn_down_when_their_maker_is_killed(tmp_path):
     pytest.importorskip("ray", reason="Ray is not installed")
     maker = subprocess.Popen([sys.executable, "-c", (

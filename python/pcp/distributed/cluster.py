@@ -40,7 +40,10 @@ def init_ray(address="", min_cpus=2, num_gpus=None):
         return False
     if address:
         try:
-            ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+            # PCP_RAY_NODE_IP: this process's node where one machine runs several Ray nodes (Ray
+            # otherwise joins the driver to the head's node, whence its objects may not travel).
+            ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                     _node_ip_address=os.environ.get("PCP_RAY_NODE_IP") or None)
         except Exception as e:  # Ray raises ConnectionError, RuntimeError or its own types here
             raise ConnectionError(f"diloco: cannot reach the Ray cluster at {address}: {e}") from e
         return False

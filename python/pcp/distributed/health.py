@@ -57,8 +57,8 @@ def check_progress(shepherd, record):
     lost = f"workers {lost} lost, see above" if lost else "every worker stopped at the timeout before a step"
     raise RuntimeError(
         f"diloco: no worker came back with a step in rounds {last[0]['round']} to {record['round']} ({lost}): "
-        f"either they cannot reach the shepherd's objects (run the shepherd on the Ray head's "
-        f"host) or their rounds outlast round_timeout ({shepherd.dcfg.round_timeout:g} s). Nothing of these rounds "
+        f"either they cannot reach the shepherd's objects (on a machine of several Ray nodes, "
+        f"set PCP_RAY_NODE_IP to the shepherd's node's address) or their rounds outlast round_timeout ({shepherd.dcfg.round_timeout:g} s). Nothing of these rounds "
         f"was applied; {shepherd.cfg.out} keeps the last checkpoint: go on from it with --resume")
 
 

@@ -200,8 +200,11 @@ class Hosts:
 
     def run(self, i, argv, env=None, **popen):
         """Starts argv inside host i (a Popen; close() kills it with the rest), with this
-        cluster's Ray token in its environment (env: more variables)."""
-        env = dict(os.environ, **self.env, **(env or {}))
+        cluster's Ray token and the host's address in its environment (env: more variables)."""
+        # All hosts' Ray nodes run on one machine, where a driver joins the head's node unless
+        # told its own (pcp.distributed.init_ray reads PCP_RAY_NODE_IP): on the head's node, a
+        # driver on another host had its objects go nowhere.
+        env = dict(os.environ, **self.env, PCP_RAY_NODE_IP=self.address(i), **(env or {}))
         proc = subprocess.Popen(["ip", "netns", "exec", self.ns(i), *argv], env=env, **popen)
         self.procs.append(proc)
         return proc
