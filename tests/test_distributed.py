@@ -751,7 +751,7 @@ def test_a_slow_worker_is_named_and_stops_in_time_for_its_result_to_arrive():
     from pcp.distributed.health import adapt_to_links, step_budget
     events = []
     sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(round_timeout=20.0),
-                               workers={0: {}, 1: {"transfer": 6.0}, 2: {"transfer": 30.0}})
+                               workers={0: {}, 1: {"trips": 6.0}, 2: {"trips": 30.0}})
     assert [step_budget(sh, r) for r in range(3)] == [20.0, 14.0, 5.0]
     timings = {r: {"idle": 0.1} for r in range(3)}
     adapt_to_links(sh, {"round": 1, "arrivals": {0: 4.0, 1: 4.5, 2: 6.4}, "worker_timings": timings})  # 1.9 s late
@@ -775,12 +775,12 @@ def test_compression_auto_compresses_a_slow_workers_pseudo_gradients_alone():
     from pcp.distributed.health import adapt_to_links, worker_compression
     events = []
     sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(compression="auto", rounds=5).validate(),
-                               workers={0: {"transfer": 0.5}, 1: {"transfer": 0.6}, 2: {"transfer": 1.9}})
+                               workers={0: {"trips": 0.5}, 1: {"trips": 0.6}, 2: {"trips": 1.9}})
     record = {"arrivals": {0: 4.0, 1: 4.1, 2: 4.2}, "worker_timings": {r: {"idle": 0.1} for r in range(3)}}
     assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3 and base_compression("auto") == "none"
     adapt_to_links(sh, dict(record, round=1))  # 1.9 s: under 2 x 0.6 + 1
     assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3
-    sh.workers[2]["transfer"] = 2.5
+    sh.workers[2]["trips"] = 2.5
     adapt_to_links(sh, dict(record, round=5))  # the run's last round: no round after it to compress
     assert "level" not in sh.workers[2]
     for rnd, expected in ((2, "int8"), (3, "int4"), (4, "int4")):

@@ -80,8 +80,8 @@ class LogLines:
 
 
 def states(e):
-    """', and workers' states 25.6 MB' on rounds the workers sent their inner states (for the
-    checkpoint: not in DiLoCo's count of exchanged bytes)."""
+    """' and workers' states 25.6 MB' on rounds the workers sent their inner states (for the
+    checkpoint: not in DiLoCo's count of exchanged bytes), else ''."""
     return f" and workers' states {megabytes(e['state_bytes'])}" if e.get("state_bytes") else ""
 
 

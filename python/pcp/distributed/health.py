@@ -76,7 +76,7 @@ def step_budget(shepherd, rank):
     behind a slow link stops in time for what it sends to arrive by the timeout; by its tokens, it
     counts for less."""
     timeout = shepherd.dcfg.round_timeout
-    return max(timeout - shepherd.workers[rank].get("transfer", 0.0), timeout / 4)
+    return max(timeout - shepherd.workers[rank].get("trips", 0.0), timeout / 4)
 
 
 def worker_compression(shepherd, rank):
@@ -103,17 +103,17 @@ def adapt_to_links(shepherd, record):
             reported[rank] = record["round"]
             shepherd.report({"kind": "message", "text": (
                 f"worker {rank}'s result came {late:.1f} s after the others' in round {record['round']} (its trips "
-                f"took {worker.get('transfer', 0.0):.1f} s): a slow link? --round-timeout bounds the wait (it then "
+                f"took {worker.get('trips', 0.0):.1f} s): a slow link? --round-timeout bounds the wait (it then "
                 f"steps less, to arrive in time, and counts by its tokens); --compression auto compresses its "
                 f"pseudo-gradients alone")})
-        others = [shepherd.workers[r].get("transfer", 0.0) for r in ranks if r != rank]
+        others = [shepherd.workers[r].get("trips", 0.0) for r in ranks if r != rank]
         level = worker.get("level", 0)
         last = record["round"] >= shepherd.dcfg.rounds * shepherd.dcfg.fragments
         if shepherd.dcfg.compression == "auto" and others and level + 1 < len(AUTO_LEVELS) and not last and \
-                worker.get("transfer", 0.0) > 2 * _median(others) + 1.0:
+                worker.get("trips", 0.0) > 2 * _median(others) + 1.0:
             worker["level"] = level + 1
             shepherd.report({"kind": "message", "text": (
-                f"worker {rank}'s trips took {worker['transfer']:.1f} s against the others' {_median(others):.1f} s: "
+                f"worker {rank}'s trips took {worker['trips']:.1f} s against the others' {_median(others):.1f} s: "
                 f"its pseudo-gradients go as {AUTO_LEVELS[level + 1]} from round {record['round'] + 1}")})
 
 

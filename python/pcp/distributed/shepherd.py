@@ -292,7 +292,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
 
         def finished(rank, result):
             if result is not None:  # when it came, and its trips: its next round's step budget (_launch)
-                arrivals[rank], self.workers[rank]["transfer"] = time.perf_counter() - t0, trips(self.workers[rank], result)
+                arrivals[rank], self.workers[rank]["trips"] = time.perf_counter() - t0, trips(self.workers[rank], result)
             if result is not None and "stream_state" in result:
                 state = result.pop("stream_state")
                 self.stream_states[rank] = (rnd, state, ray.put(state))
@@ -484,7 +484,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         import ray
         from ray.exceptions import RayError
         results, lost, every = [], [], self.dcfg.state_every or self.dcfg.checkpoint_every
-        long = any("transfer" not in self.workers[rank] for rank in pending.values()) or every > 1 and self._due(rnd, every)
+        long = any("trips" not in self.workers[rank] for rank in pending.values()) or every > 1 and self._due(rnd, every)
         deadline = time.monotonic() + self.dcfg.round_timeout * 1.1 + 10 + LONG_GRACE * long
         while pending and time.monotonic() < deadline:
             done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
