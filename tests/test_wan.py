@@ -218,14 +218,14 @@ def test_wan_fault_a_link_cut_for_30_s_mid_round(tmp_path, text_file, fault_free
 
 
 def test_wan_fault_a_host_killed_and_a_new_one_added(tmp_path, text_file, fault_free):
-    """A worker host vanishes in round 3 (its processes killed, its namespace deleted) and a new
+    """A worker host vanishes in round 2 (its processes killed, its namespace deleted) and a new
     host joins the cluster: Ray restarts the lost worker there and it rejoins the run."""
     with wan.Hosts(3, wan.Link(rate_mbit=50, delay_ms=5)) as hosts:
-        address = hosts.start_ray(node_timeout_s=8)  # Ray's own health check takes a minute or more
+        address = hosts.start_ray(node_timeout_s=4)  # Ray's own health check takes a minute or more
         done = []
 
-        def on_line(line):
-            if "round 2/6" in line and not done:
+        def on_line(line):  # early: the restarted worker's start (its plan and data) takes rounds
+            if "round 1/6" in line and not done:
                 hosts.remove_host(2)
                 hosts.join_ray([hosts.add_host()])
                 done.append(hosts.n)
