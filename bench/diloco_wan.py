@@ -11,17 +11,20 @@ Needs root (network namespaces) and Ray.
 The run `sync` is synchronous data-parallel through the same Ray transport (bench/sync_dp.py);
 with it, each run's table row says when its val loss first reached the sync run's best, on each
 run's clock from the moment all its workers were ready to step (their start-up left out).
+Only the global model is evaluated (the DiLoCo workers do not score their own, as the sync run's
+do not); the sync run's clock leaves its evaluations out, a DiLoCo run's holds them.
 
 Run:  python bench/diloco_wan.py [--hosts 4] [--rate 100] [--delay 40] [--loss 0.1] [--slow MBIT]
                                  [--steps 200] [--runs sync 10 50 stream:40:4:int4:5] [--sync-steps N]
                                  [--checkpoint-every ROUNDS] [--state-every ROUNDS]
-                                 [--round-timeout S] [--compression KIND] [--out DIR]
+                                 [--round-timeout S] [--compression KIND] [--parallel] [--out DIR]
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from pcp.distributed import wan
@@ -72,6 +75,41 @@ def sync_result(out, wall, links, tokens_per_step):
             "link_bytes": links, "lost": [], "curve": [(h["seconds"], h["val_loss"]) for h in run["history"]]}
 
 
+def one_run(args, run, links):
+    """Runs `run` on hosts of its own and returns its measures."""
+    data = ["--data", args.data] if args.data else []
+    out = os.path.abspath(os.path.join(args.out, run.replace(":", "-").replace("@", "-every-")))
+    with wan.Hosts(args.hosts + 1, links) as hosts:
+        address = hosts.start_ray()
+        t = time.perf_counter()
+        if run == "sync":
+            argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "sync_dp.py"), "--address", address,
+                    "--workers", str(args.hosts), "--steps", str(args.sync_steps or args.steps), "--out", out, *data]
+        else:
+            H, more = flags(run, args.steps, args.compression)
+            argv = ["-m", "pcp.cli", "diloco", "--address", address, "--workers", str(args.hosts), *more,
+                    "--eval-iters", "20", "--no-worker-eval", "--checkpoint-every", str(args.checkpoint_every),
+                    "--state-every", str(args.state_every), "--out", out, "--overwrite", "--no-dashboard", *data,
+                    *(["--round-timeout", str(args.round_timeout)] if args.round_timeout else [])]
+        proc = hosts.run(0, [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout, stderr = proc.communicate()
+        wall = time.perf_counter() - t
+        if proc.returncode:
+            raise RuntimeError(f"diloco_wan: run {run} failed:\n{stdout[-2000:]}\n{stderr[-3000:]}")
+        with open(os.path.join(out, "stdout.txt"), "w") as f:  # its log lines: rounds, messages
+            f.write(stdout)
+        link_bytes = [s + r for s, r in hosts.counters()]
+    if run == "sync":
+        from pcp.train import preset
+        cfg = preset("shakespeare-char-cpu")
+        r = sync_result(out, wall, link_bytes, cfg.batch_size * cfg.block_size * args.hosts)
+    else:
+        r = diloco_result(out, run, H, wall, link_bytes)
+    r["best_val"], r["final_val"] = min(v for _, v in r["curve"]), r["curve"][-1][1]
+    print(f"{run}: {wall:.1f} s, best val {r['best_val']:.4f}, workers lost {r['lost']}", flush=True)
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hosts", type=int, default=4, help="worker hosts (the shepherd's is one more)")
@@ -92,6 +130,8 @@ def main():
     ap.add_argument("--round-timeout", type=float, default=0.0, help="pcp diloco's (0: its default)")
     ap.add_argument("--compression", default="none", help="pcp diloco's, for runs given as H (stream:... name theirs)")
     ap.add_argument("--data", default="", help="the text (default: the shipped tiny Shakespeare)")
+    ap.add_argument("--parallel", action="store_true",
+                    help="run sync at the same time as the others, on hosts of its own (it waits on its links)")
     ap.add_argument("--out", default="out-diloco-wan")
     args = ap.parse_args()
     reason = wan.available()
@@ -99,40 +139,21 @@ def main():
         sys.exit(f"diloco_wan: cannot simulate hosts here: {reason}")
     link = wan.Link(rate_mbit=args.rate, delay_ms=args.delay, loss_pct=args.loss)
     links = [link] * args.hosts + ([wan.Link(args.slow, args.delay, 0.0, args.loss)] if args.slow else [link])
-    data = ["--data", args.data] if args.data else []
-    results = []
+    results = {}
+    # --parallel: the sync run, which waits on its links nearly all the time, beside the others
+    # (on hosts and links of its own) rather than before them.
+    parallel = args.parallel and "sync" in args.runs
+    beside = threading.Thread(target=lambda: results.update(sync=one_run(args, "sync", links)))
+    if parallel:
+        beside.start()
     for run in args.runs:
-        out = os.path.abspath(os.path.join(args.out, run.replace(":", "-").replace("@", "-every-")))
-        with wan.Hosts(args.hosts + 1, links) as hosts:
-            address = hosts.start_ray()
-            t = time.perf_counter()
-            if run == "sync":
-                argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "sync_dp.py"), "--address", address,
-                        "--workers", str(args.hosts), "--steps", str(args.sync_steps or args.steps), "--out", out, *data]
-            else:
-                H, more = flags(run, args.steps, args.compression)
-                argv = ["-m", "pcp.cli", "diloco", "--address", address, "--workers", str(args.hosts), *more,
-                        "--eval-iters", "20", "--checkpoint-every", str(args.checkpoint_every), "--state-every",
-                        str(args.state_every), "--out", out,
-                        "--overwrite", "--no-dashboard", *data,
-                        *(["--round-timeout", str(args.round_timeout)] if args.round_timeout else [])]
-            proc = hosts.run(0, [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            stdout, stderr = proc.communicate()
-            wall = time.perf_counter() - t
-            if proc.returncode:
-                sys.exit(f"diloco_wan: run {run} failed:\n{stdout[-2000:]}\n{stderr[-3000:]}")
-            with open(os.path.join(out, "stdout.txt"), "w") as f:  # its log lines: rounds, messages
-                f.write(stdout)
-            link_bytes = [s + r for s, r in hosts.counters()]
-        if run == "sync":
-            from pcp.train import preset
-            cfg = preset("shakespeare-char-cpu")
-            results.append(sync_result(out, wall, link_bytes, cfg.batch_size * cfg.block_size * args.hosts))
-        else:
-            results.append(diloco_result(out, run, H, wall, link_bytes))
-        r = results[-1]
-        r["best_val"], r["final_val"] = min(v for _, v in r["curve"]), r["curve"][-1][1]
-        print(f"{run}: {wall:.1f} s, best val {r['best_val']:.4f}, workers lost {r['lost']}", flush=True)
+        if not (parallel and run == "sync"):
+            results[run] = one_run(args, run, links)
+    if parallel:
+        beside.join()
+    if len(results) < len(set(args.runs)):
+        sys.exit("diloco_wan: the sync run failed (above)")
+    results = [results[run] for run in args.runs]
     target = next((r for r in results if r["run"] == "sync"), None)
     slow = f"; the last worker host's link {args.slow:g} Mbit/s" if args.slow else ""
     print(f"\n# {args.hosts} worker hosts + the shepherd's, each link {args.rate:g} Mbit/s, {args.delay:g} ms one way, "

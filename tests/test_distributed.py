@@ -792,3 +792,24 @@ def test_compression_auto_compresses_a_slow_workers_pseudo_gradients_alone():
     assert worker_compression(sh, 2) is None  # the config's for all
     with pytest.raises(ValueError, match="or auto"):
         DiLoCoConfig(compression="gzip").validate()
+
+
+def test_workers_can_leave_their_own_evaluation_out(tiny, tmp_path):
+    """worker_eval=False: the global model is still scored, the workers' own models are not
+    (worker_val None), and the training is the same bits (their val batches draw from the
+    round's generator only after its steps)."""
+    def run(out, **kw):
+        sh = Shepherd(tiny(out=str(tmp_path / out)), DiLoCoConfig(workers=2, inner_steps=3, rounds=2,
+                                                                  round_timeout=120, **kw))
+        try:
+            sh.run()
+            return sh.global_state(), sh.history
+        finally:
+            sh.shutdown()
+
+    (scored, scored_history), (spared, spared_history) = run("a"), run("b", worker_eval=False)
+    assert all(np.isfinite(v) for r in scored_history[1:] for v in r["worker_val"].values())
+    assert [sorted(r["worker_val"].items()) for r in spared_history[1:]] == [[(0, None), (1, None)]] * 2
+    assert [r["val_loss"] for r in spared_history] == [r["val_loss"] for r in scored_history]
+    for k in scored:
+        np.testing.assert_array_equal(spared[k], scored[k], err_msg=k)

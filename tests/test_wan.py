@@ -83,6 +83,30 @@ def test_wan_links_carry_the_rate_delay_and_loss_they_are_set_to():
     assert not namespaces(tag)
 
 
+def test_wan_hosts_made_at_once_by_threads_of_one_process():
+    """Two sets of hosts at once from one process (bench/diloco_wan.py --parallel): their probes
+    and namespaces are named apart (the probe was once named by the process alone)."""
+    import threading
+    made, errors = [], []
+
+    def make():
+        try:
+            made.append(wan.Hosts(2, [wan.Link(50, 1)] * 2))
+        except Exception as e:  # noqa: BLE001 -- reported by the assertion below
+            errors.append(e)
+    threads = [threading.Thread(target=make) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join(60) for t in threads]
+    try:
+        assert not errors and len(made) == 2 and made[0].tag != made[1].tag
+        for hosts in made:
+            assert sorted(namespaces(hosts.tag)) == sorted(hosts.ns(i) for i in range(2))
+    finally:
+        for hosts in made:
+            hosts.close()
+    assert not any(namespaces(hosts.tag) for hosts in made)
+
+
 def test_wan_diloco_across_two_shaped_hosts_trains_and_leaves_nothing_behind(tmp_path, text_file):
     """The CI-sized rehearsal: the shepherd's host and 2 worker hosts at 50 Mbit/s, 2 rounds."""
     pytest.importorskip("ray", reason="Ray is not installed")

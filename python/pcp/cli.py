@@ -190,7 +190,7 @@ def cmd_diloco(args):
                         worker_devices=[v.strip() for v in args.worker_devices.split(",") if v.strip()],
                         worker_dtypes=[v.strip() for v in args.worker_dtypes.split(",") if v.strip()],
                         gpus_per_worker=args.gpus_per_worker, address=args.address or "",
-                        eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
+                        eval_every=args.eval_every, worker_eval=args.worker_eval, checkpoint_every=args.checkpoint_every,
                         state_every=args.state_every).validate()
     with reporter(args.dashboard) as report:
         # A local Ray cluster is stopped on every way out: errors, Ctrl-C and SIGTERM here (Shepherd
@@ -317,6 +317,9 @@ def main(argv=None):
                    help="Ray's num_gpus per GPU worker (a fraction shares a GPU; default: the GPUs shared evenly)")
     d.add_argument("--eval-every", type=int, default=1, metavar="ROUNDS",
                    help="rounds between evaluations (the first and last are always evaluated)")
+    d.add_argument("--worker-eval", action=argparse.BooleanOptionalAction, default=True,
+                   help="on evaluated rounds the workers score their own models too (default), or (--no-worker-eval) "
+                        "only the global model is scored, sparing the workers that time%(default).0s")
     d.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
                    help="rounds between checkpoints (the last always checkpoints)")
     d.add_argument("--state-every", type=int, default=0, metavar="ROUNDS",

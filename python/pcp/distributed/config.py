@@ -71,6 +71,10 @@ class DiLoCoConfig(DictConfig):
         eval_every: rounds between evaluations of the global model and the workers' own
             (default 1; the first and last rounds are always evaluated, the others report a
             val_loss of None).
+        worker_eval: on those rounds the workers also score their own models on eval_iters
+            val batches (default True: the dashboard's worker curves). That time delays each
+            worker's result (about 6 inner steps' worth for shakespeare-char-cpu); False spares
+            it, and the rounds report worker_val None.
         checkpoint_every: rounds between checkpoints (default 1; the last round always
             checkpoints). The workers send their AdamW states, which a checkpoint holds, only
             on those rounds, so a restarted or rolled-back worker goes on from the last ones sent.
@@ -113,6 +117,7 @@ class DiLoCoConfig(DictConfig):
     gpus_per_worker: float = 0.0  # Ray num_gpus per GPU worker; 0: the GPUs shared evenly
     address: str = ""           # a Ray cluster HOST:PORT to join; empty: start a local one
     eval_every: int = 1         # rounds between evaluations (first and last always)
+    worker_eval: bool = True    # on those rounds the workers score their own models too
     checkpoint_every: int = 1   # rounds between checkpoints (last always)
     state_every: int = 0        # rounds between workers sending their inner states; 0: every checkpoint
 

@@ -406,7 +406,7 @@ class Shepherd(Checkpoints, Progress, TracedModel):
         ref = actor.run_round.remote(
             rnd, step if self.streaming else full_ref, H, rnd * H, [self.tokens_ref],
             [self.inner_refs[rank]] if rank in self.inner_refs else None, step_budget(self, rank), reset, stream,
-            self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.state_every or self.dcfg.checkpoint_every),
+            self.dcfg.worker_eval and self._due(rnd, self.dcfg.eval_every), self._due(rnd, self.dcfg.state_every or self.dcfg.checkpoint_every),
             self.pipelined, compression=worker_compression(self, rank))
         if not self.pipelined:
             return ref

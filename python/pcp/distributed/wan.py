@@ -51,7 +51,7 @@ def available():
         return "iproute2 (ip) is not installed"
     if not os.path.exists("/dev/net/tun"):
         return "no /dev/net/tun"
-    probe = f"pcp-probe-{os.getpid()}"
+    probe = f"pcp-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"  # threads of one process may probe at once
     made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if made.returncode:
         return f"ip netns add failed: {made.stderr.strip()}"
