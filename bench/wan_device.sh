@@ -11,7 +11,7 @@
 #   .wan-tools/bin/ip       exec "$D/lib/ld-linux-x86-64.so.2" --library-path "$D/lib" "$D/ip.bin" "$@"
 #                           (D: ../ipr beside it), so what `ip netns exec` starts gets the machine's libraries
 #   .wan-tools/bin/ray      exec python3 -c "...from ray.scripts.scripts import main..." "$@"
-# Example (one call; results under /tmp/wanout):
+# Example (one call; results under /tmp/wanout; runs longer than a call: bench/diloco_wan_background.sh):
 #   bash bench/wan_device.sh python3 bench/diloco_wan.py --runs sync stream:100:4:int4:15@2 --out /tmp/wanout
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
