@@ -318,8 +318,8 @@ def main(argv=None):
     d.add_argument("--eval-every", type=int, default=1, metavar="ROUNDS",
                    help="rounds between evaluations (the first and last are always evaluated)")
     d.add_argument("--worker-eval", action=argparse.BooleanOptionalAction, default=True,
-                   help="on evaluated rounds the workers score their own models too (default), or (--no-worker-eval) "
-                        "only the global model is scored, sparing the workers that time%(default).0s")
+                   help="on evaluated rounds the workers score their own models too; with --no-worker-eval only the "
+                        "global model is scored, sparing the workers that time")
     d.add_argument("--checkpoint-every", type=int, default=1, metavar="ROUNDS",
                    help="rounds between checkpoints (the last always checkpoints)")
     d.add_argument("--state-every", type=int, default=0, metavar="ROUNDS",
