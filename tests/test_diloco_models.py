@@ -11,7 +11,8 @@ import pytest
 
 import pcp
 from pcp.distributed import Data, DiLoCoConfig, diloco
-from pcp.distributed.worker import batches_of, round_seed, shard_bounds
+from pcp.distributed.batches import batches_of, shard_bounds
+from pcp.distributed.worker import round_seed
 from pcp.optim import warmup_cosine
 from pcp.train import TrainConfig
 

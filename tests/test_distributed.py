@@ -321,6 +321,47 @@ def test_a_streaming_worker_merges_a_fragment_tau_steps_late(tiny):
         p.set_num_threads(0)
 
 
+def test_a_pipelined_round_runs_its_last_steps_after_its_call_returns(tiny):
+    """A pipelined CPU round returns a few steps early (as many as the next call's trip takes)
+    and runs them on a thread of its own, so the next round starts as they end rather than a
+    round trip later: the same bits as every step on the call's thread; when those steps fail,
+    collect() raises their error and the next round refuses to start from what they left."""
+    from pcp.train.loop import build_model
+    from pcp.distributed import Worker
+    cfg = tiny(n_layer=2)
+    tokens = (np.arange(4000) * 7) % 60
+    spec = {"train_config": cfg.to_dict(), "diloco_config": DiLoCoConfig().to_dict(), "vocab_size": 60,
+            "n_train": 3500, "rank": 0}
+    full = {k: v.numpy().copy() for k, v in build_model(cfg, 60).state_dict().items()}
+    early, late = Worker(spec), Worker(spec)
+    early._tail_steps, late._tail_steps = (lambda n: 3), (lambda n: 0)
+    try:
+        for rnd in range(3):
+            got = [w.run_round(rnd, full, 6, 6 * rnd, tokens, finish_later=True) for w in (early, late)]
+            assert [g["steps"] for g in got] == [None, 6]  # still stepping when it returned; done
+            got = [w.collect(rnd, timeout=60) for w in (early, late)]
+            assert [g["steps"] for g in got] == [6, 6] and [g["timings"]["tail"] for g in got] == [3, 0]
+            assert got[0]["train_loss"] == got[1]["train_loss"]
+            for k, v in decode(got[1]["pseudo_grad"]).items():
+                np.testing.assert_array_equal(decode(got[0]["pseudo_grad"])[k], v, err_msg=k)
+        # A step to merge at step 4: merged before the call returns (which so waits for the
+        # shepherd's step, as the rounds it starts ahead must): 1 step left after it, not 3.
+        outer = encode({k: np.full_like(v, 0.01) for k, v in full.items()}, "none")
+        stream = {"send": list(full), "full": full, "merge_at": 4, "alpha": 0.5}
+        assert early.run_round(3, outer, 6, 18, tokens, stream=stream, finish_later=True)["steps"] is None
+        assert early.collect(3, timeout=60)["timings"]["tail"] == 1
+        step = early.step
+        early.step = lambda x, y: step(x, y) if early._progress["step"] < 4 else 1 / 0
+        early.run_round(4, full, 6, 24, tokens, finish_later=True)
+        with pytest.raises(ZeroDivisionError):
+            early.collect(4, timeout=60)
+        early.step = step
+        with pytest.raises(RuntimeError, match="round 5 cannot start: the last round's steps failed"):
+            early.run_round(5, full, 6, 30, tokens, finish_later=True)
+    finally:
+        pcp.set_num_threads(0)
+
+
 def test_a_worker_beginning_anew_in_a_round_started_ahead_takes_the_posted_model_and_step(tiny):
     """A worker restarted after the shepherd started its next round ahead has no model of its
     own: it takes the model that round started from and the round's outer step from the
@@ -765,6 +806,20 @@ def test_a_slow_worker_is_named_and_stops_in_time_for_its_result_to_arrive():
     for rnd in (3, 12):  # not again until round 12
         adapt_to_links(sh, {"round": rnd, "arrivals": {0: 4.0, 1: 4.5, 2: 9.0}, "worker_timings": timings})
     assert len(events) == 2
+
+
+def test_a_workers_trips_count_its_calls_arrival_not_its_start():
+    """trips: the call's way there ends when it arrives, which may be before the round starts
+    (it waits for the last round's last steps, run after that call returned), and the result's
+    way back when it is here; an actor's first round has no way there to count (its start)."""
+    import time as clock
+    from pcp.distributed.health import trips
+    now = clock.time()
+    waited = {"idle": 0.0, "arrived": now - 9.8, "began": now - 9.5, "ended": now - 0.5}  # waited 0.3 s
+    assert abs(trips({"launched": now - 10.0}, {"timings": waited}) - 0.7) < 0.05
+    older = {"idle": 0.2, "began": now - 9.5, "ended": now - 0.5}  # a result without "arrived"
+    assert abs(trips({"launched": now - 10.0}, {"timings": older}) - 1.0) < 0.05
+    assert abs(trips({"launched": now - 10.0}, {"timings": dict(waited, idle=None)}) - 0.5) < 0.05
 
 
 def test_compression_auto_compresses_a_slow_workers_pseudo_gradients_alone():

@@ -66,7 +66,8 @@ def trips(worker, result):
     """Seconds a worker's round spent on the way: the call there, with the model (not at an
     actor's first round, idle None: that is its start) and the result back."""
     t = result["timings"]
-    there = 0.0 if t["idle"] is None else t["began"] - worker.get("launched", t["began"])
+    came = t.get("arrived") or t["began"]  # the call may come before the last round's last steps end
+    there = 0.0 if t["idle"] is None else came - worker.get("launched", came)
     return max(there, 0.0) + max(time.time() - t["ended"], 0.0)
 
 

@@ -115,7 +115,7 @@ class Data:
         return Data("tokens", np.concatenate([train, val]), len(train), ("x", "y"), int(block_size))
 
     def spec(self):
-        """The worker's part: how to draw batches (worker.batches_of reads it). It raises
+        """The worker's part: how to draw batches (batches.batches_of reads it). It raises
         nothing.
 
         Returns:
@@ -170,7 +170,7 @@ class Data:
             >>> [b[0].shape for b in data.val_batches(2, 3, seed=0)]
             [(2, 2), (2, 2), (2, 2)]
         """
-        from .worker import batches_of
+        from .batches import batches_of
         rng = np.random.default_rng(seed)
         sampler = batches_of(self.spec())
         _, val = sampler.split(self.arrays, 0, self.n_train, self.n_train)

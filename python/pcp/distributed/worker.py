@@ -1,6 +1,7 @@
 """A DiLoCo worker: a model replica, its inner AdamW and a data shard. Ray runs it as an actor."""
 import concurrent.futures
 import contextlib
+import math
 import os
 import threading
 import time
@@ -8,16 +9,9 @@ import zlib
 
 import numpy as np
 
+from .batches import TokenWindows, batches_of, shard_bounds
 from .compression import base_compression, decode, encode, nbytes
 from .gpus import gpu_index
-
-
-def shard_bounds(n_train, split, rank, parts):
-    """[lo, hi) of the train tokens a worker samples: all of them (iid), or slice rank % parts."""
-    if split == "iid":
-        return 0, n_train
-    k = rank % parts
-    return n_train * k // parts, n_train * (k + 1) // parts
 
 
 def round_seed(seed, rank, rnd):
@@ -57,63 +51,6 @@ def worker_device(kind):
         return pcp.device("gpu:0"), "first"
     index, how = gpu_index(ids[0], [pcp.gpu_info(g)["uuid"] for g in gpus])
     return pcp.device(f"gpu:{index}"), how
-
-
-class TokenWindows:
-    """Batches of a language model: (x, y) windows of block_size + 1 tokens at random offsets of
-    a 1-D token array, on the CPU whatever the device (token ids are host metadata to the
-    embedding and the loss)."""
-
-    def __init__(self, block_size):
-        self.block_size = block_size
-        self.tokens_per_row = block_size
-
-    def split(self, data, lo, hi, n_train):
-        return data[lo:hi], data[n_train:]
-
-    def fits(self, part):
-        return len(part) > self.block_size
-
-    def sample(self, rng, part, batch_size, device):
-        import pcp
-        ix = rng.integers(0, len(part) - self.block_size, batch_size)
-        block = part[ix[:, None] + np.arange(self.block_size + 1)[None, :]].astype(np.int64)
-        return pcp.tensor(block[:, :-1], device="cpu"), pcp.tensor(block[:, 1:], device="cpu")
-
-
-class Rows:
-    """Batches of rows drawn at random from named arrays of one length (features and targets),
-    in the order `names` lists them: floating arrays on the worker's device, integer ones (class
-    indices) on the CPU."""
-
-    def __init__(self, names):
-        self.names = list(names)
-        self.tokens_per_row = 1
-
-    def split(self, data, lo, hi, n_train):
-        return {k: data[k][lo:hi] for k in self.names}, {k: data[k][n_train:] for k in self.names}
-
-    def fits(self, part):
-        return len(part[self.names[0]]) > 0
-
-    def sample(self, rng, part, batch_size, device):
-        import pcp
-        ix = rng.integers(0, len(part[self.names[0]]), batch_size)
-        out = []
-        for k in self.names:
-            a = np.ascontiguousarray(part[k][ix])
-            out.append(pcp.tensor(a, device=str(device) if np.issubdtype(a.dtype, np.floating) else "cpu"))
-        return tuple(out)
-
-
-def batches_of(spec):
-    """The batch sampler a worker's data spec describes: {"kind": "tokens", "block_size": T} or
-    {"kind": "rows", "names": [...]}."""
-    if spec["kind"] == "tokens":
-        return TokenWindows(int(spec["block_size"]))
-    if spec["kind"] == "rows":
-        return Rows(spec["names"])
-    raise ValueError(f"diloco worker: unknown data kind {spec['kind']!r} (expected 'tokens' or 'rows')")
 
 
 def _fetched(value):
@@ -276,8 +213,17 @@ class Worker:
         self._lock = threading.Lock()
         # Rounds run with finish_later: round -> the Future of its result, which collect() hands out.
         self._finishing, self._finished_cv = {}, threading.Condition()
-        self._pool = None  # threads that finish a round and prepare a merge while a round steps
+        # Threads that finish a round and prepare a merge while a round steps: two, since a merge
+        # being prepared waits for the outer step of the round before, which the shepherd posts
+        # only once that round's finish (the other thread) is done.
+        self._helpers = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="diloco-worker")
         self._returned = self._idle = None  # when the last round's call returned; the gap to this one
+        # A pipelined CPU round returns a few steps early, as many as the next call's trip takes,
+        # and runs those on this thread meanwhile: the next round then starts when they end.
+        self._stepper = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="diloco-tail")
+        self._tail = None  # the Future of the last round's last steps (its finish function)
+        self._trip = self._step_s = self._steps_ended = None  # the last call's trip; a step's time
+        self._arrived = None  # when this round's call came (time.time()), maybe before the last steps end
 
     def _load_plans(self, plan):
         """The step plan (and the evaluation plan, when sent) placed on this worker's device,
@@ -292,13 +238,6 @@ class Worker:
         optimizer = PlanOptimizer(step)
         optimizer.reset()  # a new worker's inner optimizer starts fresh (its state comes with a round)
         return PlanModel(step, evaluation), optimizer
-
-    def _helpers(self):
-        # Two threads: a merge being prepared waits for the outer step of the round before,
-        # which the shepherd posts only once that round's finish (the other thread) is done.
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="diloco-worker")
-        return self._pool
 
     def pid(self):
         """The process id of the worker (of the actor's process under Ray). It raises nothing.
@@ -378,9 +317,10 @@ class Worker:
                 val_loss is None, and the round spends no time on it).
             keep_state: return inner_state (and stream_state) (default True; False on rounds
                 that do not end at a checkpoint, to spare the copies).
-            finish_later: return as soon as the steps are queued, with only rank, round and
-                steps; a thread of this worker then downloads and encodes the result while the
-                next round steps, and collect(rnd) returns it (default False).
+            finish_later: return as soon as the steps are queued (on a CPU, before its last
+                steps: timings' tail), with only rank, round and steps (None while some still
+                run); threads of this worker then step and download and encode the result
+                while the next round starts, and collect(rnd) returns it (default False).
             compression: of this round's pseudo-gradient (None, default: DiLoCoConfig.compression,
                 whose 'auto' means float32 until the shepherd says otherwise).
 
@@ -391,9 +331,12 @@ class Worker:
             inner_steps when time ran out), seconds, timings (seconds starting, stepping,
             waiting for the outer step to merge and finishing on the round's thread, the seconds
             of the finishing thread (background; with finish_later they overlap the next round),
-            idle, the seconds from the last round's return to this round's call (None at
-            first), merged_at, the step at which the outer step was merged, or None, and began and
-            ended, the round's start and the time its result was ready, as time.time()), tokens
+            idle, the seconds from the last round's return (or its last steps, when later) to
+            this round's start (None at first), tail, the steps run after the call returned
+            (finish_later on a CPU: as many as the next call's trip takes, so that it is there
+            when they end), merged_at, the step at which the outer step was merged, or None, and
+            arrived, began and ended, when the call came, the round's start and the time its
+            result was ready, as time.time()), tokens
             (processed), inner_state, device (where it ran, e.g. "vulkan:0 (NVIDIA H200)") and
             device_uuid, fetched_bytes (of a whole model it fetched, streaming), plan_bytes and
             plan_load_seconds (of the plan it trains from; None for the built-in GPT),
@@ -410,14 +353,24 @@ class Worker:
                 ref = actor.run_round.remote(rnd, state_ref, H, rnd * H, [tokens_ref])
                 result = ray.get(ref)
         """
-        self._idle = None if self._returned is None else time.perf_counter() - self._returned
+        arrived, self._arrived = time.perf_counter(), time.time()
+        self._trip = None if self._returned is None else arrived - self._returned
         try:
+            self._await_tail(rnd)
+            last = max(filter(None, (self._returned, self._steps_ended)), default=None)
+            self._idle = None if last is None else time.perf_counter() - last
+            tail = self._tail_steps(inner_steps) if finish_later else 0
             with on_device(self.device):  # the optimizer state it loads goes where the model is
                 steps, finish = self._run_round(rnd, params, inner_steps, first_step, tokens, inner_state, seconds,
-                                                reset_inner, stream, evaluate, keep_state, compression)
+                                                reset_inner, stream, evaluate, keep_state, compression, tail)
             if not finish_later:
                 return finish()
-            self._post(rnd, self._helpers().submit(finish))
+            if isinstance(finish, concurrent.futures.Future):  # its last steps still run: then it finishes
+                self._tail, result = finish, concurrent.futures.Future()
+                finish.add_done_callback(lambda f: self._finish_after(f, result))
+                self._post(rnd, result)
+            else:
+                self._post(rnd, self._helpers.submit(finish))
             return {"rank": self.rank, "round": rnd, "steps": steps}
         except BaseException as e:
             if finish_later:  # collect(rnd) raises it too, rather than wait for a result that never comes
@@ -427,6 +380,36 @@ class Worker:
             raise
         finally:
             self._returned = time.perf_counter()
+
+    def _await_tail(self, rnd):
+        """Waits for the last round's last steps (run after its call returned); raises when
+        they failed, since this round would start from what they left."""
+        tail, self._tail = self._tail, None
+        if tail is not None and tail.exception() is not None:  # exception() waits for it
+            raise RuntimeError(f"worker {self.rank}: round {rnd} cannot start: the last round's steps failed: "
+                               f"{tail.exception()}") from tail.exception()
+
+    def _tail_steps(self, inner_steps):
+        """How many of a pipelined round's last steps run after its call returns: as many as the
+        last call's trip (the next call's arrival) took, and one more; none on a GPU, whose steps
+        are queued anyway, and none before there is a trip to go by."""
+        if str(self.device) != "cpu" or self._trip is None or not self._step_s:
+            return 0
+        return min(inner_steps // 2, math.ceil(self._trip / self._step_s) + 1)
+
+    def _finish_after(self, tail, result):
+        """Once a round's last steps are done (tail: the Future of its finish function), its
+        finish runs on a helper thread, its outcome result's."""
+        if tail.exception() is not None:
+            result.set_exception(tail.exception())
+            return
+
+        def settle(done):
+            if done.exception() is not None:
+                result.set_exception(done.exception())
+            else:
+                result.set_result(done.result())
+        self._helpers.submit(tail.result()).add_done_callback(settle)
 
     def _post(self, rnd, future):
         with self._finished_cv:
@@ -514,14 +497,15 @@ class Worker:
         self.reference.update(merged)  # new arrays: a round still finishing keeps the ones it took
 
     def _run_round(self, rnd, params, inner_steps, first_step, tokens, inner_state, seconds, reset_inner, stream,
-                   evaluate, keep_state, compression):
+                   evaluate, keep_state, compression, tail=0):
         """Runs the round's steps and queues what its result needs on the device; returns the
         steps taken and the function that downloads and encodes the result (on this thread or
-        another)."""
+        another). With tail > 0 the last `tail` steps run on the stepper thread: then it returns
+        (None, the Future of that function)."""
         import pcp
         from pcp.optim import warmup_cosine
 
-        t0, began = time.perf_counter(), time.time()
+        t0, began, arrived = time.perf_counter(), time.time(), self._arrived
         self._load_tokens(tokens)
         if inner_state is not None and (self.opt.step_count == 0 or reset_inner):
             self.opt.load_state_dict(_fetched(inner_state))
@@ -540,60 +524,82 @@ class Worker:
         with self._lock:
             self._progress.update(round=rnd, step=0, loss=None)
         if pending is not None:  # its host side runs beside the steps
-            pending = self._helpers().submit(self._prepare_merge, pending, alpha)
-        t_steps, self._waited, merged_at = time.perf_counter(), 0.0, None
-        for i in range(inner_steps):
-            if pending is not None and i >= merge_at and (not when_ready or pending.done()):
-                self._merge(pending, alpha)
-                pending, merged_at = None, i
-            if seconds is not None and time.perf_counter() - t0 >= seconds:
-                break  # the round closes: what was done so far counts, by its tokens
-            lr = lr_at(first_step + i)
-            for g in self.opt.param_groups:
-                g["lr"] = lr
-            x, y = self._batch(rng, self.train_tokens, self.batch_size)
-            losses.append(self.step(x, y).detach())  # detached: a loss keeps its whole graph alive
-            shown = losses[-1].item() if (i + 1) % self.cfg.log_interval == 0 else None  # for progress()
-            with self._lock:
-                self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, lr=lr,
-                                      loss=shown if shown is not None else self._progress["loss"])
-        if pending is not None:  # not merged yet: the round ended first
-            self._merge(pending, alpha)
-            merged_at = len(losses)
-        t_finish = time.perf_counter()
-        steps = len(losses)
-        val_losses = self._val_losses(rng) if evaluate else []
-        names = self.names if keep_state and stream else send  # streaming checkpoints keep all its own values
-        unpack = self._outputs(losses + val_losses, names, keep_state)
-        reference, compression = dict(self.reference), compression or base_compression(self.dcfg.compression)
-        timings = {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited, "waited": self._waited,
-                   "idle": self._idle, "merged_at": merged_at, "began": began}
-        record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
-                  "tokens": steps * self.batch_size * self.data.tokens_per_row, "device": self._progress["device"],
-                  "dtype": str(self.dtype), "device_uuid": self._progress["device_uuid"], "device_by": self.device_by,
-                  "fetched_bytes": fetched,
-                  "plan_bytes": self.plan_bytes, "plan_load_seconds": self.plan_load_seconds}
-        timings["finish"] = time.perf_counter() - t_finish  # on this thread; the rest may overlap the next round
+            pending = self._helpers.submit(self._prepare_merge, pending, alpha)
+        t_steps, self._waited, merged_at, closed = time.perf_counter(), 0.0, None, False
 
-        def finish():
-            t = time.perf_counter()
-            read, local, opt_state = unpack()
-            train, val = read[:steps], read[steps:]
-            encoded = encode({k: reference[k] - local[k] for k in send}, compression)  # global - local
-            kept = {"state_bytes": 0}
-            if keep_state:
-                kept["inner_state"] = opt_state
-                if stream:
-                    kept["stream_state"] = {"local": local, "reference": reference}
-                kept["state_bytes"] = array_bytes([opt_state, kept.get("stream_state")])
-            return {**record, "pseudo_grad": encoded, "start_digest": state_digest(start_reference),
-                    "bytes": nbytes(encoded), "train_loss": float(np.mean(train)) if steps else float("nan"),
-                    "last_loss": float(train[-1]) if steps else float("nan"),
-                    "nonfinite_step": next((i for i, v in enumerate(train) if not np.isfinite(v)), None),
-                    "val_loss": float(np.mean(val, dtype=np.float64)) if len(val) else None,
-                    "seconds": time.perf_counter() - t0,
-                    "timings": dict(timings, background=time.perf_counter() - t, ended=time.time()), **kept}
-        return steps, finish
+        def run_steps(stop):  # from the next step up to stop
+            nonlocal pending, merged_at, closed
+            for i in range(len(losses), stop):
+                if pending is not None and i >= merge_at and (not when_ready or pending.done()):
+                    self._merge(pending, alpha)
+                    pending, merged_at = None, i
+                if closed or seconds is not None and time.perf_counter() - t0 >= seconds:
+                    closed = True
+                    return  # the round closes: what was done so far counts, by its tokens
+                lr = lr_at(first_step + i)
+                for g in self.opt.param_groups:
+                    g["lr"] = lr
+                x, y = self._batch(rng, self.train_tokens, self.batch_size)
+                losses.append(self.step(x, y).detach())  # detached: a loss keeps its whole graph alive
+                shown = losses[-1].item() if (i + 1) % self.cfg.log_interval == 0 else None  # for progress()
+                with self._lock:
+                    self._progress.update(step=i + 1, steps_done=self._progress["steps_done"] + 1, lr=lr,
+                                          loss=shown if shown is not None else self._progress["loss"])
+
+        def end_round():  # the merge still pending, the evaluation, the result's copies queued
+            nonlocal merged_at
+            if pending is not None:  # not merged yet: the round ended first
+                self._merge(pending, alpha)
+                merged_at = len(losses)
+            t_finish = self._steps_ended = time.perf_counter()
+            steps = len(losses)
+            if steps:
+                self._step_s = (t_finish - t_steps - self._waited) / steps
+            val_losses = self._val_losses(rng) if evaluate else []
+            names = self.names if keep_state and stream else send  # streaming checkpoints keep all its own values
+            unpack = self._outputs(losses + val_losses, names, keep_state)
+            reference, encoding = dict(self.reference), compression or base_compression(self.dcfg.compression)
+            timings = {"start": t_steps - t0, "steps": t_finish - t_steps - self._waited, "waited": self._waited,
+                       "idle": self._idle, "merged_at": merged_at, "began": began, "arrived": arrived,
+                       "tail": len(losses) - ahead}
+            record = {"rank": self.rank, "round": rnd, "steps": steps, "lr": lr_at(first_step + max(steps, 1) - 1),
+                      "tokens": steps * self.batch_size * self.data.tokens_per_row, "device": self._progress["device"],
+                      "dtype": str(self.dtype), "device_uuid": self._progress["device_uuid"],
+                      "device_by": self.device_by, "fetched_bytes": fetched,
+                      "plan_bytes": self.plan_bytes, "plan_load_seconds": self.plan_load_seconds}
+            timings["finish"] = time.perf_counter() - t_finish  # on this thread; the rest may overlap the next round
+
+            def finish():
+                t = time.perf_counter()
+                read, local, opt_state = unpack()
+                train, val = read[:steps], read[steps:]
+                encoded = encode({k: reference[k] - local[k] for k in send}, encoding)  # global - local
+                kept = {"state_bytes": 0}
+                if keep_state:
+                    kept["inner_state"] = opt_state
+                    if stream:
+                        kept["stream_state"] = {"local": local, "reference": reference}
+                    kept["state_bytes"] = array_bytes([opt_state, kept.get("stream_state")])
+                return {**record, "pseudo_grad": encoded, "start_digest": state_digest(start_reference),
+                        "bytes": nbytes(encoded), "train_loss": float(np.mean(train)) if steps else float("nan"),
+                        "last_loss": float(train[-1]) if steps else float("nan"),
+                        "nonfinite_step": next((i for i, v in enumerate(train) if not np.isfinite(v)), None),
+                        "val_loss": float(np.mean(val, dtype=np.float64)) if len(val) else None,
+                        "seconds": time.perf_counter() - t0,
+                        "timings": dict(timings, background=time.perf_counter() - t, ended=time.time()), **kept}
+            return steps, finish
+
+        if pending is not None:  # merged before the call returns, which so waits for the shepherd's
+            tail = min(tail, max(inner_steps - merge_at - 1, 0))  # step: it starts one round ahead at most
+        run_steps(inner_steps - tail)
+        ahead = len(losses)  # the steps done when the call returns
+        if tail and not closed and pending is None:
+            def last_steps():
+                with on_device(self.device):
+                    run_steps(inner_steps)
+                    return end_round()[1]
+            return None, self._stepper.submit(last_steps)
+        return end_round()
 
     def _outputs(self, losses, names, keep_state):
         """What a round's result is made of, copied on the device now (flat_copy): the losses,
