@@ -824,25 +824,42 @@ def test_a_workers_trips_count_its_calls_arrival_not_its_start():
 
 def test_compression_auto_compresses_a_slow_workers_pseudo_gradients_alone():
     """'auto': float32 for all, then int8 and int4 for the worker whose trips took more than twice
-    the others' median and a second; the others, and the shepherd's outer steps, stay float32."""
+    the others' median and a second; the others, and the shepherd's outer steps, stay float32.
+    PROBE_EVERY rounds later, its trips then fast, it tries the level below again; back up, it
+    waits twice as long before the next try."""
     import types
     from pcp.distributed.compression import base_compression
-    from pcp.distributed.health import adapt_to_links, worker_compression
+    from pcp.distributed.health import PROBE_EVERY, adapt_to_links, worker_compression
     events = []
-    sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(compression="auto", rounds=5).validate(),
+    sh = types.SimpleNamespace(report=events.append, dcfg=DiLoCoConfig(compression="auto", rounds=80).validate(),
                                workers={0: {"trips": 0.5}, 1: {"trips": 0.6}, 2: {"trips": 1.9}})
     record = {"arrivals": {0: 4.0, 1: 4.1, 2: 4.2}, "worker_timings": {r: {"idle": 0.1} for r in range(3)}}
     assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3 and base_compression("auto") == "none"
     adapt_to_links(sh, dict(record, round=1))  # 1.9 s: under 2 x 0.6 + 1
     assert [worker_compression(sh, r) for r in range(3)] == ["none"] * 3
     sh.workers[2]["trips"] = 2.5
-    adapt_to_links(sh, dict(record, round=5))  # the run's last round: no round after it to compress
+    adapt_to_links(sh, dict(record, round=80))  # the run's last round: no round after it to compress
     assert "level" not in sh.workers[2]
     for rnd, expected in ((2, "int8"), (3, "int4"), (4, "int4")):
         adapt_to_links(sh, dict(record, round=rnd))
         assert [worker_compression(sh, r) for r in range(3)] == ["none", "none", expected]
     assert [e["text"].split(": ")[-1] for e in events] == ["its pseudo-gradients go as int8 from round 3",
                                                            "its pseudo-gradients go as int4 from round 4"]
+    sh.workers[2]["trips"] = 0.9  # fast at int4: it tries int8 once PROBE_EVERY rounds have passed
+    levels = {}
+    for rnd in range(5, 3 + PROBE_EVERY + 1):
+        adapt_to_links(sh, dict(record, round=rnd))
+        levels[rnd] = worker_compression(sh, 2)
+    assert set(levels[r] for r in range(5, 3 + PROBE_EVERY)) == {"int4"} and levels[3 + PROBE_EVERY] == "int8"
+    sh.workers[2]["trips"] = 2.5  # still slow at int8: back to int4, the next try twice as far
+    adapt_to_links(sh, dict(record, round=14))
+    assert worker_compression(sh, 2) == "int4" and sh.workers[2]["probe_every"] == 2 * PROBE_EVERY
+    sh.workers[2]["trips"] = 0.9
+    adapt_to_links(sh, dict(record, round=14 + 2 * PROBE_EVERY - 1))
+    assert worker_compression(sh, 2) == "int4"
+    adapt_to_links(sh, dict(record, round=14 + 2 * PROBE_EVERY))
+    assert worker_compression(sh, 2) == "int8"
+    assert events[-1]["text"].endswith(f"its pseudo-gradients try int8 again from round {15 + 2 * PROBE_EVERY}")
     sh.dcfg = DiLoCoConfig(compression="int8")
     assert worker_compression(sh, 2) is None  # the config's for all
     with pytest.raises(ValueError, match="or auto"):

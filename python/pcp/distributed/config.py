@@ -25,7 +25,8 @@ class DiLoCoConfig(DictConfig):
         compression: of the pseudo-gradients on their way back: 'none', 'float16', or 'int8',
             'int4' or 'fp4' in blocks with a scale each (pcp.distributed.compression); or
             'auto': float32, and int8 then int4 for a worker whose round trips, measured each
-            round, take more than twice the others' median and a second (it stays there).
+            round, take more than twice the others' median and a second (10 rounds later, fast
+            again, it tries the level below; a try that fails doubles the wait for the next).
         split: 'iid' (every worker samples the whole train split) or 'contiguous' (a slice
             each).
         round_timeout: seconds a round lasts: a worker still stepping then stops and sends the

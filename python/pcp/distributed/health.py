@@ -6,6 +6,8 @@ import numpy as np
 
 from .compression import AUTO_LEVELS
 
+PROBE_EVERY = 10  # rounds a worker stays at a compression level of 'auto' before it tries the one below
+
 
 def drop_nonfinite(shepherd, rnd, results):
     """The round's results without those of workers whose inner losses were not finite. Each is
@@ -92,9 +94,11 @@ def adapt_to_links(shepherd, record):
     """After a round: names a worker whose result came well after the others' (by more than 2 s
     and half their median; once per worker in 10 rounds): a slow or lossy link. With compression
     'auto', a worker whose trips took more than twice the others' median and a second goes one
-    level up AUTO_LEVELS for the rounds after (and stays: its trips, with the model's way there,
-    do not tell what a lower level would cost). A worker's first round is late by its start, and
-    is left out of both."""
+    level up AUTO_LEVELS for the rounds after; PROBE_EVERY rounds later, its trips then within
+    that bound, it tries the level below again (its trips at one level do not tell what another
+    would cost), and a probe that goes back up doubles the wait for the next (a link that stays
+    slow costs ever fewer slow rounds). A worker's first round is late by its start, and is left
+    out of both."""
     timings, reported = record["worker_timings"], shepherd.__dict__.setdefault("_slow_reported", {})
     arrivals = {r: t for r, t in record["arrivals"].items() if r in timings}  # not those left out (NaN)
     ranks = [r for r in arrivals if timings[r]["idle"] is not None]
@@ -108,14 +112,22 @@ def adapt_to_links(shepherd, record):
                 f"steps less, to arrive in time, and counts by its tokens); --compression auto compresses its "
                 f"pseudo-gradients alone")})
         others = [shepherd.workers[r].get("trips", 0.0) for r in ranks if r != rank]
-        level = worker.get("level", 0)
-        last = record["round"] >= shepherd.dcfg.rounds * shepherd.dcfg.fragments
-        if shepherd.dcfg.compression == "auto" and others and level + 1 < len(AUTO_LEVELS) and not last and \
-                worker.get("trips", 0.0) > 2 * _median(others) + 1.0:
-            worker["level"] = level + 1
+        rnd, level = record["round"], worker.get("level", 0)
+        if shepherd.dcfg.compression != "auto" or not others or rnd >= shepherd.dcfg.rounds * shepherd.dcfg.fragments:
+            continue  # the last round has no round after it to change
+        slow = worker.get("trips", 0.0) > 2 * _median(others) + 1.0
+        if slow and level + 1 < len(AUTO_LEVELS):
+            if rnd - worker.get("probed", -10) <= 1:  # the probe below failed: wait twice as long next time
+                worker["probe_every"] = 2 * worker.get("probe_every", PROBE_EVERY)
+            worker.update(level=level + 1, changed=rnd)
             shepherd.report({"kind": "message", "text": (
                 f"worker {rank}'s trips took {worker['trips']:.1f} s against the others' {_median(others):.1f} s: "
-                f"its pseudo-gradients go as {AUTO_LEVELS[level + 1]} from round {record['round'] + 1}")})
+                f"its pseudo-gradients go as {AUTO_LEVELS[level + 1]} from round {rnd + 1}")})
+        elif not slow and level > 0 and rnd - worker["changed"] >= worker.get("probe_every", PROBE_EVERY):
+            worker.update(level=level - 1, changed=rnd, probed=rnd)
+            shepherd.report({"kind": "message", "text": (
+                f"worker {rank}'s trips took {worker['trips']:.1f} s against the others' {_median(others):.1f} s: "
+                f"its pseudo-gradients try {AUTO_LEVELS[level - 1]} again from round {rnd + 1}")})
 
 
 def _median(values):
