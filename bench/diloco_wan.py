@@ -142,14 +142,14 @@ def main():
     results = {}
     # --parallel: the sync run, which waits on its links nearly all the time, beside the others
     # (on hosts and links of its own) rather than before them.
-    parallel = args.parallel and "sync" in args.runs
-    beside = threading.Thread(target=lambda: results.update(sync=one_run(args, "sync", links)))
-    if parallel:
+    beside = None
+    if args.parallel and "sync" in args.runs:
+        beside = threading.Thread(target=lambda: results.update(sync=one_run(args, "sync", links)))
         beside.start()
     for run in args.runs:
-        if not (parallel and run == "sync"):
+        if not (beside and run == "sync"):
             results[run] = one_run(args, run, links)
-    if parallel:
+    if beside:
         beside.join()
     if len(results) < len(set(args.runs)):
         sys.exit("diloco_wan: the sync run failed (above)")

@@ -15,15 +15,15 @@ import numpy as np
 
 COMPRESSIONS = ("none", "float16", "int8", "int4", "fp4")
 AUTO_LEVELS = ("none", "int8", "int4")  # compression="auto": a worker behind a slow link goes up these
+BLOCK = 64
+_FP4 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], np.float32)  # E2M1's magnitudes, by code
+_LEVELS = {"int8": 127.0, "int4": 7.0, "fp4": 6.0}  # the largest magnitude q takes
 
 
 def base_compression(kind):
     """What `kind` (a DiLoCoConfig.compression) encodes with when nothing more is known: 'auto'
     starts every worker, and the shepherd's outer steps, at float32."""
     return "none" if kind == "auto" else kind
-BLOCK = 64
-_FP4 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], np.float32)  # E2M1's magnitudes, by code
-_LEVELS = {"int8": 127.0, "int4": 7.0, "fp4": 6.0}  # the largest magnitude q takes
 
 
 def _blocks(v):

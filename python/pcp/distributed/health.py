@@ -59,9 +59,10 @@ def check_progress(shepherd, record):
     lost = f"workers {lost} lost, see above" if lost else "every worker stopped at the timeout before a step"
     raise RuntimeError(
         f"diloco: no worker came back with a step in rounds {last[0]['round']} to {record['round']} ({lost}): "
-        f"either they cannot reach the shepherd's objects (on a machine of several Ray nodes, "
-        f"set PCP_RAY_NODE_IP to the shepherd's node's address) or their rounds outlast round_timeout ({shepherd.dcfg.round_timeout:g} s). Nothing of these rounds "
-        f"was applied; {shepherd.cfg.out} keeps the last checkpoint: go on from it with --resume")
+        f"either they cannot reach the shepherd's objects (on a machine of several Ray nodes, set "
+        f"PCP_RAY_NODE_IP to the shepherd's node's address) or their rounds outlast round_timeout "
+        f"({shepherd.dcfg.round_timeout:g} s). Nothing of these rounds was applied; {shepherd.cfg.out} keeps "
+        f"the last checkpoint: go on from it with --resume")
 
 
 def trips(worker, result):
@@ -115,18 +116,19 @@ def adapt_to_links(shepherd, record):
         rnd, level = record["round"], worker.get("level", 0)
         if shepherd.dcfg.compression != "auto" or not others or rnd >= shepherd.dcfg.rounds * shepherd.dcfg.fragments:
             continue  # the last round has no round after it to change
-        slow = worker.get("trips", 0.0) > 2 * _median(others) + 1.0
+        usual = _median(others)
+        slow = worker.get("trips", 0.0) > 2 * usual + 1.0
         if slow and level + 1 < len(AUTO_LEVELS):
             if rnd - worker.get("probed", -10) <= 1:  # the probe below failed: wait twice as long next time
                 worker["probe_every"] = 2 * worker.get("probe_every", PROBE_EVERY)
             worker.update(level=level + 1, changed=rnd)
             shepherd.report({"kind": "message", "text": (
-                f"worker {rank}'s trips took {worker['trips']:.1f} s against the others' {_median(others):.1f} s: "
+                f"worker {rank}'s trips took {worker['trips']:.1f} s against the others' {usual:.1f} s: "
                 f"its pseudo-gradients go as {AUTO_LEVELS[level + 1]} from round {rnd + 1}")})
         elif not slow and level > 0 and rnd - worker["changed"] >= worker.get("probe_every", PROBE_EVERY):
             worker.update(level=level - 1, changed=rnd, probed=rnd)
             shepherd.report({"kind": "message", "text": (
-                f"worker {rank}'s trips took {worker['trips']:.1f} s against the others' {_median(others):.1f} s: "
+                f"worker {rank}'s trips took {worker['trips']:.1f} s against the others' {usual:.1f} s: "
                 f"its pseudo-gradients try {AUTO_LEVELS[level - 1]} again from round {rnd + 1}")})
 
 
